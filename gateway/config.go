@@ -1,0 +1,330 @@
+package gateway
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"time"
+)
+
+// Config is the gateway's configuration (TOML, see docs/config.md).
+type Config struct {
+	StoreID    string   `toml:"store_id"`
+	DataDir    string   `toml:"data_dir"`
+	Listen     string   `toml:"listen"`
+	APITokens  []string `toml:"api_tokens"`
+	MaxRetries *int     `toml:"max_retries"` // failed attempts before `failed`; default 5
+
+	Cloud    *CloudConfig    `toml:"cloud"`
+	Printers []PrinterConfig `toml:"printers"`
+	Stations []StationConfig `toml:"stations"`
+}
+
+// CloudConfig is the optional sync link to the cloud.
+type CloudConfig struct {
+	URL       string `toml:"url"`
+	GatewayID string `toml:"gateway_id"`
+	Token     string `toml:"token"`
+}
+
+// PrinterConfig describes one printer.
+type PrinterConfig struct {
+	ID          string `toml:"id"`
+	Driver      string `toml:"driver"`  // tcp | serial | spooler
+	Address     string `toml:"address"` // host:port, device path, or spooler queue name
+	Encoding    string `toml:"encoding"`
+	OnUncertain string `toml:"on_uncertain"` // hold | reprint
+	Backup      string `toml:"backup"`
+	Width       int    `toml:"width"` // characters per line in normal type
+
+	// Serial line settings (driver = "serial").
+	Baud     int    `toml:"baud"`
+	DataBits int    `toml:"data_bits"`
+	Parity   string `toml:"parity"`    // none | odd | even | mark | space
+	StopBits string `toml:"stop_bits"` // 1 | 1.5 | 2
+	Flow     string `toml:"flow"`      // none | rtscts | xonxoff
+
+	// TrustSpooler (driver = "spooler"): count the spooler's "job
+	// complete" as the printer's confirmation. Off by default: the spooler
+	// only knows the data reached the device.
+	TrustSpooler bool `toml:"trust_spooler"`
+
+	ConnectTimeout Duration `toml:"connect_timeout"` // default 3s
+	ConfirmTimeout Duration `toml:"confirm_timeout"` // default 20s
+
+	// Failover to Backup after FailoverAttempts failed attempts in a row or
+	// FailoverAfter of continuous failure, whichever comes first.
+	FailoverAttempts int      `toml:"failover_attempts"` // default 3
+	FailoverAfter    Duration `toml:"failover_after"`    // default 60s
+	// FailbackAfter moves stations back after the printer has been healthy
+	// this long; zero means only a person moves them back.
+	FailbackAfter Duration `toml:"failback_after"`
+}
+
+// StationConfig maps a kitchen station to its printer.
+type StationConfig struct {
+	Name       string   `toml:"name"`
+	Printer    string   `toml:"printer"`
+	StaleAfter Duration `toml:"stale_after"` // default 30m
+}
+
+// Defaults.
+const (
+	DefaultMaxRetries       = 5
+	DefaultConnectTimeout   = 3 * time.Second
+	DefaultConfirmTimeout   = 20 * time.Second
+	DefaultFailoverAttempts = 3
+	DefaultFailoverAfter    = 60 * time.Second
+	DefaultStaleAfter       = 30 * time.Minute
+	DefaultWidth            = 48
+	DefaultEncoding         = "gb18030"
+)
+
+// Encodings the ESC/POS encoder knows.
+var Encodings = []string{"gb18030", "cp437", "utf-8"}
+
+// Drivers the gateway knows.
+var Drivers = []string{"tcp", "serial", "spooler"}
+
+// Duration is a time.Duration written as a Go duration string ("30m").
+type Duration struct{ time.Duration }
+
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration like \"30s\" or \"30m\"", string(b))
+	}
+	d.Duration = v
+	return nil
+}
+
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// SetDefaults fills unset fields with their defaults.
+func (c *Config) SetDefaults() {
+	if c.DataDir == "" {
+		c.DataDir = "./data/gateway"
+	}
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:8080"
+	}
+	if c.MaxRetries == nil {
+		n := DefaultMaxRetries
+		c.MaxRetries = &n
+	}
+	for i := range c.Printers {
+		p := &c.Printers[i]
+		if p.Encoding == "" {
+			p.Encoding = DefaultEncoding
+		}
+		if p.OnUncertain == "" {
+			p.OnUncertain = "hold"
+		}
+		if p.Width == 0 {
+			p.Width = DefaultWidth
+		}
+		if p.ConnectTimeout.Duration == 0 {
+			p.ConnectTimeout.Duration = DefaultConnectTimeout
+		}
+		if p.ConfirmTimeout.Duration == 0 {
+			p.ConfirmTimeout.Duration = DefaultConfirmTimeout
+		}
+		if p.FailoverAttempts == 0 {
+			p.FailoverAttempts = DefaultFailoverAttempts
+		}
+		if p.FailoverAfter.Duration == 0 {
+			p.FailoverAfter.Duration = DefaultFailoverAfter
+		}
+		if p.Driver == "serial" {
+			if p.Baud == 0 {
+				p.Baud = 19200
+			}
+			if p.DataBits == 0 {
+				p.DataBits = 8
+			}
+			if p.Parity == "" {
+				p.Parity = "none"
+			}
+			if p.StopBits == "" {
+				p.StopBits = "1"
+			}
+			if p.Flow == "" {
+				p.Flow = "none"
+			}
+		}
+	}
+	for i := range c.Stations {
+		if c.Stations[i].StaleAfter.Duration == 0 {
+			c.Stations[i].StaleAfter.Duration = DefaultStaleAfter
+		}
+	}
+}
+
+// Validate checks the configuration; an error names the key and the problem.
+// Call SetDefaults first.
+func (c *Config) Validate() error {
+	if c.StoreID == "" {
+		return Errorf(EINVALID, "store_id: required")
+	}
+	if !ValidID(c.StoreID) {
+		return Errorf(EINVALID, "store_id: %q must be 1-64 characters of letters, digits, '-', '_' or '.'", c.StoreID)
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return Errorf(EINVALID, "listen: %q is not a host:port address", c.Listen)
+	}
+	if len(c.APITokens) == 0 {
+		return Errorf(EINVALID, "api_tokens: at least one token is required")
+	}
+	for i, t := range c.APITokens {
+		if len(t) < 8 {
+			return Errorf(EINVALID, "api_tokens[%d]: a token must be at least 8 characters", i)
+		}
+	}
+	if c.MaxRetries != nil && (*c.MaxRetries < 0 || *c.MaxRetries > 100) {
+		return Errorf(EINVALID, "max_retries: %d is out of range 0-100", *c.MaxRetries)
+	}
+	if cl := c.Cloud; cl != nil {
+		if !strings.HasPrefix(cl.URL, "ws://") && !strings.HasPrefix(cl.URL, "wss://") {
+			return Errorf(EINVALID, "cloud.url: %q must start with ws:// or wss://", cl.URL)
+		}
+		if cl.GatewayID == "" {
+			return Errorf(EINVALID, "cloud.gateway_id: required")
+		}
+		if cl.Token == "" {
+			return Errorf(EINVALID, "cloud.token: required")
+		}
+	}
+	if len(c.Printers) == 0 {
+		return Errorf(EINVALID, "printers: at least one [[printers]] entry is required")
+	}
+	printers := map[string]*PrinterConfig{}
+	for i := range c.Printers {
+		p := &c.Printers[i]
+		key := fmt.Sprintf("printers[%d]", i)
+		if p.ID == "" {
+			return Errorf(EINVALID, "%s.id: required", key)
+		}
+		if !ValidID(p.ID) {
+			return Errorf(EINVALID, "%s.id: %q must be 1-64 characters of letters, digits, '-', '_' or '.'", key, p.ID)
+		}
+		key = fmt.Sprintf("printers[%d] (id %q)", i, p.ID)
+		if printers[p.ID] != nil {
+			return Errorf(EINVALID, "%s.id: duplicate printer id %q", key, p.ID)
+		}
+		printers[p.ID] = p
+		if err := p.validate(key); err != nil {
+			return err
+		}
+	}
+	for i := range c.Printers {
+		p := &c.Printers[i]
+		if p.Backup == "" {
+			continue
+		}
+		if printers[p.Backup] == nil {
+			return Errorf(EINVALID, "printers[%d] (id %q).backup: no printer with id %q", i, p.ID, p.Backup)
+		}
+		// Follow the chain of backups; coming back to a printer is a cycle.
+		seen := map[string]bool{p.ID: true}
+		path := []string{p.ID}
+		for b := p.Backup; b != ""; b = printers[b].Backup {
+			path = append(path, b)
+			if seen[b] {
+				return Errorf(EINVALID, "printers[%d] (id %q).backup: backup cycle %s", i, p.ID, strings.Join(path, " -> "))
+			}
+			seen[b] = true
+		}
+	}
+	if len(c.Stations) == 0 {
+		return Errorf(EINVALID, "stations: at least one [[stations]] entry is required")
+	}
+	stations := map[string]bool{}
+	for i, s := range c.Stations {
+		key := fmt.Sprintf("stations[%d]", i)
+		if !ValidID(s.Name) {
+			return Errorf(EINVALID, "%s.name: %q must be 1-64 characters of letters, digits, '-', '_' or '.'", key, s.Name)
+		}
+		if stations[s.Name] {
+			return Errorf(EINVALID, "%s.name: duplicate station %q", key, s.Name)
+		}
+		stations[s.Name] = true
+		if printers[s.Printer] == nil {
+			return Errorf(EINVALID, "%s (name %q).printer: no printer with id %q", key, s.Name, s.Printer)
+		}
+		if s.StaleAfter.Duration < 0 {
+			return Errorf(EINVALID, "%s (name %q).stale_after: must not be negative", key, s.Name)
+		}
+	}
+	return nil
+}
+
+func (p *PrinterConfig) validate(key string) error {
+	switch p.Driver {
+	case "tcp":
+		host, port, err := net.SplitHostPort(p.Address)
+		if err != nil || host == "" || port == "" {
+			return Errorf(EINVALID, "%s.address: %q is not a host:port address", key, p.Address)
+		}
+	case "serial":
+		if p.Address == "" {
+			return Errorf(EINVALID, "%s.address: a device path like /dev/ttyUSB0 or COM3 is required", key)
+		}
+		switch p.Parity {
+		case "none", "odd", "even", "mark", "space":
+		default:
+			return Errorf(EINVALID, "%s.parity: %q is not one of none, odd, even, mark, space", key, p.Parity)
+		}
+		switch p.StopBits {
+		case "1", "1.5", "2":
+		default:
+			return Errorf(EINVALID, "%s.stop_bits: %q is not one of 1, 1.5, 2", key, p.StopBits)
+		}
+		switch p.Flow {
+		case "none", "rtscts", "xonxoff":
+		default:
+			return Errorf(EINVALID, "%s.flow: %q is not one of none, rtscts, xonxoff", key, p.Flow)
+		}
+		if p.DataBits < 5 || p.DataBits > 8 {
+			return Errorf(EINVALID, "%s.data_bits: %d is not between 5 and 8", key, p.DataBits)
+		}
+		if p.Baud <= 0 {
+			return Errorf(EINVALID, "%s.baud: %d is not a baud rate", key, p.Baud)
+		}
+	case "spooler":
+		if p.Address == "" {
+			return Errorf(EINVALID, "%s.address: the spooler queue name is required", key)
+		}
+	case "":
+		return Errorf(EINVALID, "%s.driver: required (one of %s)", key, strings.Join(Drivers, ", "))
+	default:
+		return Errorf(EINVALID, "%s.driver: unknown driver %q (one of %s)", key, p.Driver, strings.Join(Drivers, ", "))
+	}
+	if !contains(Encodings, p.Encoding) {
+		return Errorf(EINVALID, "%s.encoding: unknown encoding %q (one of %s)", key, p.Encoding, strings.Join(Encodings, ", "))
+	}
+	if p.OnUncertain != "hold" && p.OnUncertain != "reprint" {
+		return Errorf(EINVALID, "%s.on_uncertain: %q is not hold or reprint", key, p.OnUncertain)
+	}
+	if p.Backup == p.ID {
+		return Errorf(EINVALID, "%s.backup: a printer cannot be its own backup", key)
+	}
+	if p.Width < 16 || p.Width > 80 {
+		return Errorf(EINVALID, "%s.width: %d is not between 16 and 80", key, p.Width)
+	}
+	if p.FailoverAttempts < 1 {
+		return Errorf(EINVALID, "%s.failover_attempts: must be at least 1", key)
+	}
+	if p.ConnectTimeout.Duration < 0 || p.ConfirmTimeout.Duration < 0 || p.FailbackAfter.Duration < 0 || p.FailoverAfter.Duration < 0 {
+		return Errorf(EINVALID, "%s: durations must not be negative", key)
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
