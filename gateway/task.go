@@ -53,12 +53,15 @@ type Task struct {
 	OrderID   string `json:"order_id"`
 	Station   string `json:"station"`
 	PrinterID string `json:"printer_id"` // where it prints (the station's printer or its backup)
-	Status    Status `json:"status"`
-	Attempt   int    `json:"attempt"`    // number of the latest attempt; 0 before the first
-	Failures  int    `json:"failures"`   // attempts known not to have printed, since the last success or make-up
-	LastError string `json:"last_error"` // why the last attempt did not print
-	Reason    string `json:"reason,omitempty"`
-	Source    string `json:"source,omitempty"` // "pos" or "cloud"
+	// FirstPrinter is where it was routed on acceptance: a replayed order
+	// answers with it, so the same request gets the same body.
+	FirstPrinter string `json:"first_printer,omitempty"`
+	Status       Status `json:"status"`
+	Attempt      int    `json:"attempt"`    // number of the latest attempt; 0 before the first
+	Failures     int    `json:"failures"`   // attempts known not to have printed, since the last success or make-up
+	LastError    string `json:"last_error"` // why the last attempt did not print
+	Reason       string `json:"reason,omitempty"`
+	Source       string `json:"source,omitempty"` // "pos" or "cloud"
 
 	// Ticket content.
 	Table      string `json:"table,omitempty"`
@@ -66,9 +69,12 @@ type Task struct {
 	Items      []Item `json:"items"`
 	CopyOf     string `json:"copy_of,omitempty"`     // for a deliberate copy: the original task_no
 	Reprint    bool   `json:"reprint,omitempty"`     // the next ticket carries a REPRINT line
+	Copies     int    `json:"copies,omitempty"`      // deliberate copies made of this task
+	StaleOK    bool   `json:"stale_ok,omitempty"`    // a person asked for it: print even if stale
 	BackupFrom string `json:"backup_from,omitempty"` // set when printed on a backup printer
 
-	Seq       uint64     `json:"seq"` // acceptance order, FIFO key
+	Seq       uint64     `json:"seq"`     // acceptance order, FIFO key
+	Version   uint64     `json:"version"` // grows by one with every stored change
 	CreatedAt time.Time  `json:"created_at"`
 	NextAt    time.Time  `json:"next_at"` // earliest next attempt (retry_wait)
 	PrintedAt *time.Time `json:"printed_at"`

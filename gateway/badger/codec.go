@@ -1,0 +1,85 @@
+package badger
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+)
+
+// formatVersion is the first byte of every stored value. A later release
+// reads older versions and migrates them when it writes them back.
+const formatVersion byte = 1
+
+func encode(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode value: %w", err)
+	}
+	return append([]byte{formatVersion}, b...), nil
+}
+
+func decode(b []byte, v any) error {
+	if len(b) == 0 {
+		return fmt.Errorf("decode value: empty")
+	}
+	if b[0] != formatVersion {
+		return fmt.Errorf("decode value: unknown format version %d", b[0])
+	}
+	if err := json.Unmarshal(b[1:], v); err != nil {
+		return fmt.Errorf("decode value: %w", err)
+	}
+	return nil
+}
+
+func key(space byte, parts ...string) []byte {
+	k := []byte{space, 0}
+	for i, p := range parts {
+		if i > 0 {
+			k = append(k, 0)
+		}
+		k = append(k, p...)
+	}
+	return k
+}
+
+// seqKey is key(space, parts...) + 0 + 8-byte big-endian seq; with no parts
+// it is space, 0, seq.
+func seqKey(space byte, seq uint64, parts ...string) []byte {
+	k := key(space, parts...)
+	if len(parts) > 0 {
+		k = append(k, 0)
+	}
+	return binary.BigEndian.AppendUint64(k, seq)
+}
+
+func prefix(space byte, parts ...string) []byte {
+	k := key(space, parts...)
+	if len(parts) > 0 {
+		k = append(k, 0)
+	}
+	return k
+}
+
+func seqOf(k []byte) uint64 {
+	if len(k) < 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(k[len(k)-8:])
+}
+
+const (
+	spaceTask     = 't'
+	spaceOrder    = 'o'
+	spaceQueue    = 'q'
+	spaceStatus   = 's'
+	spaceReceipt  = 'r'
+	spaceAudit    = 'a'
+	spaceEvent    = 'e'
+	spaceFailover = 'f'
+	spaceMeta     = 'm'
+)
+
+func receiptKey(taskNo string, attempt int) []byte {
+	k := prefix(spaceReceipt, taskNo)
+	return binary.BigEndian.AppendUint32(k, uint32(attempt))
+}

@@ -1,0 +1,244 @@
+package badger_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	stdsync "sync"
+	"testing"
+	"time"
+
+	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/gateway/badger"
+)
+
+func setup(t testing.TB) (*badger.DB, string) {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := badger.Open(dir, badger.Options{MinFreeBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, dir
+}
+
+func newTask(tx gateway.Tx, no, printer string) *gateway.Task {
+	return &gateway.Task{TaskNo: no, OrderID: no, Station: "hot", PrinterID: printer,
+		Status: gateway.StatusQueued, Seq: tx.NextTaskSeq(), CreatedAt: time.Now()}
+}
+
+func TestDB_Update(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("OK", func(t *testing.T) {
+		db, dir := setup(t)
+		err := db.Update(ctx, func(tx gateway.Tx) error {
+			return tx.PutTask(newTask(tx, "a", "p1"))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Durable: visible after reopening.
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		db2, err := badger.Open(dir, badger.Options{MinFreeBytes: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db2.Close()
+		err = db2.View(ctx, func(tx gateway.ReadTx) error {
+			got, err := tx.Task("a")
+			if err != nil {
+				return err
+			}
+			if got.Version != 1 || got.PrinterID != "p1" {
+				t.Errorf("got version %d printer %q, want 1 p1", got.Version, got.PrinterID)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Counters survive a restart: the next seq follows the last.
+		err = db2.Update(ctx, func(tx gateway.Tx) error {
+			if got := tx.NextTaskSeq(); got != 2 {
+				t.Errorf("got task seq %d after reopen, want 2", got)
+			}
+			return errors.New("discard")
+		})
+		if err == nil {
+			t.Fatal("want the fn's error")
+		}
+	})
+
+	t.Run("ErrLeavesNothing", func(t *testing.T) {
+		db, _ := setup(t)
+		boom := errors.New("boom")
+		err := db.Update(ctx, func(tx gateway.Tx) error {
+			if err := tx.PutTask(newTask(tx, "a", "p1")); err != nil {
+				return err
+			}
+			return boom
+		})
+		if !errors.Is(err, boom) {
+			t.Fatalf("got %v, want boom", err)
+		}
+		err = db.View(ctx, func(tx gateway.ReadTx) error {
+			if _, err := tx.Task("a"); gateway.ErrorCode(err) != gateway.ENOTFOUND {
+				t.Errorf("got %v, want not found", err)
+			}
+			ev, err := tx.Outbox(0, 0)
+			if len(ev) != 0 {
+				t.Errorf("got %d outbox events, want 0", len(ev))
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The failed update's sequence numbers are not used up: no gaps.
+		_ = db.Update(ctx, func(tx gateway.Tx) error { return tx.PutTask(newTask(tx, "b", "p1")) })
+		_ = db.View(ctx, func(tx gateway.ReadTx) error {
+			ev, _ := tx.Outbox(0, 0)
+			if len(ev) != 1 || ev[0].Seq != 1 {
+				t.Errorf("got outbox %v, want one event with seq 1", ev)
+			}
+			b, _ := tx.Task("b")
+			if b.Seq != 1 {
+				t.Errorf("got task seq %d, want 1", b.Seq)
+			}
+			return nil
+		})
+	})
+
+	t.Run("ConcurrentGroupCommit", func(t *testing.T) {
+		db, _ := setup(t)
+		const n = 200
+		var wg stdsync.WaitGroup
+		errs := make(chan error, n)
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs <- db.Update(ctx, func(tx gateway.Tx) error {
+					no := fmt.Sprintf("t%03d", i)
+					if i%10 == 0 {
+						return errors.New("rejected")
+					}
+					return tx.PutTask(newTask(tx, no, "p1"))
+				})
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		failed := 0
+		for err := range errs {
+			if err != nil {
+				failed++
+			}
+		}
+		if failed != n/10 {
+			t.Fatalf("got %d failed updates, want %d", failed, n/10)
+		}
+		_ = db.View(ctx, func(tx gateway.ReadTx) error {
+			open, err := tx.Open("p1", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(open) != n-n/10 {
+				t.Fatalf("got %d open tasks, want %d", len(open), n-n/10)
+			}
+			for i := 1; i < len(open); i++ {
+				if open[i].Seq != open[i-1].Seq+1 {
+					t.Fatalf("queue seqs not contiguous: %d then %d", open[i-1].Seq, open[i].Seq)
+				}
+			}
+			ev, _ := tx.Outbox(0, 0)
+			for i, e := range ev {
+				if e.Seq != uint64(i+1) {
+					t.Fatalf("outbox seq %d at %d, want contiguous", e.Seq, i)
+				}
+			}
+			return nil
+		})
+	})
+}
+
+func TestTx_Indexes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, _ := setup(t)
+	err := db.Update(ctx, func(tx gateway.Tx) error {
+		for _, no := range []string{"a", "b", "c"} {
+			if err := tx.PutTask(newTask(tx, no, "p1")); err != nil {
+				return err
+			}
+		}
+		// Reads in the same update see its own writes, in key order.
+		h, err := tx.Head("p1")
+		if err != nil || h == nil || h.TaskNo != "a" {
+			t.Errorf("got head %v %v, want a", h, err)
+		}
+		a, _ := tx.Task("a")
+		a.Status = gateway.StatusDone
+		if err := tx.PutTask(a); err != nil {
+			return err
+		}
+		h, _ = tx.Head("p1")
+		if h == nil || h.TaskNo != "b" {
+			t.Errorf("got head %v after a is done, want b", h)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(ctx, func(tx gateway.Tx) error {
+		b, _ := tx.Task("b")
+		b.PrinterID = "p2"
+		return tx.PutTask(b)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = db.View(ctx, func(tx gateway.ReadTx) error {
+		open, _ := tx.Open("p1", 0)
+		if len(open) != 1 || open[0].TaskNo != "c" {
+			t.Errorf("got p1 queue %v, want [c]", open)
+		}
+		open, _ = tx.Open("p2", 0)
+		if len(open) != 1 || open[0].TaskNo != "b" {
+			t.Errorf("got p2 queue %v, want [b]", open)
+		}
+		done, _ := tx.ByStatus(gateway.StatusDone, 0)
+		if len(done) != 1 || done[0].TaskNo != "a" || done[0].Version != 2 {
+			t.Errorf("got done %v, want [a] at version 2", done)
+		}
+		n, _ := tx.Count(gateway.StatusQueued)
+		if n != 2 {
+			t.Errorf("got %d queued, want 2", n)
+		}
+		return nil
+	})
+}
+
+func TestDB_DiskFull(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// Ask for more free space than any disk has: every write is refused.
+	db, err := badger.Open(dir, badger.Options{MinFreeBytes: 1 << 62})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(context.Background(), func(tx gateway.Tx) error { return nil })
+	if gateway.ErrorCode(err) != gateway.EUNAVAILABLE {
+		t.Fatalf("got %v, want unavailable", err)
+	}
+	if db.Health() == nil {
+		t.Fatal("want storage trouble reported by Health")
+	}
+}

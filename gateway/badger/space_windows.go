@@ -1,0 +1,16 @@
+package badger
+
+import "golang.org/x/sys/windows"
+
+// freeBytes returns the space available to this process on dir's disk.
+func freeBytes(dir string) (uint64, error) {
+	p, err := windows.UTF16PtrFromString(dir)
+	if err != nil {
+		return 0, err
+	}
+	var avail, total, free uint64
+	if err := windows.GetDiskFreeSpaceEx(p, &avail, &total, &free); err != nil {
+		return 0, err
+	}
+	return avail, nil
+}

@@ -1,0 +1,364 @@
+package badger
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	bdg "github.com/dgraph-io/badger/v4"
+
+	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/sync"
+)
+
+var (
+	_ gateway.Tx     = (*tx)(nil)
+	_ gateway.ReadTx = (*tx)(nil)
+)
+
+// tx reads a Badger transaction through an overlay of its own pending
+// writes. Read-only transactions have no overlay. Writes land in the overlay
+// and reach the Badger transaction only when the update succeeds.
+type tx struct {
+	txn     *bdg.Txn
+	overlay map[string][]byte // nil value: deleted
+	ctr     counters          // counters as this update sees them
+	now     func() time.Time
+}
+
+// counters are the store's sequence numbers: each is the last one used.
+type counters struct {
+	task, event, audit uint64
+}
+
+func (t *tx) get(k []byte) ([]byte, error) {
+	if t.overlay != nil {
+		if v, ok := t.overlay[string(k)]; ok {
+			if v == nil {
+				return nil, bdg.ErrKeyNotFound
+			}
+			return v, nil
+		}
+	}
+	item, err := t.txn.Get(k)
+	if err != nil {
+		return nil, err
+	}
+	return item.ValueCopy(nil)
+}
+
+func (t *tx) set(k, v []byte) {
+	t.overlay[string(k)] = v
+}
+
+func (t *tx) del(k []byte) {
+	t.overlay[string(k)] = nil
+}
+
+// scan calls fn for each key with the prefix in key order, merging the
+// overlay over the transaction, until fn returns false.
+func (t *tx) scan(p []byte, fn func(k, v []byte) (bool, error)) error {
+	// Overlay keys under the prefix, sorted.
+	var ov []string
+	for k := range t.overlay {
+		if bytes.HasPrefix([]byte(k), p) {
+			ov = append(ov, k)
+		}
+	}
+	sort.Strings(ov)
+
+	opts := bdg.DefaultIteratorOptions
+	opts.Prefix = p
+	it := t.txn.NewIterator(opts)
+	defer it.Close()
+	it.Seek(p)
+	i := 0
+	for {
+		var k []byte
+		var fromOverlay bool
+		switch {
+		case it.Valid() && i < len(ov):
+			ik := it.Item().Key()
+			c := bytes.Compare([]byte(ov[i]), ik)
+			if c <= 0 {
+				k, fromOverlay = []byte(ov[i]), true
+				if c == 0 {
+					it.Next() // the overlay shadows the stored value
+				}
+			} else {
+				k = it.Item().KeyCopy(nil)
+			}
+		case it.Valid():
+			k = it.Item().KeyCopy(nil)
+		case i < len(ov):
+			k, fromOverlay = []byte(ov[i]), true
+		default:
+			return nil
+		}
+		var v []byte
+		if fromOverlay {
+			v = t.overlay[ov[i]]
+			i++
+			if v == nil {
+				continue // deleted
+			}
+		} else {
+			var err error
+			if v, err = it.Item().ValueCopy(nil); err != nil {
+				return fmt.Errorf("read %q: %w", k, err)
+			}
+			it.Next()
+		}
+		more, err := fn(k, v)
+		if err != nil || !more {
+			return err
+		}
+	}
+}
+
+func (t *tx) Task(taskNo string) (*gateway.Task, error) {
+	var task gateway.Task
+	if err := t.getValue(key(spaceTask, taskNo), &task); err != nil {
+		if errors.Is(err, bdg.ErrKeyNotFound) {
+			return nil, gateway.Errorf(gateway.ENOTFOUND, "task %q not found", taskNo)
+		}
+		return nil, fmt.Errorf("read task %q: %w", taskNo, err)
+	}
+	return &task, nil
+}
+
+func (t *tx) getValue(k []byte, v any) error {
+	b, err := t.get(k)
+	if err != nil {
+		return err
+	}
+	return decode(b, v)
+}
+
+func (t *tx) Order(orderID string) (*gateway.OrderRecord, error) {
+	var o gateway.OrderRecord
+	if err := t.getValue(key(spaceOrder, orderID), &o); err != nil {
+		if errors.Is(err, bdg.ErrKeyNotFound) {
+			return nil, gateway.Errorf(gateway.ENOTFOUND, "order %q not found", orderID)
+		}
+		return nil, fmt.Errorf("read order %q: %w", orderID, err)
+	}
+	return &o, nil
+}
+
+func (t *tx) Receipt(taskNo string, attempt int) (*gateway.Receipt, error) {
+	var r gateway.Receipt
+	if err := t.getValue(receiptKey(taskNo, attempt), &r); err != nil {
+		if errors.Is(err, bdg.ErrKeyNotFound) {
+			return nil, gateway.Errorf(gateway.ENOTFOUND, "no receipt for %q attempt %d", taskNo, attempt)
+		}
+		return nil, fmt.Errorf("read receipt %q/%d: %w", taskNo, attempt, err)
+	}
+	return &r, nil
+}
+
+func (t *tx) Receipts(taskNo string) ([]*gateway.Receipt, error) {
+	var out []*gateway.Receipt
+	err := t.scan(prefix(spaceReceipt, taskNo), func(_, v []byte) (bool, error) {
+		var r gateway.Receipt
+		if err := decode(v, &r); err != nil {
+			return false, err
+		}
+		out = append(out, &r)
+		return true, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read receipts of %q: %w", taskNo, err)
+	}
+	return out, nil
+}
+
+// tasksAt resolves index entries (values are task numbers) to tasks.
+func (t *tx) tasksAt(p []byte, limit int) ([]*gateway.Task, error) {
+	var out []*gateway.Task
+	err := t.scan(p, func(_, v []byte) (bool, error) {
+		task, err := t.Task(string(v))
+		if err != nil {
+			return false, err
+		}
+		out = append(out, task)
+		return limit <= 0 || len(out) < limit, nil
+	})
+	return out, err
+}
+
+func (t *tx) Head(printerID string) (*gateway.Task, error) {
+	tasks, err := t.tasksAt(prefix(spaceQueue, printerID), 1)
+	if err != nil || len(tasks) == 0 {
+		return nil, err
+	}
+	return tasks[0], nil
+}
+
+func (t *tx) Open(printerID string, limit int) ([]*gateway.Task, error) {
+	return t.tasksAt(prefix(spaceQueue, printerID), limit)
+}
+
+func (t *tx) ByStatus(status gateway.Status, limit int) ([]*gateway.Task, error) {
+	if status == "" {
+		var out []*gateway.Task
+		err := t.scan(prefix(spaceTask), func(_, v []byte) (bool, error) {
+			var task gateway.Task
+			if err := decode(v, &task); err != nil {
+				return false, err
+			}
+			out = append(out, &task)
+			return limit <= 0 || len(out) < limit, nil
+		})
+		sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+		return out, err
+	}
+	return t.tasksAt(prefix(spaceStatus, string(status)), limit)
+}
+
+func (t *tx) Count(status gateway.Status) (int, error) {
+	n := 0
+	p := prefix(spaceStatus, string(status))
+	if t.overlay == nil {
+		opts := bdg.DefaultIteratorOptions
+		opts.Prefix, opts.PrefetchValues = p, false
+		it := t.txn.NewIterator(opts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			n++
+		}
+		return n, nil
+	}
+	err := t.scan(p, func(_, _ []byte) (bool, error) { n++; return true, nil })
+	return n, err
+}
+
+func (t *tx) Failover(printerID string) (*gateway.Failover, error) {
+	var f gateway.Failover
+	if err := t.getValue(key(spaceFailover, printerID), &f); err != nil {
+		if errors.Is(err, bdg.ErrKeyNotFound) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("read failover of %q: %w", printerID, err)
+	}
+	return &f, nil
+}
+
+func (t *tx) Audit(after uint64, limit int) ([]*gateway.AuditEntry, error) {
+	var out []*gateway.AuditEntry
+	err := t.scan(prefix(spaceAudit), func(k, v []byte) (bool, error) {
+		if seqOf(k) <= after {
+			return true, nil
+		}
+		var a gateway.AuditEntry
+		if err := decode(v, &a); err != nil {
+			return false, err
+		}
+		out = append(out, &a)
+		return limit <= 0 || len(out) < limit, nil
+	})
+	return out, err
+}
+
+func (t *tx) Outbox(after uint64, limit int) ([]sync.Event, error) {
+	var out []sync.Event
+	err := t.scan(prefix(spaceEvent), func(k, v []byte) (bool, error) {
+		if seqOf(k) <= after {
+			return true, nil
+		}
+		var e sync.Event
+		if err := decode(v, &e); err != nil {
+			return false, err
+		}
+		out = append(out, e)
+		return limit <= 0 || len(out) < limit, nil
+	})
+	return out, err
+}
+
+// Writes.
+
+func (t *tx) put(k []byte, v any) error {
+	b, err := encode(v)
+	if err != nil {
+		return err
+	}
+	t.set(k, b)
+	return nil
+}
+
+func (t *tx) PutTask(task *gateway.Task) error {
+	if !task.Status.Valid() {
+		return fmt.Errorf("put task %q: invalid status %q", task.TaskNo, task.Status)
+	}
+	old, err := t.Task(task.TaskNo)
+	if err != nil && gateway.ErrorCode(err) != gateway.ENOTFOUND {
+		return err
+	}
+	if old != nil {
+		if old.Seq != task.Seq {
+			return fmt.Errorf("put task %q: seq changed from %d to %d", task.TaskNo, old.Seq, task.Seq)
+		}
+		t.del(seqKey(spaceStatus, old.Seq, string(old.Status)))
+		if old.Status.Open() {
+			t.del(seqKey(spaceQueue, old.Seq, old.PrinterID))
+		}
+		task.Version = old.Version + 1
+	} else {
+		task.Version = 1
+	}
+	task.UpdatedAt = t.now()
+	if err := t.put(key(spaceTask, task.TaskNo), task); err != nil {
+		return err
+	}
+	t.set(seqKey(spaceStatus, task.Seq, string(task.Status)), []byte(task.TaskNo))
+	if task.Status.Open() {
+		t.set(seqKey(spaceQueue, task.Seq, task.PrinterID), []byte(task.TaskNo))
+	}
+	return t.appendEvent(sync.KindTask, task.TaskNo, task.Event())
+}
+
+func (t *tx) PutOrder(o *gateway.OrderRecord) error {
+	return t.put(key(spaceOrder, o.OrderID), o)
+}
+
+func (t *tx) PutReceipt(r *gateway.Receipt) error {
+	if err := t.put(receiptKey(r.TaskNo, r.Attempt), r); err != nil {
+		return err
+	}
+	return t.appendEvent(sync.KindReceipt, r.TaskNo, r.Event())
+}
+
+func (t *tx) AppendAudit(a *gateway.AuditEntry) error {
+	t.ctr.audit++
+	a.Seq = t.ctr.audit
+	if a.At.IsZero() {
+		a.At = t.now()
+	}
+	if err := t.put(seqKey(spaceAudit, a.Seq), a); err != nil {
+		return err
+	}
+	return t.appendEvent(sync.KindAudit, a.TaskNo, a.Event())
+}
+
+func (t *tx) PutFailover(f *gateway.Failover) error {
+	return t.put(key(spaceFailover, f.PrinterID), f)
+}
+
+func (t *tx) NextTaskSeq() uint64 {
+	t.ctr.task++
+	return t.ctr.task
+}
+
+func (t *tx) appendEvent(kind, taskNo string, data any) error {
+	b, err := jsonMarshal(data)
+	if err != nil {
+		return err
+	}
+	t.ctr.event++
+	return t.put(seqKey(spaceEvent, t.ctr.event), sync.Event{
+		Seq: t.ctr.event, Kind: kind, TaskNo: taskNo, At: t.now(), Data: b,
+	})
+}

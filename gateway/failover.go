@@ -1,0 +1,187 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// checkFailover moves the printer's stations to its backup once it has
+// failed past its threshold: failover_attempts attempts in a row that did
+// not print, or failover_after of continuous trouble.
+func (w *worker) checkFailover(ctx context.Context) {
+	g := w.g
+	if w.cfg.Backup == "" || w.failedOver() {
+		return
+	}
+	g.mu.Lock()
+	s := *g.status[w.id]
+	g.mu.Unlock()
+	if s.FailingSince.IsZero() {
+		return
+	}
+	var reason string
+	switch {
+	case s.Streak >= w.cfg.FailoverAttempts:
+		reason = fmt.Sprintf("%d attempts in a row did not print", s.Streak)
+	case g.now().Sub(s.FailingSince) >= w.cfg.FailoverAfter.Duration:
+		reason = fmt.Sprintf("in trouble (%s) for %s", s.State, g.now().Sub(s.FailingSince).Round(time.Second))
+	default:
+		return
+	}
+	if s.LastError != "" {
+		reason += ": " + s.LastError
+	}
+	if err := g.startFailover(ctx, w.id, reason); err != nil {
+		g.log.Error("fail over", "printer", w.id, "err", err)
+	}
+}
+
+func (g *Gateway) startFailover(ctx context.Context, id, reason string) error {
+	pc := g.pcfg[id]
+	f := &Failover{PrinterID: id, Active: true, Backup: pc.Backup, Since: g.now(), Reason: reason}
+	g.mu.Lock()
+	old := g.failover[id]
+	g.failover[id] = f
+	g.mu.Unlock()
+	var wake []string
+	err := g.store.Update(ctx, func(tx Tx) error {
+		if err := tx.PutFailover(f); err != nil {
+			return err
+		}
+		var err error
+		wake, err = g.rerouteAll(tx)
+		return err
+	})
+	if err != nil {
+		g.mu.Lock()
+		g.failover[id] = old
+		g.mu.Unlock()
+		return err
+	}
+	g.log.Warn("failover: stations moved to the backup printer", "printer", id, "backup", pc.Backup, "reason", reason)
+	for _, p := range wake {
+		g.wake(p)
+	}
+	return nil
+}
+
+// rerouteAll points every waiting task at its station's current printer.
+func (g *Gateway) rerouteAll(tx Tx) ([]string, error) {
+	var wake []string
+	for _, pc := range g.cfg.Printers {
+		open, err := tx.Open(pc.ID, 0)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range open {
+			if t.Status == StatusPrinting {
+				continue // its attempt finishes where it started; the fence sees the move
+			}
+			if p := g.reroute(t); p != "" {
+				if err := tx.PutTask(t); err != nil {
+					return nil, err
+				}
+				wake = append(wake, p)
+			}
+		}
+	}
+	return wake, nil
+}
+
+// maybeFailback moves the stations back after the printer has been healthy
+// for failback_after, when that is configured.
+func (w *worker) maybeFailback(ctx context.Context) {
+	g := w.g
+	if w.cfg.FailbackAfter.Duration <= 0 || !w.failedOver() {
+		return
+	}
+	g.mu.Lock()
+	s := *g.status[w.id]
+	g.mu.Unlock()
+	if s.State != PrinterReady || s.HealthySince.IsZero() || g.now().Sub(s.HealthySince) < w.cfg.FailbackAfter.Duration {
+		return
+	}
+	reason := fmt.Sprintf("healthy for %s", g.now().Sub(s.HealthySince).Round(time.Second))
+	if _, err := g.Failback(ctx, w.id, "gateway", reason); err != nil {
+		g.log.Error("fail back", "printer", w.id, "err", err)
+	}
+}
+
+// AckFailover records that a person saw the printer's failover. The
+// failover stays shown until acknowledged; routing does not change.
+func (g *Gateway) AckFailover(ctx context.Context, id, operator, reason string) (*Failover, error) {
+	return g.changeFailover(ctx, id, "acknowledge_failover", operator, reason, func(f *Failover) error {
+		if f.Acknowledged {
+			return nil
+		}
+		now := g.now()
+		f.Acknowledged, f.AckBy, f.AckAt = true, operator, &now
+		return nil
+	})
+}
+
+// Failback moves the printer's stations back from its backup.
+func (g *Gateway) Failback(ctx context.Context, id, operator, reason string) (*Failover, error) {
+	return g.changeFailover(ctx, id, "failback", operator, reason, func(f *Failover) error {
+		if !f.Active {
+			return Errorf(ECONFLICT, "printer %q is not failed over", id)
+		}
+		f.Active = false
+		return nil
+	})
+}
+
+func (g *Gateway) changeFailover(ctx context.Context, id, action, operator, reason string, change func(*Failover) error) (*Failover, error) {
+	if g.pcfg[id] == nil {
+		return nil, Errorf(ENOTFOUND, "printer %q not found", id)
+	}
+	if operator == "" {
+		return nil, Errorf(EINVALID, "operator is required")
+	}
+	var out *Failover
+	var wake []string
+	err := g.store.Update(ctx, func(tx Tx) error {
+		f, err := tx.Failover(id)
+		if err != nil {
+			return err
+		}
+		if f == nil {
+			return Errorf(ECONFLICT, "printer %q has no failover", id)
+		}
+		before := *f
+		if err := change(f); err != nil {
+			return err
+		}
+		if err := tx.PutFailover(f); err != nil {
+			return err
+		}
+		g.mu.Lock()
+		prev := g.failover[id]
+		g.failover[id] = f
+		g.mu.Unlock()
+		if wake, err = g.rerouteAll(tx); err != nil {
+			g.mu.Lock()
+			g.failover[id] = prev
+			g.mu.Unlock()
+			return err
+		}
+		out = f
+		return tx.AppendAudit(&AuditEntry{
+			Action: action, Operator: operator, Reason: reason,
+			Before: snapshot(before), After: snapshot(*f),
+		})
+	})
+	if err != nil {
+		// The cache may hold the change of an update that failed to commit.
+		if lerr := g.loadFailovers(context.WithoutCancel(ctx)); lerr != nil {
+			g.log.Error("reload failovers", "err", lerr)
+		}
+		return nil, err
+	}
+	for _, p := range wake {
+		g.wake(p)
+	}
+	g.wake(id)
+	return out, nil
+}

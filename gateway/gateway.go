@@ -1,0 +1,375 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	stdsync "sync"
+	"time"
+)
+
+// DefaultBackoff is the wait after each failed attempt known not to have
+// printed; the last step repeats. Each wait gets up to ±20% jitter.
+var DefaultBackoff = []time.Duration{5 * time.Second, 15 * time.Second, time.Minute, 5 * time.Minute, 15 * time.Minute}
+
+// Observer receives the gateway's measurements (gateway/prometheus).
+type Observer interface {
+	Printed(printerID string, timeToPaper time.Duration)
+	Attempt(printerID, outcome string) // outcome: printed, not_sent, not_ready, uncertain, fenced
+	Retry(printerID string)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Printed(string, time.Duration) {}
+func (nopObserver) Attempt(string, string)        {}
+func (nopObserver) Retry(string)                  {}
+
+// Options are the gateway's run-time knobs; zero values mean the defaults.
+type Options struct {
+	Backoff []time.Duration
+	// StatusPoll is how often a printer with waiting work or trouble is
+	// asked for its status; IdlePoll how often an idle, healthy one is.
+	StatusPoll time.Duration // default 1s
+	IdlePoll   time.Duration // default 30s
+	// SweepEvery is how often waiting tasks are checked for staleness.
+	SweepEvery time.Duration // default 5s
+	Now        func() time.Time
+	Logger     *slog.Logger
+	Observer   Observer
+	// Failpoint, when set, is called at named points of an attempt (see
+	// failpoint.go). Production builds leave it nil.
+	Failpoint func(name string)
+}
+
+// Gateway is the store daemon's core: it accepts orders into the durable
+// store and drives each printer's queue to confirmed paper.
+type Gateway struct {
+	cfg      *Config
+	store    Store
+	printers map[string]Printer
+	opts     Options
+	log      *slog.Logger
+	obs      Observer
+	now      func() time.Time
+
+	stations map[string]*StationConfig
+	pcfg     map[string]*PrinterConfig
+
+	mu       stdsync.Mutex
+	failover map[string]*Failover // by printer id; cached copy of the store's
+	status   map[string]*printerStatus
+	workers  map[string]*worker
+
+	wg stdsync.WaitGroup
+}
+
+// printerStatus is what the gateway last learned of a printer.
+type printerStatus struct {
+	State        PrinterState
+	PaperNearEnd bool
+	CheckedAt    time.Time
+	LastError    string
+	FailingSince time.Time // zero when the last attempt or status was fine
+	Streak       int       // attempts in a row that did not print
+	HealthySince time.Time
+}
+
+// PrinterInfo is a printer's state as shown to people.
+type PrinterInfo struct {
+	ID           string       `json:"id"`
+	Status       PrinterState `json:"status"`
+	PaperNearEnd bool         `json:"paper_near_end"`
+	Stations     []string     `json:"stations"`
+	Backup       string       `json:"backup"`
+	Failover     *Failover    `json:"failover"`
+	Queue        int          `json:"queue"`
+	LastError    string       `json:"last_error,omitempty"`
+	CheckedAt    *time.Time   `json:"checked_at,omitempty"`
+	Storage      string       `json:"storage_error,omitempty"`
+}
+
+// New returns a gateway over a validated configuration, its store and one
+// open Printer per configured printer id.
+func New(cfg *Config, store Store, printers map[string]Printer, opts Options) (*Gateway, error) {
+	if opts.Backoff == nil {
+		opts.Backoff = DefaultBackoff
+	}
+	if opts.StatusPoll == 0 {
+		opts.StatusPoll = time.Second
+	}
+	if opts.IdlePoll == 0 {
+		opts.IdlePoll = 30 * time.Second
+	}
+	if opts.SweepEvery == 0 {
+		opts.SweepEvery = 5 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Observer == nil {
+		opts.Observer = nopObserver{}
+	}
+	g := &Gateway{
+		cfg: cfg, store: store, printers: printers, opts: opts,
+		log: opts.Logger, obs: opts.Observer, now: opts.Now,
+		stations: map[string]*StationConfig{},
+		pcfg:     map[string]*PrinterConfig{},
+		failover: map[string]*Failover{},
+		status:   map[string]*printerStatus{},
+		workers:  map[string]*worker{},
+	}
+	for i := range cfg.Stations {
+		g.stations[cfg.Stations[i].Name] = &cfg.Stations[i]
+	}
+	for i := range cfg.Printers {
+		p := &cfg.Printers[i]
+		g.pcfg[p.ID] = p
+		if printers[p.ID] == nil {
+			return nil, fmt.Errorf("no driver opened for printer %q", p.ID)
+		}
+		g.status[p.ID] = &printerStatus{State: PrinterUnknown}
+	}
+	return g, nil
+}
+
+// Config returns the gateway's configuration.
+func (g *Gateway) Config() *Config { return g.cfg }
+
+// Store returns the gateway's store.
+func (g *Gateway) Store() Store { return g.store }
+
+// Run recovers interrupted attempts, then drives every printer's queue
+// until ctx is done.
+func (g *Gateway) Run(ctx context.Context) error {
+	if err := g.loadFailovers(ctx); err != nil {
+		return err
+	}
+	if err := g.Recover(ctx); err != nil {
+		return fmt.Errorf("recover: %w", err)
+	}
+	g.mu.Lock()
+	for id := range g.pcfg {
+		w := &worker{g: g, id: id, printer: g.printers[id], cfg: g.pcfg[id], wake: make(chan struct{}, 1)}
+		g.workers[id] = w
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			w.run(ctx)
+		}()
+	}
+	g.mu.Unlock()
+	<-ctx.Done()
+	g.wg.Wait()
+	return nil
+}
+
+func (g *Gateway) loadFailovers(ctx context.Context) error {
+	return g.store.View(ctx, func(tx ReadTx) error {
+		for id := range g.pcfg {
+			f, err := tx.Failover(id)
+			if err != nil {
+				return err
+			}
+			if f != nil {
+				g.mu.Lock()
+				g.failover[id] = f
+				g.mu.Unlock()
+			}
+		}
+		return nil
+	})
+}
+
+// wake tells a printer's worker that its queue changed.
+func (g *Gateway) wake(printerID string) {
+	g.mu.Lock()
+	w := g.workers[printerID]
+	g.mu.Unlock()
+	if w != nil {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// route returns the printer a station's tickets go to now, following
+// active failovers (the configuration has no backup cycles).
+func (g *Gateway) route(station string) (printerID, backupFrom string) {
+	st := g.stations[station]
+	if st == nil {
+		return "", ""
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	p := st.Printer
+	for i := 0; i < len(g.pcfg); i++ {
+		f := g.failover[p]
+		if f == nil || !f.Active {
+			break
+		}
+		if backupFrom == "" {
+			backupFrom = p
+		}
+		p = f.Backup
+	}
+	return p, backupFrom
+}
+
+// Health reports why the gateway cannot accept work, or nil.
+func (g *Gateway) Health() error { return g.store.Health() }
+
+// Printers returns every printer's state.
+func (g *Gateway) Printers(ctx context.Context) ([]PrinterInfo, error) {
+	var out []PrinterInfo
+	storage := ""
+	if err := g.store.Health(); err != nil {
+		storage = ErrorMessage(err)
+	}
+	err := g.store.View(ctx, func(tx ReadTx) error {
+		for _, pc := range g.cfg.Printers {
+			open, err := tx.Open(pc.ID, 0)
+			if err != nil {
+				return err
+			}
+			info := PrinterInfo{ID: pc.ID, Backup: pc.Backup, Queue: len(open), Stations: []string{}, Storage: storage}
+			for _, st := range g.cfg.Stations {
+				if st.Printer == pc.ID {
+					info.Stations = append(info.Stations, st.Name)
+				}
+			}
+			g.mu.Lock()
+			s := g.status[pc.ID]
+			info.Status, info.PaperNearEnd, info.LastError = s.State, s.PaperNearEnd, s.LastError
+			if !s.CheckedAt.IsZero() {
+				t := s.CheckedAt
+				info.CheckedAt = &t
+			}
+			if f := g.failover[pc.ID]; f != nil && (f.Active || !f.Acknowledged) {
+				c := *f
+				info.Failover = &c
+			}
+			g.mu.Unlock()
+			out = append(out, info)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// PrinterState returns the printer's last known state.
+func (g *Gateway) PrinterState(id string) PrinterState {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s := g.status[id]; s != nil {
+		return s.State
+	}
+	return PrinterUnknown
+}
+
+// Task returns one task.
+func (g *Gateway) Task(ctx context.Context, taskNo string) (*Task, error) {
+	var t *Task
+	err := g.store.View(ctx, func(tx ReadTx) error {
+		var err error
+		t, err = tx.Task(taskNo)
+		return err
+	})
+	return t, err
+}
+
+// Tasks lists tasks in a status (every task when status is empty).
+func (g *Gateway) Tasks(ctx context.Context, status Status, limit int) ([]*Task, error) {
+	if status != "" && !status.Valid() {
+		return nil, Errorf(EINVALID, "status %q is not one of queued, printing, retry_wait, done, failed, attention_required, cancelled", status)
+	}
+	var out []*Task
+	err := g.store.View(ctx, func(tx ReadTx) error {
+		var err error
+		out, err = tx.ByStatus(status, limit)
+		return err
+	})
+	return out, err
+}
+
+// Receipts returns the receipts of a task's attempts.
+func (g *Gateway) Receipts(ctx context.Context, taskNo string) ([]*Receipt, error) {
+	var out []*Receipt
+	err := g.store.View(ctx, func(tx ReadTx) error {
+		if _, err := tx.Task(taskNo); err != nil {
+			return err
+		}
+		var err error
+		out, err = tx.Receipts(taskNo)
+		return err
+	})
+	return out, err
+}
+
+func newToken() string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Sprintf("crypto/rand: %v", err)) // never fails on supported systems
+	}
+	return hex.EncodeToString(b)
+}
+
+// newProcessID returns four random ASCII digits for GS ( H.
+func newProcessID() string {
+	n, err := rand.Int(rand.Reader, big.NewInt(10000))
+	if err != nil {
+		panic(fmt.Sprintf("crypto/rand: %v", err))
+	}
+	return fmt.Sprintf("%04d", n.Int64())
+}
+
+// jitter spreads d by up to ±20%.
+func jitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return d
+	}
+	n, err := rand.Int(rand.Reader, big.NewInt(int64(d)*2/5+1))
+	if err != nil {
+		return d
+	}
+	return d - d/5 + time.Duration(n.Int64())
+}
+
+func isNotFound(err error) bool { return ErrorCode(err) == ENOTFOUND }
+
+var errFenced = errors.New("fenced: the attempt is no longer current")
+
+// Audit returns audit entries after seq.
+func (g *Gateway) Audit(ctx context.Context, after uint64, limit int) ([]*AuditEntry, error) {
+	var out []*AuditEntry
+	err := g.store.View(ctx, func(tx ReadTx) error {
+		var err error
+		out, err = tx.Audit(after, limit)
+		return err
+	})
+	return out, err
+}
+
+// CountByStatus counts tasks in each status.
+func (g *Gateway) CountByStatus(ctx context.Context) (map[Status]int, error) {
+	out := map[Status]int{}
+	err := g.store.View(ctx, func(tx ReadTx) error {
+		for _, s := range Statuses {
+			n, err := tx.Count(s)
+			if err != nil {
+				return err
+			}
+			out[s] = n
+		}
+		return nil
+	})
+	return out, err
+}

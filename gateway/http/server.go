@@ -1,0 +1,445 @@
+package http
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/storeprint/storeprint/gateway"
+)
+
+// Server is the gateway's HTTP server.
+type Server struct {
+	g       *gateway.Gateway
+	log     *slog.Logger
+	tokens  [][32]byte // SHA-256 of each API token
+	metrics http.Handler
+	srv     *http.Server
+	ln      net.Listener
+	mux     *http.ServeMux
+}
+
+// NewServer returns a server for the gateway. metrics may be nil.
+func NewServer(g *gateway.Gateway, tokens []string, metrics http.Handler, log *slog.Logger) *Server {
+	s := &Server{g: g, log: log, metrics: metrics, mux: http.NewServeMux()}
+	for _, t := range tokens {
+		s.tokens = append(s.tokens, sha256.Sum256([]byte(t)))
+	}
+	s.routes()
+	s.srv = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	return s
+}
+
+func (s *Server) routes() {
+	m := s.mux
+	m.HandleFunc("GET /healthz", s.healthz)
+	m.Handle("GET /metrics", s.auth(s.metricsHandler))
+	m.Handle("POST /v1/orders", s.auth(s.createOrder))
+	m.Handle("POST /v1/orders/{order_id}/void", s.auth(s.voidOrder))
+	m.Handle("GET /v1/tasks", s.auth(s.listTasks))
+	m.Handle("GET /v1/tasks/{task_no}", s.auth(s.getTask))
+	m.Handle("GET /v1/tasks/{task_no}/receipts", s.auth(s.getReceipts))
+	m.Handle("POST /v1/tasks/{task_no}/retry", s.auth(s.retryTask))
+	m.Handle("POST /v1/tasks/{task_no}/reprint", s.auth(s.reprintTask))
+	m.Handle("POST /v1/tasks/{task_no}/resolve", s.auth(s.resolveTask))
+	m.Handle("GET /v1/printers", s.auth(s.listPrinters))
+	m.Handle("POST /v1/printers/{printer_id}/acknowledge", s.auth(s.ackFailover))
+	m.Handle("POST /v1/printers/{printer_id}/failback", s.auth(s.failback))
+	m.Handle("POST /v1/stations/{station}/print-stale", s.auth(s.printStale))
+	m.Handle("GET /v1/audit", s.auth(s.listAudit))
+	m.HandleFunc("/", s.notFound)
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	s.mux.ServeHTTP(w, r)
+}
+
+// Listen binds addr; Addr then returns the bound address.
+func (s *Server) Listen(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", addr, err)
+	}
+	s.ln = ln
+	return nil
+}
+
+// Addr returns the bound address.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Serve serves until Shutdown.
+func (s *Server) Serve() error {
+	if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Shutdown stops accepting requests and waits for those in flight.
+func (s *Server) Shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }
+
+// auth requires a valid bearer token. Tokens are compared as SHA-256
+// hashes in constant time, and every configured token is compared.
+func (s *Server) auth(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := bearer(r)
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="storeprint"`)
+			writeError(w, r, s.log, gateway.Errorf(gateway.EUNAUTHORIZED, "missing bearer token (Authorization: Bearer <token>)"))
+			return
+		}
+		sum := sha256.Sum256([]byte(tok))
+		match := 0
+		for i := range s.tokens {
+			match |= subtle.ConstantTimeCompare(sum[:], s.tokens[i][:])
+		}
+		if match != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="storeprint", error="invalid_token"`)
+			writeError(w, r, s.log, gateway.Errorf(gateway.EUNAUTHORIZED, "invalid token"))
+			return
+		}
+		h(w, r)
+	})
+}
+
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	const p = "Bearer "
+	if len(h) <= len(p) || !strings.EqualFold(h[:len(p)], p) {
+		return "", false
+	}
+	return strings.TrimSpace(h[len(p):]), true
+}
+
+// statuses maps error codes to HTTP statuses.
+var statuses = map[string]int{
+	gateway.EINVALID:      http.StatusBadRequest,
+	gateway.ENOTFOUND:     http.StatusNotFound,
+	gateway.ECONFLICT:     http.StatusConflict,
+	gateway.EUNAUTHORIZED: http.StatusUnauthorized,
+	gateway.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	gateway.EUNAVAILABLE:  http.StatusServiceUnavailable,
+	gateway.EINTERNAL:     http.StatusInternalServerError,
+}
+
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	code := gateway.ErrorCode(err)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		code = gateway.EUNAVAILABLE
+		err = gateway.Errorf(code, "request cancelled")
+	}
+	status, ok := statuses[code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	if status == http.StatusInternalServerError {
+		log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "5")
+	}
+	writeJSON(w, status, map[string]string{"error": gateway.ErrorMessage(err)})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // the client may be gone; nothing to do
+}
+
+// decode reads a JSON body of at most MaxRequestLen bytes into v. An empty
+// body is allowed when optional.
+func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error {
+	r.Body = http.MaxBytesReader(w, r.Body, gateway.MaxRequestLen)
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return gateway.Errorf(gateway.ETOOLARGE, "request body is larger than %d bytes (1 MiB)", gateway.MaxRequestLen)
+		}
+		return gateway.Errorf(gateway.EINVALID, "read request body: %v", err)
+	}
+	if len(strings.TrimSpace(string(b))) == 0 {
+		if optional {
+			return nil
+		}
+		return gateway.Errorf(gateway.EINVALID, "request body is empty; a JSON object is required")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return gateway.Errorf(gateway.EINVALID, "malformed JSON: field %q must be a %s", te.Field, te.Type.String())
+		}
+		return gateway.Errorf(gateway.EINVALID, "malformed JSON: %v", err)
+	}
+	if dec.More() {
+		return gateway.Errorf(gateway.EINVALID, "malformed JSON: unexpected data after the object")
+	}
+	return nil
+}
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	writeError(w, r, s.log, gateway.Errorf(gateway.ENOTFOUND, "no such endpoint: %s %s", r.Method, r.URL.Path))
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	if err := s.g.Health(); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": gateway.ErrorMessage(err)})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) metricsHandler(w http.ResponseWriter, r *http.Request) {
+	if s.metrics == nil {
+		s.notFound(w, r)
+		return
+	}
+	s.metrics.ServeHTTP(w, r)
+}
+
+func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) {
+	var o gateway.Order
+	if err := decode(w, r, &o, false); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	res, created, err := s.g.AcceptOrder(r.Context(), &o, gateway.SourcePOS)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, res)
+}
+
+func (s *Server) voidOrder(w http.ResponseWriter, r *http.Request) {
+	var a gateway.Actor
+	if err := decode(w, r, &a, true); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	res, err := s.g.Void(r.Context(), r.PathValue("order_id"), a)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// taskView is a task as the API shows it.
+type taskView struct {
+	TaskNo     string         `json:"task_no"`
+	Status     gateway.Status `json:"status"`
+	PrinterID  string         `json:"printer_id"`
+	Attempt    int            `json:"attempt"`
+	LastError  string         `json:"last_error"`
+	CreatedAt  time.Time      `json:"created_at"`
+	PrintedAt  *time.Time     `json:"printed_at"`
+	OrderID    string         `json:"order_id"`
+	Station    string         `json:"station"`
+	Reason     string         `json:"reason,omitempty"`
+	Source     string         `json:"source,omitempty"`
+	CopyOf     string         `json:"copy_of,omitempty"`
+	BackupFrom string         `json:"backup_from,omitempty"`
+	Reprint    bool           `json:"reprint,omitempty"`
+	NextAt     *time.Time     `json:"next_attempt_at,omitempty"`
+	Table      string         `json:"table,omitempty"`
+	Items      []gateway.Item `json:"items"`
+}
+
+func viewTask(t *gateway.Task) taskView {
+	v := taskView{
+		TaskNo: t.TaskNo, Status: t.Status, PrinterID: t.PrinterID, Attempt: t.Attempt,
+		LastError: t.LastError, CreatedAt: t.CreatedAt, PrintedAt: t.PrintedAt, OrderID: t.OrderID,
+		Station: t.Station, Reason: t.Reason, Source: t.Source, CopyOf: t.CopyOf,
+		BackupFrom: t.BackupFrom, Reprint: t.Reprint, Table: t.Table, Items: t.Items,
+	}
+	if t.Status == gateway.StatusRetryWait {
+		n := t.NextAt
+		v.NextAt = &n
+	}
+	return v
+}
+
+func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
+	t, err := s.g.Task(r.Context(), r.PathValue("task_no"))
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, viewTask(t))
+}
+
+func (s *Server) getReceipts(w http.ResponseWriter, r *http.Request) {
+	rs, err := s.g.Receipts(r.Context(), r.PathValue("task_no"))
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	if rs == nil {
+		rs = []*gateway.Receipt{}
+	}
+	writeJSON(w, http.StatusOK, rs)
+}
+
+func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
+	limit := 1000
+	if l := r.URL.Query().Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 100000 {
+			writeError(w, r, s.log, gateway.Errorf(gateway.EINVALID, "limit must be a number between 1 and 100000"))
+			return
+		}
+		limit = n
+	}
+	tasks, err := s.g.Tasks(r.Context(), gateway.Status(r.URL.Query().Get("status")), limit)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	out := make([]taskView, 0, len(tasks))
+	for _, t := range tasks {
+		out = append(out, viewTask(t))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) retryTask(w http.ResponseWriter, r *http.Request) {
+	var a gateway.Actor
+	if err := decode(w, r, &a, true); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	res, err := s.g.Retry(r.Context(), r.PathValue("task_no"), a)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"task": viewTask(res.Task), "changed": res.Changed, "message": res.Message})
+}
+
+func (s *Server) reprintTask(w http.ResponseWriter, r *http.Request) {
+	var a gateway.Actor
+	if err := decode(w, r, &a, false); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	t, err := s.g.Reprint(r.Context(), r.PathValue("task_no"), a)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, viewTask(t))
+}
+
+func (s *Server) resolveTask(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Outcome string `json:"outcome"`
+		gateway.Actor
+	}
+	if err := decode(w, r, &body, false); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	t, err := s.g.Resolve(r.Context(), r.PathValue("task_no"), body.Outcome, body.Actor)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, viewTask(t))
+}
+
+func (s *Server) listPrinters(w http.ResponseWriter, r *http.Request) {
+	ps, err := s.g.Printers(r.Context())
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ps)
+}
+
+func (s *Server) ackFailover(w http.ResponseWriter, r *http.Request) {
+	s.failoverAction(w, r, s.g.AckFailover)
+}
+
+func (s *Server) failback(w http.ResponseWriter, r *http.Request) {
+	s.failoverAction(w, r, s.g.Failback)
+}
+
+func (s *Server) failoverAction(w http.ResponseWriter, r *http.Request, fn func(context.Context, string, string, string) (*gateway.Failover, error)) {
+	var a gateway.Actor
+	if err := decode(w, r, &a, false); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	f, err := fn(r.Context(), r.PathValue("printer_id"), a.Operator, a.Reason)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, f)
+}
+
+func (s *Server) printStale(w http.ResponseWriter, r *http.Request) {
+	var a gateway.Actor
+	if err := decode(w, r, &a, false); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	tasks, err := s.g.PrintStale(r.Context(), r.PathValue("station"), a)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	out := make([]taskView, 0, len(tasks))
+	for _, t := range tasks {
+		out = append(out, viewTask(t))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) {
+	var after uint64
+	if a := r.URL.Query().Get("after"); a != "" {
+		n, err := strconv.ParseUint(a, 10, 64)
+		if err != nil {
+			writeError(w, r, s.log, gateway.Errorf(gateway.EINVALID, "after must be a sequence number"))
+			return
+		}
+		after = n
+	}
+	entries, err := s.g.Audit(r.Context(), after, 1000)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	if entries == nil {
+		entries = []*gateway.AuditEntry{}
+	}
+	writeJSON(w, http.StatusOK, entries)
+}

@@ -1,0 +1,4 @@
+// Package prometheus exposes the gateway's measurements in the Prometheus
+// text format: queue depth per printer, tasks by status, printer status,
+// time to paper, attempts by outcome and retries.
+package prometheus

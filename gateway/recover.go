@@ -1,0 +1,101 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Recover settles every attempt that a previous run of the gateway left
+// open (tasks still `printing`), from the receipt of the task's current
+// attempt. Each receipt state means:
+//
+//   - no receipt: the process stopped after leasing the task and before the
+//     prepared receipt was durable. The driver writes no byte before that
+//     receipt exists, so nothing was sent: the task goes back to its queue
+//     (not counted as a failure).
+//   - not_sent: the driver proved that no byte left (the connection never
+//     opened); the task goes back to its queue.
+//   - prepared: the process stopped between the durable prepared receipt
+//     and the submitted one: the bytes may or may not have gone out. Nobody
+//     knows whether paper came out: the printer's on_uncertain applies
+//     (hold: attention_required; reprint: another attempt marked REPRINT).
+//     Never a silent retry.
+//   - submitted: the bytes went out and no confirmation was stored: as for
+//     prepared, on_uncertain applies.
+//   - printed, confirmed: the printer confirmed. The receipt and the task's
+//     done state are written in one transaction, so this only arises from
+//     data written by another release; the task is done.
+//
+// Tasks in other states need nothing: queued and retry_wait tasks resume
+// with their stored backoff, and done, failed, attention_required and
+// cancelled tasks wait for a person. Printed receipts not yet confirmed by
+// the cloud are replayed by the sync link.
+func (g *Gateway) Recover(ctx context.Context) error {
+	var open []*Task
+	if err := g.store.View(ctx, func(tx ReadTx) error {
+		var err error
+		open, err = tx.ByStatus(StatusPrinting, 0)
+		return err
+	}); err != nil {
+		return err
+	}
+	for _, t := range open {
+		if err := g.recoverTask(ctx, t.TaskNo); err != nil {
+			return fmt.Errorf("task %s: %w", t.TaskNo, err)
+		}
+	}
+	return nil
+}
+
+// recoverTask settles one task left in printing; see Recover.
+func (g *Gateway) recoverTask(ctx context.Context, taskNo string) error {
+	var wake string
+	err := g.store.Update(ctx, func(tx Tx) error {
+		wake = ""
+		t, err := tx.Task(taskNo)
+		if err != nil || t.Status != StatusPrinting {
+			return err
+		}
+		r, err := tx.Receipt(t.TaskNo, t.Attempt)
+		if err != nil && !isNotFound(err) {
+			return err
+		}
+		state := ""
+		if r != nil {
+			state = r.State
+		}
+		switch state {
+		case "", ReceiptNotSent:
+			g.log.Info("recovered attempt that sent nothing: back to the queue", "task_no", t.TaskNo, "attempt", t.Attempt)
+			t.LeaseToken, t.LeaseExpires = "", time.Time{}
+			t.Status = StatusQueued
+			if t.Failures > 0 {
+				t.Status = StatusRetryWait
+			}
+			wake = g.reroute(t)
+			if wake == "" {
+				wake = t.PrinterID
+			}
+		case ReceiptPrinted, ReceiptConfirmed:
+			t.Status, t.PrintedAt, t.Reason, t.LastError = StatusDone, r.PrintedAt, "", ""
+			t.LeaseToken, t.LeaseExpires = "", time.Time{}
+		default: // prepared, submitted, uncertain
+			policy := "hold"
+			if pc := g.pcfg[t.PrinterID]; pc != nil {
+				policy = pc.OnUncertain
+			}
+			cause := fmt.Sprintf("gateway stopped during attempt %d (receipt %s): paper may or may not have come out", t.Attempt, state)
+			r.Error = cause
+			if err := tx.PutReceipt(r); err != nil {
+				return err
+			}
+			wake = g.applyUncertain(t, policy, cause)
+		}
+		return tx.PutTask(t)
+	})
+	if wake != "" {
+		g.wake(wake)
+	}
+	return err
+}

@@ -1,0 +1,126 @@
+package gateway
+
+import (
+	"context"
+	"time"
+
+	"github.com/storeprint/storeprint/sync"
+)
+
+// Store is the gateway's durable state: tasks, orders, receipts, the audit
+// log and the outbox the sync link replays. gateway/badger implements it.
+type Store interface {
+	// Update runs fn in a read-write transaction and returns once the
+	// transaction is durable on disk (fsync). Concurrent updates share one
+	// sync. If fn returns an error nothing it wrote is kept.
+	Update(ctx context.Context, fn func(Tx) error) error
+	// View runs fn in a read-only snapshot.
+	View(ctx context.Context, fn func(ReadTx) error) error
+	// Health reports storage trouble (a failed write, a full disk); nil
+	// when writes succeed.
+	Health() error
+	Close() error
+}
+
+// ReadTx reads a consistent snapshot.
+type ReadTx interface {
+	Task(taskNo string) (*Task, error) // ENOTFOUND when absent
+	Order(orderID string) (*OrderRecord, error)
+	Receipt(taskNo string, attempt int) (*Receipt, error)
+	Receipts(taskNo string) ([]*Receipt, error)
+	// Head returns the printer's oldest open task (by acceptance), or nil.
+	Head(printerID string) (*Task, error)
+	// Open returns up to limit open tasks of a printer, oldest first.
+	Open(printerID string, limit int) ([]*Task, error)
+	// ByStatus returns up to limit tasks in a status, oldest first; an
+	// empty status lists every task.
+	ByStatus(status Status, limit int) ([]*Task, error)
+	// Count counts the tasks in a status without reading them.
+	Count(status Status) (int, error)
+	Failover(printerID string) (*Failover, error) // nil when none recorded
+	Audit(after uint64, limit int) ([]*AuditEntry, error)
+	// Outbox returns up to limit events with seq > after, in seq order.
+	Outbox(after uint64, limit int) ([]sync.Event, error)
+}
+
+// Tx is a read-write transaction.
+type Tx interface {
+	ReadTx
+	// PutTask stores a task, keeping its indexes and bumping its Version,
+	// and appends its new state to the outbox.
+	PutTask(t *Task) error
+	PutOrder(o *OrderRecord) error
+	// PutReceipt stores one step of an attempt's receipt and appends it to
+	// the outbox.
+	PutReceipt(r *Receipt) error
+	// AppendAudit appends an entry to the audit log (assigning its Seq) and
+	// to the outbox. Entries are never changed afterwards.
+	AppendAudit(a *AuditEntry) error
+	PutFailover(f *Failover) error
+	// NextTaskSeq allocates the acceptance number of a new task.
+	NextTaskSeq() uint64
+}
+
+// OrderRecord remembers an accepted order for idempotent replays.
+type OrderRecord struct {
+	OrderID   string    `json:"order_id"`
+	Digest    string    `json:"digest"`
+	TaskNos   []string  `json:"task_nos"`
+	Source    string    `json:"source"`
+	Voided    bool      `json:"voided,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Receipt states of one attempt, written durably in this order. NotSent
+// closes an attempt whose bytes provably never left.
+const (
+	ReceiptPrepared  = sync.ReceiptPrepared
+	ReceiptSubmitted = sync.ReceiptSubmitted
+	ReceiptPrinted   = sync.ReceiptPrinted
+	ReceiptConfirmed = sync.ReceiptConfirmed
+	ReceiptNotSent   = "not_sent"
+	ReceiptUncertain = "uncertain" // closed without confirmation: outcome unknown
+)
+
+// Receipt is the local record of one attempt of one task.
+type Receipt struct {
+	TaskNo        string     `json:"task_no"`
+	Attempt       int        `json:"attempt"`
+	State         string     `json:"state"`
+	PrinterID     string     `json:"printer_id"`
+	PayloadSHA256 string     `json:"payload_sha256"`
+	ProcessID     string     `json:"process_id"`
+	JobID         string     `json:"job_id,omitempty"`
+	Reprint       bool       `json:"reprint,omitempty"`
+	BackupFrom    string     `json:"backup_from,omitempty"`
+	Error         string     `json:"error,omitempty"`
+	PreparedAt    time.Time  `json:"prepared_at"`
+	SubmittedAt   *time.Time `json:"submitted_at,omitempty"`
+	PrintedAt     *time.Time `json:"printed_at,omitempty"`
+	ConfirmedAt   *time.Time `json:"confirmed_at,omitempty"`
+}
+
+// AuditEntry is one person's action, kept forever in the local audit log.
+type AuditEntry struct {
+	Seq      uint64    `json:"seq"`
+	Action   string    `json:"action"`
+	Operator string    `json:"operator"`
+	Reason   string    `json:"reason,omitempty"`
+	TaskNo   string    `json:"task_no,omitempty"`
+	Before   string    `json:"before,omitempty"`
+	After    string    `json:"after,omitempty"`
+	At       time.Time `json:"at"`
+}
+
+// Failover is the routing state of a printer whose stations moved to its
+// backup.
+type Failover struct {
+	PrinterID    string     `json:"printer_id"`
+	Active       bool       `json:"active"`       // stations print on the backup
+	Backup       string     `json:"backup"`       // where they print
+	Since        time.Time  `json:"since"`        // when they moved
+	Reason       string     `json:"reason"`       // why
+	Acknowledged bool       `json:"acknowledged"` // a person saw it
+	AckBy        string     `json:"ack_by,omitempty"`
+	AckAt        *time.Time `json:"ack_at,omitempty"`
+}

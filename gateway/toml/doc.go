@@ -1,0 +1,2 @@
+// Package toml reads the gateway's TOML configuration file.
+package toml
