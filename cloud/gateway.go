@@ -1,0 +1,62 @@
+package cloud
+
+import (
+	"context"
+	"time"
+)
+
+// OnlineWindow is how long a gateway counts as online after the sync server
+// last touched it. The sync server touches a live link more often than
+// this, so a node that died with links open does not leave them online.
+const OnlineWindow = 90 * time.Second
+
+// Gateway is one gateway credential of a store.
+type Gateway struct {
+	ID        string     `json:"gateway_id"`
+	StoreID   string     `json:"store_id"`
+	TenantID  string     `json:"tenant_id"`
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at"`
+	Online    bool       `json:"online"`
+	LastSeen  *time.Time `json:"last_seen"`
+	Version   string     `json:"version"`
+}
+
+// Presence is what the sync server reports about a gateway's link.
+type Presence struct {
+	LinkID  string // unique per connection: a late disconnect of an old link changes nothing
+	Online  bool   // true on connect and ping, false on disconnect
+	Version string // the gateway's software version, when known
+}
+
+// GatewayService manages gateway credentials and the state of their links.
+type GatewayService interface {
+	// CreateGateway issues a new gateway credential for a store (admin
+	// only). The token is returned once; only its hash is kept.
+	CreateGateway(ctx context.Context, storeID string, note Note) (gw *Gateway, token string, err error)
+
+	// RevokeGateway revokes a gateway at once (admin only): Authenticate,
+	// IsRevoked, Touch and Ingest refuse it from the commit on, and a
+	// notification on RevokedChannel tells every sync node to cut its link.
+	// Revoking a revoked gateway changes nothing.
+	RevokeGateway(ctx context.Context, gatewayID string, note Note) (*Gateway, error)
+
+	// Authenticate checks a gateway's credential for the sync link and
+	// returns the gateway, or EUNAUTHORIZED (unknown, wrong or revoked).
+	Authenticate(ctx context.Context, gatewayID, token string) (*Gateway, error)
+
+	// IsRevoked is the cheap check a sync node makes on an open link.
+	IsRevoked(ctx context.Context, storeID, gatewayID string) (bool, error)
+
+	// Touch records a link's connect, ping or disconnect.
+	Touch(ctx context.Context, storeID, gatewayID string, p Presence) error
+
+	// UpdatePrinters records the printers a gateway reports for its store.
+	UpdatePrinters(ctx context.Context, storeID, gatewayID string, printers []*Printer) error
+}
+
+// Channels of PostgreSQL notifications a sync node may LISTEN on.
+const (
+	RevokedChannel    = "storeprint_gateway_revoked" // payload: gateway_id
+	DownstreamChannel = "storeprint_downstream"      // payload: store_id
+)
