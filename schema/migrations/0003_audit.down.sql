@@ -1,0 +1,4 @@
+BEGIN;
+DROP TABLE audit_events;
+DROP FUNCTION audit_events_append_only();
+COMMIT;
