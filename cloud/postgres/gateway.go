@@ -1,0 +1,225 @@
+package postgres
+
+import (
+	"context"
+	"crypto/subtle"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/storeprint/storeprint/cloud"
+)
+
+var _ cloud.GatewayService = (*GatewayService)(nil)
+
+// GatewayService implements cloud.GatewayService.
+type GatewayService struct {
+	db *DB
+}
+
+// NewGatewayService returns a GatewayService on db.
+func NewGatewayService(db *DB) *GatewayService { return &GatewayService{db: db} }
+
+// CreateGateway implements cloud.GatewayService.
+func (s *GatewayService) CreateGateway(ctx context.Context, storeID string, note cloud.Note) (*cloud.Gateway, string, error) {
+	a, err := cloud.RequireAdmin(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := note.Validate(); err != nil {
+		return nil, "", err
+	}
+	gw := &cloud.Gateway{ID: "gw-" + cloud.RandomID(16), StoreID: storeID}
+	token := cloud.NewGatewayToken(storeID)
+	err = s.db.tx(ctx, func(tx pgx.Tx) error {
+		tenantID, err := storeTenant(ctx, tx, a, storeID)
+		if err != nil {
+			return err
+		}
+		gw.TenantID = tenantID
+		if err := tx.QueryRow(ctx, `
+			INSERT INTO gateways (store_id, gateway_id, token_hash) VALUES ($1, $2, $3)
+			RETURNING created_at`, storeID, gw.ID, cloud.HashToken(token)).Scan(&gw.CreatedAt); err != nil {
+			return fmt.Errorf("insert gateway: %w", interpret(err))
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO gateway_cursors (store_id, gateway_id) VALUES ($1, $2)`, storeID, gw.ID); err != nil {
+			return fmt.Errorf("insert gateway cursor: %w", interpret(err))
+		}
+		return audit(ctx, tx, a, note, tenantID, storeID, cloud.ActionCreateGateway, "gateway/"+gw.ID, nil,
+			map[string]string{"gateway_id": gw.ID, "store_id": storeID})
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("create gateway for store %s: %w", storeID, err)
+	}
+	return gw, token, nil
+}
+
+// RevokeGateway implements cloud.GatewayService.
+func (s *GatewayService) RevokeGateway(ctx context.Context, gatewayID string, note cloud.Note) (*cloud.Gateway, error) {
+	a, err := cloud.RequireAdmin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := note.Validate(); err != nil {
+		return nil, err
+	}
+	var gw *cloud.Gateway
+	err = s.db.tx(ctx, func(tx pgx.Tx) error {
+		// Look-up by gateway_id alone: admin only, and rare.
+		rows, err := tx.Query(ctx, `
+			SELECT g.store_id, s.tenant_id, g.created_at, g.revoked_at, g.last_seen, g.version
+			FROM gateways g JOIN stores s ON s.store_id = g.store_id
+			WHERE g.gateway_id = $1
+			FOR UPDATE OF g`, gatewayID)
+		if err != nil {
+			return fmt.Errorf("find gateway: %w", interpret(err))
+		}
+		found, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*cloud.Gateway, error) {
+			g := &cloud.Gateway{ID: gatewayID}
+			return g, row.Scan(&g.StoreID, &g.TenantID, &g.CreatedAt, &g.RevokedAt, &g.LastSeen, &g.Version)
+		})
+		if err != nil {
+			return fmt.Errorf("find gateway: %w", interpret(err))
+		}
+		switch len(found) {
+		case 0:
+			return cloud.Errorf(cloud.ENOTFOUND, "gateway %q not found", gatewayID)
+		case 1:
+		default:
+			return cloud.Errorf(cloud.ECONFLICT, "gateway id %q is used by %d stores; revoke it through its store", gatewayID, len(found))
+		}
+		gw = found[0]
+		if gw.RevokedAt != nil {
+			return nil // already revoked: nothing changes, nothing to audit
+		}
+		var at time.Time
+		if err := tx.QueryRow(ctx, `
+			UPDATE gateways SET revoked_at = now(), online = false
+			WHERE store_id = $1 AND gateway_id = $2
+			RETURNING revoked_at`, gw.StoreID, gw.ID).Scan(&at); err != nil {
+			return fmt.Errorf("revoke gateway: %w", interpret(err))
+		}
+		gw.RevokedAt = &at
+		if err := audit(ctx, tx, a, note, gw.TenantID, gw.StoreID, cloud.ActionRevokeGateway, "gateway/"+gw.ID,
+			map[string]any{"revoked_at": nil}, map[string]any{"revoked_at": at}); err != nil {
+			return err
+		}
+		return notify(ctx, tx, cloud.RevokedChannel, gw.ID)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("revoke gateway %s: %w", gatewayID, err)
+	}
+	return gw, nil
+}
+
+// Authenticate implements cloud.GatewayService.
+func (s *GatewayService) Authenticate(ctx context.Context, gatewayID, token string) (*cloud.Gateway, error) {
+	storeID, ok := cloud.ParseGatewayToken(token)
+	if !ok {
+		return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "invalid gateway credentials")
+	}
+	gw := &cloud.Gateway{ID: gatewayID, StoreID: storeID}
+	var hash []byte
+	err := s.db.pool.QueryRow(ctx, `
+		SELECT s.tenant_id, g.token_hash, g.created_at, g.revoked_at, g.last_seen, g.version
+		FROM gateways g JOIN stores s ON s.store_id = g.store_id
+		WHERE g.store_id = $1 AND g.gateway_id = $2`, storeID, gatewayID).
+		Scan(&gw.TenantID, &hash, &gw.CreatedAt, &gw.RevokedAt, &gw.LastSeen, &gw.Version)
+	if isNoRows(err) {
+		return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "invalid gateway credentials")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("authenticate gateway %s: %w", gatewayID, interpret(err))
+	}
+	if subtle.ConstantTimeCompare(hash, cloud.HashToken(token)) != 1 {
+		return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "invalid gateway credentials")
+	}
+	if gw.RevokedAt != nil {
+		return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "gateway %q is revoked", gatewayID)
+	}
+	return gw, nil
+}
+
+// IsRevoked implements cloud.GatewayService. An unknown gateway counts as
+// revoked: the caller cuts the link either way.
+func (s *GatewayService) IsRevoked(ctx context.Context, storeID, gatewayID string) (bool, error) {
+	var revoked bool
+	err := s.db.pool.QueryRow(ctx, `
+		SELECT revoked_at IS NOT NULL FROM gateways WHERE store_id = $1 AND gateway_id = $2`,
+		storeID, gatewayID).Scan(&revoked)
+	if isNoRows(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("check gateway %s: %w", gatewayID, interpret(err))
+	}
+	return revoked, nil
+}
+
+// Touch implements cloud.GatewayService.
+func (s *GatewayService) Touch(ctx context.Context, storeID, gatewayID string, p cloud.Presence) error {
+	if !p.Online {
+		// Only the link that set online may clear it: a late disconnect of
+		// an old link must not hide the new one.
+		if _, err := s.db.pool.Exec(ctx, `
+			UPDATE gateways SET online = false, last_seen = now()
+			WHERE store_id = $1 AND gateway_id = $2 AND link_id = $3`, storeID, gatewayID, p.LinkID); err != nil {
+			return fmt.Errorf("touch gateway %s: %w", gatewayID, interpret(err))
+		}
+		return nil
+	}
+	tag, err := s.db.pool.Exec(ctx, `
+		UPDATE gateways
+		SET online = true, link_id = $3, last_seen = now(),
+		    version = CASE WHEN $4 = '' THEN version ELSE $4 END
+		WHERE store_id = $1 AND gateway_id = $2 AND revoked_at IS NULL`,
+		storeID, gatewayID, p.LinkID, p.Version)
+	if err != nil {
+		return fmt.Errorf("touch gateway %s: %w", gatewayID, interpret(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return cloud.Errorf(cloud.EUNAUTHORIZED, "gateway %q of store %q is unknown or revoked", gatewayID, storeID)
+	}
+	return nil
+}
+
+// UpdatePrinters implements cloud.GatewayService.
+func (s *GatewayService) UpdatePrinters(ctx context.Context, storeID, gatewayID string, printers []*cloud.Printer) error {
+	var ids, statuses, stations, backups []string
+	var failovers []bool
+	for _, p := range printers {
+		if err := p.Validate(); err != nil {
+			return err
+		}
+		ids = append(ids, p.ID)
+		statuses = append(statuses, string(p.Status))
+		stations = append(stations, strings.Join(p.Stations, ",")) // station names hold no comma
+		backups = append(backups, p.Backup)
+		failovers = append(failovers, p.Failover)
+	}
+	// One statement: refuse a revoked gateway or one of another store, and
+	// upsert every printer.
+	var ok bool
+	err := s.db.pool.QueryRow(ctx, `
+		WITH gw AS (
+			SELECT 1 FROM gateways WHERE store_id = $1 AND gateway_id = $2 AND revoked_at IS NULL
+		), up AS (
+			INSERT INTO printers (store_id, printer_id, status, stations, backup, failover, updated_at)
+			SELECT $1, u.id, u.status, string_to_array(u.stations, ','), u.backup, u.failover, now()
+			FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::bool[]) AS u(id, status, stations, backup, failover)
+			WHERE EXISTS (SELECT 1 FROM gw)
+			ON CONFLICT (store_id, printer_id) DO UPDATE
+			SET status = EXCLUDED.status, stations = EXCLUDED.stations, backup = EXCLUDED.backup,
+			    failover = EXCLUDED.failover, updated_at = EXCLUDED.updated_at
+		)
+		SELECT EXISTS (SELECT 1 FROM gw)`, storeID, gatewayID, ids, statuses, stations, backups, failovers).Scan(&ok)
+	if err != nil {
+		return fmt.Errorf("update printers of store %s: %w", storeID, interpret(err))
+	}
+	if !ok {
+		return cloud.Errorf(cloud.EUNAUTHORIZED, "gateway %q of store %q is unknown or revoked", gatewayID, storeID)
+	}
+	return nil
+}

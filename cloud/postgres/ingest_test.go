@@ -1,0 +1,241 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/storeprint/storeprint/cloud"
+	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/sync"
+)
+
+func TestIngestService_Ingest(t *testing.T) {
+	t.Parallel()
+
+	t.Run("OK", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		gw, _ := f.mustStore(t, "acme", "s1")
+		events := append(lifecycle(1, 2, "a"), auditEvent(13, "a-1", "reprint", "order_a0_station_hot"))
+		cursor, err := f.ingest.Ingest(context.Background(), gw.ID, "s1", events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cursor != 13 {
+			t.Fatalf("got cursor %d, want 13", cursor)
+		}
+		task, err := f.tasks.FindTask(tenantCtx("acme"), "s1", "order_a0_station_hot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if task.Status != gateway.StatusDone || task.Version != 3 || len(task.Receipts) != 3 ||
+			task.Receipts[2].State != sync.ReceiptPrinted || task.PrinterID != "hot-1" {
+			t.Fatalf("got task %+v, want done at version 3 with 3 receipts", task)
+		}
+		if n := f.count(t, `SELECT count(*) FROM task_events WHERE gateway_id = $1`, gw.ID); n != 13 {
+			t.Fatalf("got %d events stored, want 13", n)
+		}
+		var audit cloud.AuditEvent
+		err = f.db.pool.QueryRow(context.Background(), `
+			SELECT actor, operator, action, reason, before, after FROM audit_events WHERE source = 'gateway'`).
+			Scan(&audit.Actor, &audit.Operator, &audit.Action, &audit.Reason, &audit.Before, &audit.After)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if audit.Actor != "gateway:"+gw.ID || audit.Operator != "Li" || audit.Action != "reprint" ||
+			audit.Reason != "paper jam" || string(audit.Before) != `{"status": "failed"}` {
+			t.Fatalf("got audit %+v", audit)
+		}
+		if n := f.count(t, `SELECT count(*) FROM printers WHERE store_id = 's1' AND printer_id = 'hot-1'`); n != 1 {
+			t.Fatalf("got %d printers, want the one the tasks name", n)
+		}
+	})
+
+	t.Run("Replay", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		gw, _ := f.mustStore(t, "acme", "s1")
+		events := append(lifecycle(1, 10, "r"), auditEvent(61, "r-1", "resolve", ""))
+		for i := range 5 {
+			cursor, err := f.ingest.Ingest(context.Background(), gw.ID, "s1", events)
+			if err != nil {
+				t.Fatalf("delivery %d: %v", i+1, err)
+			}
+			if cursor != 61 {
+				t.Fatalf("delivery %d: got cursor %d, want 61", i+1, cursor)
+			}
+		}
+		for q, want := range map[string]int{
+			`SELECT count(*) FROM task_events`:                                       61,
+			`SELECT count(*) FROM print_tasks`:                                       10,
+			`SELECT count(*) FROM receipts`:                                          30,
+			`SELECT count(*) FROM audit_events WHERE source='gateway'`:               1,
+			`SELECT count(*) FROM print_tasks WHERE status = 'done' AND version = 3`: 10,
+		} {
+			if n := f.count(t, q); n != want {
+				t.Errorf("%s: got %d, want %d", q, n, want)
+			}
+		}
+	})
+
+	t.Run("OldVersionLate", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		gw, _ := f.mustStore(t, "acme", "s1")
+		ctx := context.Background()
+		// The newer state arrives first (seq 2), the older one late (seq 1).
+		if _, err := f.ingest.Ingest(ctx, gw.ID, "s1", []sync.Event{taskEvent(2, "order_o_station_hot", 3, "done")}); err != nil {
+			t.Fatal(err)
+		}
+		cursor, err := f.ingest.Ingest(ctx, gw.ID, "s1", []sync.Event{taskEvent(1, "order_o_station_hot", 2, "printing")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cursor != 2 {
+			t.Fatalf("got cursor %d, want 2", cursor)
+		}
+		task, err := f.tasks.FindTask(adminCtx, "s1", "order_o_station_hot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if task.Status != gateway.StatusDone || task.Version != 3 {
+			t.Fatalf("got %s at version %d, want done at version 3", task.Status, task.Version)
+		}
+		// And within one batch.
+		if _, err := f.ingest.Ingest(ctx, gw.ID, "s1", []sync.Event{
+			taskEvent(3, "order_b_station_hot", 5, "failed"),
+			taskEvent(4, "order_b_station_hot", 4, "retry_wait"),
+		}); err != nil {
+			t.Fatal(err)
+		}
+		task, _ = f.tasks.FindTask(adminCtx, "s1", "order_b_station_hot")
+		if task.Status != gateway.StatusFailed || task.Version != 5 {
+			t.Fatalf("got %s at version %d, want failed at version 5", task.Status, task.Version)
+		}
+	})
+
+	t.Run("Gap", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		gw, _ := f.mustStore(t, "acme", "s1")
+		ctx := context.Background()
+		events := lifecycle(1, 2, "g") // seq 1..12
+		cursor, err := f.ingest.Ingest(ctx, gw.ID, "s1", events[6:])
+		if err != nil || cursor != 0 {
+			t.Fatalf("got cursor %d err %v, want 0: seq 1-6 are missing", cursor, err)
+		}
+		cursor, err = f.ingest.Ingest(ctx, gw.ID, "s1", events[:3])
+		if err != nil || cursor != 3 {
+			t.Fatalf("got cursor %d err %v, want 3", cursor, err)
+		}
+		cursor, err = f.ingest.Ingest(ctx, gw.ID, "s1", events[3:6])
+		if err != nil || cursor != 12 {
+			t.Fatalf("got cursor %d err %v, want 12: the gap is filled", cursor, err)
+		}
+		cursor, err = f.ingest.Ingest(ctx, gw.ID, "s1", nil)
+		if err != nil || cursor != 12 {
+			t.Fatalf("empty batch: got cursor %d err %v, want 12", cursor, err)
+		}
+	})
+
+	t.Run("CloudOrder", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		gw, _ := f.mustStore(t, "acme", "s1")
+		ctx := context.Background()
+		if _, _, err := f.orders.CreateOrder(adminCtx, "s1", newOrder("d1")); err != nil {
+			t.Fatal(err)
+		}
+		ev := event(1, sync.KindTask, "order_d1_station_hot", sync.TaskEvent{
+			TaskNo: "order_d1_station_hot", Version: 1, OrderID: "d1", Station: "hot", PrinterID: "hot-1",
+			Status: "queued", Source: "cloud", CreatedAt: t0, UpdatedAt: t0,
+		})
+		if _, err := f.ingest.Ingest(ctx, gw.ID, "s1", []sync.Event{ev}); err != nil {
+			t.Fatal(err)
+		}
+		hot, _ := f.tasks.FindTask(adminCtx, "s1", "order_d1_station_hot")
+		bar, _ := f.tasks.FindTask(adminCtx, "s1", "order_d1_station_bar")
+		if hot.Status != gateway.StatusQueued || hot.PrinterID != "hot-1" || hot.Source != "cloud" {
+			t.Fatalf("got hot %+v, want queued on hot-1", hot)
+		}
+		if bar.Status != cloud.StatusPendingDelivery {
+			t.Fatalf("got bar %s, want pending_delivery", bar.Status)
+		}
+	})
+
+	t.Run("Alerts", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		gw, _ := f.mustStore(t, "acme", "s1")
+		ctx := context.Background()
+		const taskNo = "order_al_station_hot"
+		if _, err := f.ingest.Ingest(ctx, gw.ID, "s1", []sync.Event{
+			taskEvent(1, taskNo, 1, "queued"),
+			taskEvent(2, taskNo, 2, "attention_required"),
+		}); err != nil {
+			t.Fatal(err)
+		}
+		alerts, err := f.stores.FindAlerts(adminCtx, "s1")
+		if err != nil || len(alerts) != 1 || alerts[0].TaskNo != taskNo || alerts[0].Kind != "attention_required" {
+			t.Fatalf("got %+v %v, want one attention_required alert", alerts, err)
+		}
+		stores, _ := f.stores.FindStores(adminCtx)
+		if stores[0].OpenAlerts != 1 {
+			t.Fatalf("got %d open alerts, want 1", stores[0].OpenAlerts)
+		}
+		if _, err := f.ingest.Ingest(ctx, gw.ID, "s1", []sync.Event{taskEvent(3, taskNo, 3, "done")}); err != nil {
+			t.Fatal(err)
+		}
+		alerts, _ = f.stores.FindAlerts(adminCtx, "s1")
+		if len(alerts) != 0 {
+			t.Fatalf("got %+v, want none: the task is done", alerts)
+		}
+	})
+
+	t.Run("UnknownKind", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		gw, _ := f.mustStore(t, "acme", "s1")
+		cursor, err := f.ingest.Ingest(context.Background(), gw.ID, "s1", []sync.Event{event(1, "printer", "", map[string]string{"id": "p"})})
+		if err != nil || cursor != 1 {
+			t.Fatalf("got %d %v, want 1 nil: a newer kind is stored", cursor, err)
+		}
+	})
+
+	t.Run("ErrInvalid", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		gw, _ := f.mustStore(t, "acme", "s1")
+		good := taskEvent(1, "order_ok_station_hot", 1, "queued")
+		for name, bad := range map[string]sync.Event{
+			"ZeroSeq":       taskEvent(0, "order_x_station_hot", 1, "queued"),
+			"DuplicateSeq":  taskEvent(1, "order_x_station_hot", 1, "queued"),
+			"BadStatus":     taskEvent(2, "order_x_station_hot", 1, "lost"),
+			"ZeroVersion":   taskEvent(2, "order_x_station_hot", 0, "queued"),
+			"BadJSON":       {Seq: 2, Kind: sync.KindTask, At: t0, Data: json.RawMessage(`{"task_no":`)},
+			"BadReceipt":    receiptEvent(2, "order_x_station_hot", 1, "lost"),
+			"NoKind":        {Seq: 2, At: t0, Data: json.RawMessage(`{}`)},
+			"NoTime":        {Seq: 2, Kind: "x", Data: json.RawMessage(`{}`)},
+			"TaskMismatch":  {Seq: 2, Kind: sync.KindTask, TaskNo: "other", At: t0, Data: taskEvent(2, "order_x_station_hot", 1, "queued").Data},
+			"AuditNoAction": auditEvent(2, "id", "", ""),
+		} {
+			_, err := f.ingest.Ingest(context.Background(), gw.ID, "s1", []sync.Event{good, bad})
+			if cloud.ErrorCode(err) != cloud.EINVALID {
+				t.Errorf("%s: got %v, want EINVALID", name, err)
+			}
+		}
+		if n := f.count(t, `SELECT count(*) FROM task_events`); n != 0 {
+			t.Fatalf("got %d events stored, want 0: a bad batch writes nothing", n)
+		}
+	})
+
+	t.Run("ErrOtherStore", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		gw, _ := f.mustStore(t, "acme", "s1")
+		f.mustStore(t, "acme", "s2")
+		_, err := f.ingest.Ingest(context.Background(), gw.ID, "s2", lifecycle(1, 1, "x"))
+		wantCode(t, err, cloud.EUNAUTHORIZED)
+	})
+}

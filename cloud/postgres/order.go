@@ -1,0 +1,157 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/storeprint/storeprint/cloud"
+	"github.com/storeprint/storeprint/gateway"
+)
+
+var _ cloud.OrderService = (*OrderService)(nil)
+
+// OrderService implements cloud.OrderService.
+type OrderService struct {
+	db *DB
+}
+
+// NewOrderService returns an OrderService on db.
+func NewOrderService(db *DB) *OrderService { return &OrderService{db: db} }
+
+// CreateOrder implements cloud.OrderService.
+//
+// The order's primary key (store_id, order_id) decides between concurrent
+// requests: INSERT ... ON CONFLICT DO NOTHING lets exactly one insert, the
+// others wait for it to commit and then read its digest.
+func (s *OrderService) CreateOrder(ctx context.Context, storeID string, o *gateway.Order) (*cloud.OrderResult, bool, error) {
+	a, err := cloud.RequireActor(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := o.Validate(); err != nil {
+		return nil, false, cloud.Errorf(cloud.EINVALID, "%s", gateway.ErrorMessage(err))
+	}
+	body, err := json.Marshal(o)
+	if err != nil {
+		return nil, false, fmt.Errorf("encode order: %w", err)
+	}
+	digest := o.Digest()
+	res := cloud.NewOrderResult(o)
+	var created bool
+	err = s.db.tx(ctx, func(tx pgx.Tx) error {
+		var inserted string
+		err := tx.QueryRow(ctx, `
+			INSERT INTO cloud_orders (store_id, order_id, digest, body, created_by)
+			SELECT s.store_id, $2, $3, $4, $5 FROM stores s
+			WHERE s.store_id = $1 AND ($6::text IS NULL OR s.tenant_id = $6)
+			ON CONFLICT (store_id, order_id) DO NOTHING
+			RETURNING order_id`,
+			storeID, o.OrderID, digest, body, a.String(), tenantScope(a)).Scan(&inserted)
+		if isNoRows(err) {
+			return replay(ctx, tx, a, storeID, o.OrderID, digest)
+		}
+		if err != nil {
+			return fmt.Errorf("insert order: %w", interpret(err))
+		}
+		created = true
+
+		var taskNos, stations []string
+		for _, t := range res.Tasks {
+			taskNos = append(taskNos, t.TaskNo)
+			stations = append(stations, t.Station)
+		}
+		rows, err := tx.Query(ctx, `
+			INSERT INTO print_tasks (store_id, task_no, order_id, station, status, source, created_at, updated_at)
+			SELECT $1, u.task_no, $2, u.station, $3, 'cloud', now(), now()
+			FROM unnest($4::text[], $5::text[]) AS u(task_no, station)
+			ON CONFLICT (store_id, task_no) DO NOTHING
+			RETURNING task_no`, storeID, o.OrderID, string(cloud.StatusPendingDelivery), taskNos, stations)
+		if err != nil {
+			return fmt.Errorf("insert tasks: %w", interpret(err))
+		}
+		insertedTasks, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return fmt.Errorf("insert tasks: %w", interpret(err))
+		}
+		if len(insertedTasks) != len(taskNos) {
+			got := map[string]bool{}
+			for _, t := range insertedTasks {
+				got[t] = true
+			}
+			for _, t := range taskNos {
+				if !got[t] {
+					return cloud.Errorf(cloud.ECONFLICT, "task %s already exists at store %s (an order of the store's own POS?)", t, storeID)
+				}
+			}
+		}
+		c := &cloud.Command{ID: "order:" + o.OrderID, Kind: cloud.CommandOrder, Order: o, CreatedBy: a.String()}
+		seq, err := insertCommand(ctx, tx, storeID, c)
+		if err != nil {
+			return err
+		}
+		if seq == 0 {
+			// Unreachable while cloud_orders decides first; never queue twice.
+			return cloud.Errorf(cloud.ECONFLICT, "order %s is already queued for store %s", o.OrderID, storeID)
+		}
+		return notify(ctx, tx, cloud.DownstreamChannel, storeID)
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("create order %s at store %s: %w", o.OrderID, storeID, err)
+	}
+	return res, created, nil
+}
+
+// replay answers an order whose insert found a row: the same content is a
+// replay, other content a conflict, and no row at all an unknown store.
+func replay(ctx context.Context, tx pgx.Tx, a *cloud.Actor, storeID, orderID, digest string) error {
+	var got string
+	err := tx.QueryRow(ctx, `
+		SELECT o.digest FROM cloud_orders o JOIN stores s ON s.store_id = o.store_id
+		WHERE o.store_id = $1 AND o.order_id = $2 AND ($3::text IS NULL OR s.tenant_id = $3)`,
+		storeID, orderID, tenantScope(a)).Scan(&got)
+	if isNoRows(err) {
+		return cloud.Errorf(cloud.ENOTFOUND, "store %q not found", storeID)
+	}
+	if err != nil {
+		return fmt.Errorf("read order: %w", interpret(err))
+	}
+	if got != digest {
+		return cloud.Errorf(cloud.ECONFLICT, "order %s was already accepted with different content", orderID)
+	}
+	return nil
+}
+
+// insertCommand appends c to the store's downstream queue and returns its
+// seq, or 0 when c.ID is already queued: the caller must then roll back,
+// or the seq it allocated would be a gap. The seq comes
+// from the store's downstream_cursors row, locked until the transaction
+// ends: seqs are gapless and become visible in order.
+func insertCommand(ctx context.Context, tx pgx.Tx, storeID string, c *cloud.Command) (uint64, error) {
+	body, err := json.Marshal(c)
+	if err != nil {
+		return 0, fmt.Errorf("encode command: %w", err)
+	}
+	var seq uint64
+	err = tx.QueryRow(ctx, `
+		WITH next AS (
+			INSERT INTO downstream_cursors AS d (store_id, last_seq) VALUES ($1, 1)
+			ON CONFLICT (store_id) DO UPDATE SET last_seq = d.last_seq + 1
+			RETURNING last_seq
+		)
+		INSERT INTO downstream (store_id, seq, command_id, kind, task_no, printer_id, body, created_by)
+		SELECT $1, next.last_seq, $2, $3, $4, $5, $6, $7 FROM next
+		ON CONFLICT (store_id, command_id) DO NOTHING
+		RETURNING seq, created_at`,
+		storeID, c.ID, c.Kind, c.TaskNo, c.PrinterID, body, c.CreatedBy).Scan(&seq, &c.CreatedAt)
+	if isNoRows(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("queue command: %w", interpret(err))
+	}
+	c.StoreID, c.Seq = storeID, seq
+	return seq, nil
+}

@@ -1,0 +1,162 @@
+package postgres
+
+import (
+	"context"
+	"reflect"
+	stdsync "sync"
+	"testing"
+
+	"github.com/storeprint/storeprint/cloud"
+	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/sync"
+)
+
+func newOrder(id string) *gateway.Order {
+	return &gateway.Order{OrderID: id, Table: "T1", Items: []gateway.Item{
+		{Name: "宫保鸡丁", Qty: 1, Station: "hot"},
+		{Name: "Beer", Qty: 2, Station: "bar"},
+	}}
+}
+
+func TestOrderService_CreateOrder(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	gw, _ := f.mustStore(t, "acme", "s1")
+	f.mustStore(t, "globex", "g1")
+	ctx := tenantCtx("acme")
+
+	t.Run("OK", func(t *testing.T) {
+		res, created, err := f.orders.CreateOrder(ctx, "s1", newOrder("d1"))
+		if err != nil || !created {
+			t.Fatalf("got created %v err %v, want true nil", created, err)
+		}
+		want := []*cloud.OrderTask{
+			{TaskNo: "order_d1_station_bar", Station: "bar", Status: cloud.StatusPendingDelivery},
+			{TaskNo: "order_d1_station_hot", Station: "hot", Status: cloud.StatusPendingDelivery},
+		}
+		if !reflect.DeepEqual(res.Tasks, want) {
+			t.Fatalf("got tasks %+v, want %+v", res.Tasks, want)
+		}
+		task, err := f.tasks.FindTask(ctx, "s1", "order_d1_station_hot")
+		if err != nil || task.Status != cloud.StatusPendingDelivery || task.Source != "cloud" {
+			t.Fatalf("got task %+v err %v, want pending_delivery from the cloud", task, err)
+		}
+		cmds, err := f.commands.Downstream(context.Background(), "s1", 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cmds) != 1 || cmds[0].Seq != 1 || cmds[0].Kind != cloud.CommandOrder || cmds[0].Order == nil ||
+			cmds[0].Order.Digest() != newOrder("d1").Digest() {
+			t.Fatalf("got downstream %+v, want the order at seq 1", cmds)
+		}
+	})
+	t.Run("Replay", func(t *testing.T) {
+		res, created, err := f.orders.CreateOrder(ctx, "s1", newOrder("d1"))
+		if err != nil || created || len(res.Tasks) != 2 {
+			t.Fatalf("got %+v created %v err %v, want the same tasks, false, nil", res, created, err)
+		}
+		if n := f.count(t, `SELECT count(*) FROM downstream WHERE store_id = 's1'`); n != 1 {
+			t.Fatalf("got %d downstream rows, want 1", n)
+		}
+	})
+	t.Run("ErrConflict", func(t *testing.T) {
+		o := newOrder("d1")
+		o.Items[0].Qty = 3
+		_, _, err := f.orders.CreateOrder(ctx, "s1", o)
+		wantCode(t, err, cloud.ECONFLICT)
+	})
+	t.Run("ErrInvalid", func(t *testing.T) {
+		o := newOrder("d2")
+		o.Items = nil
+		_, _, err := f.orders.CreateOrder(ctx, "s1", o)
+		wantCode(t, err, cloud.EINVALID)
+		if cloud.ErrorMessage(err) != "items must not be empty" {
+			t.Fatalf("got message %q", cloud.ErrorMessage(err))
+		}
+	})
+	t.Run("ErrUnknownStore", func(t *testing.T) {
+		_, _, err := f.orders.CreateOrder(adminCtx, "nowhere", newOrder("d3"))
+		wantCode(t, err, cloud.ENOTFOUND)
+	})
+	t.Run("ErrOtherTenant", func(t *testing.T) {
+		_, _, err := f.orders.CreateOrder(tenantCtx("globex"), "s1", newOrder("d4"))
+		wantCode(t, err, cloud.ENOTFOUND)
+		_, _, err = f.orders.CreateOrder(tenantCtx("globex"), "s1", newOrder("d1")) // exists, not theirs
+		wantCode(t, err, cloud.ENOTFOUND)
+		if n := f.count(t, `SELECT count(*) FROM cloud_orders WHERE order_id = 'd4'`); n != 0 {
+			t.Fatalf("got %d orders, want 0", n)
+		}
+	})
+	t.Run("ErrTaskOfPOS", func(t *testing.T) {
+		// The store's POS printed order p1 first; the same order_id from
+		// the cloud would reuse its task_no.
+		if _, err := f.ingest.Ingest(context.Background(), gw.ID, "s1", []sync.Event{taskEvent(1, "order_p1_station_hot", 1, "queued")}); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := f.orders.CreateOrder(ctx, "s1", newOrder("p1"))
+		wantCode(t, err, cloud.ECONFLICT)
+		if n := f.count(t, `SELECT count(*) FROM cloud_orders WHERE order_id = 'p1'`); n != 0 {
+			t.Fatalf("got %d orders, want 0: nothing written", n)
+		}
+		if n := f.count(t, `SELECT count(*) FROM print_tasks WHERE task_no = 'order_p1_station_bar'`); n != 0 {
+			t.Fatalf("got %d bar tasks, want 0: nothing written", n)
+		}
+	})
+}
+
+// TestOrderService_CreateOrder_Concurrent sends the same order from 20
+// clients at once: one creates it, the others get the same answer, and
+// the database holds one of each row.
+func TestOrderService_CreateOrder_Concurrent(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.mustStore(t, "acme", "s1")
+	const clients = 20
+	type result struct {
+		res     *cloud.OrderResult
+		created bool
+		err     error
+	}
+	results := make([]result, clients)
+	start := make(chan struct{})
+	var wg stdsync.WaitGroup
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			res, created, err := f.orders.CreateOrder(tenantCtx("acme"), "s1", newOrder("race"))
+			results[i] = result{res, created, err}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	created := 0
+	for i, r := range results {
+		if r.err != nil {
+			t.Fatalf("client %d: %v", i, r.err)
+		}
+		if r.created {
+			created++
+		}
+		if !reflect.DeepEqual(r.res, results[0].res) {
+			t.Fatalf("client %d got %+v, want %+v", i, r.res, results[0].res)
+		}
+	}
+	if created != 1 {
+		t.Fatalf("got %d creations, want exactly 1", created)
+	}
+	for _, q := range []string{
+		`SELECT count(*) FROM cloud_orders WHERE order_id = 'race'`,
+		`SELECT count(*) FROM print_tasks WHERE task_no = 'order_race_station_hot'`,
+		`SELECT count(*) FROM print_tasks WHERE task_no = 'order_race_station_bar'`,
+		`SELECT count(*) FROM downstream WHERE command_id = 'order:race'`,
+	} {
+		if n := f.count(t, q); n != 1 {
+			t.Errorf("%s: got %d, want 1", q, n)
+		}
+	}
+	if n := f.count(t, `SELECT last_seq FROM downstream_cursors WHERE store_id = 's1'`); n != 1 {
+		t.Errorf("got downstream last_seq %d, want 1: no seq is skipped", n)
+	}
+}

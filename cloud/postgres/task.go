@@ -1,0 +1,138 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/storeprint/storeprint/cloud"
+)
+
+var _ cloud.TaskService = (*TaskService)(nil)
+
+// TaskService implements cloud.TaskService.
+type TaskService struct {
+	db *DB
+}
+
+// NewTaskService returns a TaskService on db.
+func NewTaskService(db *DB) *TaskService { return &TaskService{db: db} }
+
+const taskColumns = `t.task_no, t.order_id, t.station, t.printer_id, t.status, t.version, t.attempt,
+	t.last_error, t.reason, t.source, t.copy_of, t.backup_from, t.created_at, t.printed_at, t.updated_at`
+
+func scanTask(row pgx.Row, storeID string) (*cloud.Task, error) {
+	t := &cloud.Task{StoreID: storeID, Receipts: []*cloud.Receipt{}}
+	err := row.Scan(&t.TaskNo, &t.OrderID, &t.Station, &t.PrinterID, &t.Status, &t.Version, &t.Attempt,
+		&t.LastError, &t.Reason, &t.Source, &t.CopyOf, &t.BackupFrom, &t.CreatedAt, &t.PrintedAt, &t.UpdatedAt)
+	if err != nil {
+		return nil, interpret(err)
+	}
+	return t, nil
+}
+
+// FindTask implements cloud.TaskService.
+func (s *TaskService) FindTask(ctx context.Context, storeID, taskNo string) (*cloud.Task, error) {
+	a, err := cloud.RequireActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	row := s.db.pool.QueryRow(ctx, `
+		SELECT `+taskColumns+`
+		FROM print_tasks t JOIN stores s ON s.store_id = t.store_id
+		WHERE t.store_id = $1 AND t.task_no = $2 AND ($3::text IS NULL OR s.tenant_id = $3)`,
+		storeID, taskNo, tenantScope(a))
+	t, err := scanTask(row, storeID)
+	if cloud.ErrorCode(err) == cloud.ENOTFOUND {
+		// Also for another tenant's store: a 404 tells nothing.
+		return nil, cloud.Errorf(cloud.ENOTFOUND, "task %s not found at store %s", taskNo, storeID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find task %s: %w", taskNo, err)
+	}
+	if err := s.attachReceipts(ctx, storeID, []*cloud.Task{t}); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// FindTasks implements cloud.TaskService.
+func (s *TaskService) FindTasks(ctx context.Context, storeID string, f cloud.TaskFilter) ([]*cloud.Task, error) {
+	a, err := cloud.RequireActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	if err := visibleStore(ctx, s.db.pool, a, storeID); err != nil {
+		return nil, err
+	}
+	var status *string
+	if f.Status != "" {
+		st := string(f.Status)
+		status = &st
+	}
+	rows, err := s.db.pool.Query(ctx, `
+		SELECT `+taskColumns+`
+		FROM print_tasks t JOIN stores s ON s.store_id = t.store_id
+		WHERE t.store_id = $1 AND ($2::text IS NULL OR t.status = $2) AND ($3::text IS NULL OR s.tenant_id = $3)
+		ORDER BY t.created_at, t.task_no
+		LIMIT $4`, storeID, status, tenantScope(a), f.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("find tasks: %w", interpret(err))
+	}
+	tasks := []*cloud.Task{}
+	for rows.Next() {
+		t, err := scanTask(rows, storeID)
+		if err != nil {
+			return nil, fmt.Errorf("find tasks: %w", err)
+		}
+		tasks = append(tasks, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find tasks: %w", interpret(err))
+	}
+	if err := s.attachReceipts(ctx, storeID, tasks); err != nil {
+		return nil, err
+	}
+	return tasks, nil
+}
+
+// attachReceipts reads the receipts of the tasks in one query. The tasks
+// were read with the actor's tenant scope already.
+func (s *TaskService) attachReceipts(ctx context.Context, storeID string, tasks []*cloud.Task) error {
+	if len(tasks) == 0 {
+		return nil
+	}
+	byNo := make(map[string]*cloud.Task, len(tasks))
+	taskNos := make([]string, 0, len(tasks))
+	for _, t := range tasks {
+		byNo[t.TaskNo] = t
+		taskNos = append(taskNos, t.TaskNo)
+	}
+	rows, err := s.db.pool.Query(ctx, `
+		SELECT task_no, attempt, state, printer_id, payload_sha256, process_id, job_id, reprint, at
+		FROM receipts
+		WHERE store_id = $1 AND task_no = ANY($2)
+		ORDER BY task_no, attempt, at, array_position(ARRAY['prepared','submitted','printed','confirmed'], state)`,
+		storeID, taskNos)
+	if err != nil {
+		return fmt.Errorf("find receipts: %w", interpret(err))
+	}
+	for rows.Next() {
+		var taskNo string
+		r := &cloud.Receipt{}
+		if err := rows.Scan(&taskNo, &r.Attempt, &r.State, &r.PrinterID, &r.PayloadSHA256, &r.ProcessID, &r.JobID, &r.Reprint, &r.At); err != nil {
+			return fmt.Errorf("find receipts: %w", interpret(err))
+		}
+		if t := byNo[taskNo]; t != nil {
+			t.Receipts = append(t.Receipts, r)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("find receipts: %w", interpret(err))
+	}
+	return nil
+}
