@@ -38,6 +38,10 @@ type Options struct {
 	IdlePoll   time.Duration // default 30s
 	// SweepEvery is how often waiting tasks are checked for staleness.
 	SweepEvery time.Duration // default 5s
+	// LeaseMargin is added to a printer's connect and confirm timeouts to
+	// make an attempt's lease; a driver still busy LeaseMargin/2 after
+	// the lease expired is abandoned.
+	LeaseMargin time.Duration // default 10s
 	Now        func() time.Time
 	Logger     *slog.Logger
 	Observer   Observer
@@ -107,6 +111,9 @@ func New(cfg *Config, store Store, printers map[string]Printer, opts Options) (*
 	}
 	if opts.SweepEvery == 0 {
 		opts.SweepEvery = 5 * time.Second
+	}
+	if opts.LeaseMargin == 0 {
+		opts.LeaseMargin = 10 * time.Second
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

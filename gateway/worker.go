@@ -232,17 +232,23 @@ func (w *worker) attempt(ctx context.Context, head *Task) {
 		},
 	}
 	// The attempt must end within its lease. A driver that overruns it is
-	// abandoned: its late result is fenced out, and its outcome is treated
-	// as uncertain.
-	pctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), lease.expires.Add(-time.Second))
+	// abandoned: the attempt is settled from its receipt as after a crash
+	// (see Recover), and the driver's late result is fenced out.
+	pctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), lease.expires.Add(-g.opts.LeaseMargin/2))
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- w.printer.Print(pctx, job) }()
 	var perr error
 	select {
 	case perr = <-done:
-	case <-time.After(time.Until(lease.expires) + 5*time.Second):
-		perr = &PrintError{Outcome: PrintUncertain, Err: errors.New("the printer driver did not return within the lease")}
+	case <-time.After(time.Until(lease.expires) + g.opts.LeaseMargin/2):
+		g.log.Error("printer driver overran its lease; attempt abandoned", "printer", w.id, "task_no", lease.taskNo, "attempt", lease.attempt)
+		w.noteOutcome(false, true)
+		g.obs.Attempt(w.id, "abandoned")
+		if err := g.recoverTask(context.WithoutCancel(ctx), lease.taskNo); err != nil {
+			g.log.Error("settle abandoned attempt", "task_no", lease.taskNo, "err", err)
+		}
+		return
 	}
 	if perr == nil {
 		w.failpoint(FailpointBeforePrinted)
@@ -339,7 +345,7 @@ func (g *Gateway) lease(ctx context.Context, w *worker, taskNo string) (*lease, 
 		t.Attempt++
 		t.Status = StatusPrinting
 		t.LeaseToken = newToken()
-		t.LeaseExpires = now.Add(w.cfg.ConnectTimeout.Duration + w.cfg.ConfirmTimeout.Duration + 10*time.Second)
+		t.LeaseExpires = now.Add(w.cfg.ConnectTimeout.Duration + w.cfg.ConfirmTimeout.Duration + g.opts.LeaseMargin)
 		if err := tx.PutTask(t); err != nil {
 			return err
 		}

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storeprint/storeprint/printerdrivers/printersim"
+)
+
+type printerJSON struct {
+	ID       string   `json:"id"`
+	Status   string   `json:"status"`
+	Stations []string `json:"stations"`
+	Backup   string   `json:"backup"`
+	Queue    int      `json:"queue"`
+	Failover *struct {
+		Active       bool   `json:"active"`
+		Backup       string `json:"backup"`
+		Acknowledged bool   `json:"acknowledged"`
+	} `json:"failover"`
+}
+
+func getPrinter(t testing.TB, base, id string) printerJSON {
+	t.Helper()
+	var ps []printerJSON
+	if code := call(t, "GET", base+"/v1/printers", nil, &ps); code != 200 {
+		t.Fatalf("GET /v1/printers: %d", code)
+	}
+	for _, p := range ps {
+		if p.ID == id {
+			return p
+		}
+	}
+	t.Fatalf("printer %s not listed", id)
+	return printerJSON{}
+}
+
+func waitPrinter(t testing.TB, base, id string, timeout time.Duration, ok func(printerJSON) bool) printerJSON {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		p := getPrinter(t, base, id)
+		if ok(p) {
+			return p
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("printer %s: got %+v, not as wanted within %s", id, p, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+var staff = map[string]string{"operator": "amy", "reason": "checked at the pass"}
+
+// Paper end with tickets waiting: shown within 2 s, the tickets neither fail
+// nor get flagged, and they print within 2 s of the paper coming back.
+func TestMain_PaperEnd(t *testing.T) {
+	t.Parallel()
+	hot := startSim(t, printersim.FaultPaperEnd)
+	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}},
+		[]stationConf{{name: "hot", printer: "hot-1"}})
+	_, base := runGateway(t, cfg)
+	for _, id := range []string{"pe-1", "pe-2", "pe-3"} {
+		call(t, "POST", base+"/v1/orders", order(id, "hot"), nil)
+	}
+	waitPrinter(t, base, "hot-1", 2*time.Second, func(p printerJSON) bool { return p.Status == "paper_end" })
+	for _, id := range []string{"pe-1", "pe-2", "pe-3"} {
+		if tj := getTask(t, base, "order_"+id+"_station_hot"); tj.Status != "queued" && tj.Status != "retry_wait" {
+			t.Fatalf("task %s: got %s while the paper is out, want it waiting", id, tj.Status)
+		}
+	}
+	hot.SetFault(printersim.FaultNone)
+	got := waitPrinted(t, hot, 3, 2*time.Second+500*time.Millisecond)
+	for i, id := range []string{"pe-1", "pe-2", "pe-3"} {
+		if got[i].TaskNo != "order_"+id+"_station_hot" {
+			t.Errorf("ticket %d: got %s, want %s in order", i, got[i].TaskNo, id)
+		}
+	}
+	for _, id := range []string{"pe-1", "pe-2", "pe-3"} {
+		waitStatus(t, base, "order_"+id+"_station_hot", "done", 5*time.Second)
+	}
+	if n := len(hot.Printed()); n != 3 {
+		t.Fatalf("got %d tickets, want 3", n)
+	}
+}
+
+// Voiding an order while its printer is out of paper: its tickets never
+// print after the paper is back.
+func TestMain_Void(t *testing.T) {
+	t.Parallel()
+	hot := startSim(t, printersim.FaultPaperEnd)
+	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}},
+		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "hot-1"}})
+	_, base := runGateway(t, cfg)
+	call(t, "POST", base+"/v1/orders", order("void-1", "hot", "cold"), nil)
+	waitPrinter(t, base, "hot-1", 5*time.Second, func(p printerJSON) bool { return p.Status == "paper_end" })
+	var res orderJSON
+	if code := call(t, "POST", base+"/v1/orders/void-1/void", map[string]string{"operator": "amy", "reason": "guest left"}, &res); code != 200 {
+		t.Fatalf("void: got %d", code)
+	}
+	for _, tk := range res.Tasks {
+		if tk.Status != "cancelled" {
+			t.Fatalf("task %s: got %s, want cancelled", tk.TaskNo, tk.Status)
+		}
+	}
+	hot.SetFault(printersim.FaultNone)
+	call(t, "POST", base+"/v1/orders", order("after-void", "hot"), nil)
+	got := waitPrinted(t, hot, 1, 10*time.Second)
+	waitStatus(t, base, "order_after-void_station_hot", "done", 5*time.Second)
+	for _, tk := range append(got, hot.Printed()...) {
+		if strings.Contains(tk.TaskNo, "void-1") {
+			t.Fatalf("voided ticket printed: %s", tk.TaskNo)
+		}
+	}
+}
+
+// A ticket older than stale_after when its printer recovers is flagged, not
+// printed; a younger one prints; one click prints the stale one.
+func TestMain_Stale(t *testing.T) {
+	t.Parallel()
+	hot := startSim(t, printersim.FaultPaperEnd)
+	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}},
+		[]stationConf{{name: "hot", printer: "hot-1", staleAfter: "1s"}, {name: "cold", printer: "hot-1"}})
+	_, base := runGateway(t, cfg)
+	call(t, "POST", base+"/v1/orders", order("old-1", "hot"), nil)
+	tj := waitStatus(t, base, "order_old-1_station_hot", "attention_required", 10*time.Second)
+	if tj.Reason != "stale" {
+		t.Fatalf("got reason %q, want stale", tj.Reason)
+	}
+	call(t, "POST", base+"/v1/orders", order("young-1", "cold"), nil)
+	hot.SetFault(printersim.FaultNone)
+	got := waitPrinted(t, hot, 1, 5*time.Second)
+	if got[0].TaskNo != "order_young-1_station_cold" {
+		t.Fatalf("got %s on paper, want the young ticket", got[0].TaskNo)
+	}
+	waitStatus(t, base, "order_young-1_station_cold", "done", 5*time.Second)
+	if n := countPaper(hot.Printed(), "order_old-1_station_hot"); n != 0 {
+		t.Fatalf("stale ticket printed %d times without a click", n)
+	}
+	// One click for the station's stale tickets.
+	var printed []taskJSON
+	if code := call(t, "POST", base+"/v1/stations/hot/print-stale", staff, &printed); code != 200 || len(printed) != 1 {
+		t.Fatalf("print-stale: got %d %v, want one task", code, printed)
+	}
+	waitStatus(t, base, "order_old-1_station_hot", "done", 5*time.Second)
+	if n := countPaper(hot.Printed(), "order_old-1_station_hot"); n != 1 {
+		t.Fatalf("got %d stale tickets after the click, want 1", n)
+	}
+}
+
+// With hot-1 down, the hot station's tickets print on its backup within
+// the threshold plus 5 s, each once, marked on paper; acknowledge and move
+// back through the API.
+func TestMain_Failover(t *testing.T) {
+	t.Parallel()
+	hot, pass := startSim(t, printersim.FaultDown), startSim(t, printersim.FaultNone)
+	cfg := writeConfig(t, t.TempDir(), []printerConf{
+		{id: "hot-1", addr: hot.addr, backup: "pass-1", extra: "failover_after = \"2s\"\n"},
+		{id: "pass-1", addr: pass.addr},
+	}, []stationConf{{name: "hot", printer: "hot-1"}, {name: "pass", printer: "pass-1"}})
+	_, base := runGateway(t, cfg)
+	start := time.Now()
+	for _, id := range []string{"fo-1", "fo-2", "fo-3"} {
+		call(t, "POST", base+"/v1/orders", order(id, "hot"), nil)
+	}
+	got := waitPrinted(t, pass, 3, 2*time.Second+5*time.Second)
+	t.Logf("on the backup after %s", time.Since(start).Round(time.Millisecond))
+	for _, tk := range got {
+		if !strings.Contains(tk.Text, "BACKUP FROM hot-1") {
+			t.Errorf("ticket %s does not say it is a backup print: %q", tk.TaskNo, tk.Text)
+		}
+	}
+	for _, id := range []string{"fo-1", "fo-2", "fo-3"} {
+		tj := waitStatus(t, base, "order_"+id+"_station_hot", "done", 5*time.Second)
+		if tj.PrinterID != "pass-1" || tj.BackupFrom != "hot-1" {
+			t.Errorf("task %s: got printer %s backup_from %q", id, tj.PrinterID, tj.BackupFrom)
+		}
+		if n := countPaper(pass.Printed(), "order_"+id+"_station_hot"); n != 1 {
+			t.Errorf("task %s printed %d times, want 1", id, n)
+		}
+	}
+	p := getPrinter(t, base, "hot-1")
+	if p.Failover == nil || !p.Failover.Active || p.Failover.Backup != "pass-1" || p.Failover.Acknowledged {
+		t.Fatalf("got failover %+v, want active to pass-1, not acknowledged", p.Failover)
+	}
+	// New tickets of the station go to the backup while failed over.
+	call(t, "POST", base+"/v1/orders", order("fo-4", "hot"), nil)
+	waitPrinted(t, pass, 4, 5*time.Second)
+
+	if code := call(t, "POST", base+"/v1/printers/hot-1/acknowledge", staff, nil); code != 200 {
+		t.Fatalf("acknowledge: got %d", code)
+	}
+	if p := getPrinter(t, base, "hot-1"); p.Failover == nil || !p.Failover.Acknowledged || !p.Failover.Active {
+		t.Fatalf("got %+v, want acknowledged and still active", p.Failover)
+	}
+	hot.SetFault(printersim.FaultNone)
+	if code := call(t, "POST", base+"/v1/printers/hot-1/failback", staff, nil); code != 200 {
+		t.Fatalf("failback: got %d", code)
+	}
+	if p := getPrinter(t, base, "hot-1"); p.Failover != nil {
+		t.Fatalf("got failover %+v after acknowledge and failback, want none", p.Failover)
+	}
+	call(t, "POST", base+"/v1/orders", order("fo-5", "hot"), nil)
+	back := waitPrinted(t, hot, 1, 10*time.Second)
+	if back[0].TaskNo != "order_fo-5_station_hot" || strings.Contains(back[0].Text, "BACKUP") {
+		t.Fatalf("got %+v on hot-1, want fo-5 without a backup line", back[0])
+	}
+	var audit []struct{ Action string }
+	call(t, "GET", base+"/v1/audit", nil, &audit)
+	if len(audit) != 2 || audit[0].Action != "acknowledge_failover" || audit[1].Action != "failback" {
+		t.Fatalf("got audit %v, want acknowledge_failover then failback", audit)
+	}
+}
+
+// Make-up print of a flagged ticket prints exactly one more; a second
+// make-up of the now-done task prints nothing; resolve closes another
+// flagged ticket with nothing printed; a copy prints once more, marked.
+func TestMain_MakeUp(t *testing.T) {
+	t.Parallel()
+	hot := startSim(t, printersim.FaultLostAck)
+	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}},
+		[]stationConf{{name: "hot", printer: "hot-1"}})
+	_, base := runGateway(t, cfg)
+	a, b := "order_mu-a_station_hot", "order_mu-b_station_hot"
+	call(t, "POST", base+"/v1/orders", order("mu-a", "hot"), nil)
+	waitStatus(t, base, a, "attention_required", 15*time.Second)
+	call(t, "POST", base+"/v1/orders", order("mu-b", "hot"), nil)
+	waitStatus(t, base, b, "attention_required", 15*time.Second)
+	if n := len(hot.Printed()); n != 2 {
+		t.Fatalf("got %d tickets, want 2", n)
+	}
+	hot.SetFault(printersim.FaultNone)
+
+	var res struct {
+		Changed bool   `json:"changed"`
+		Message string `json:"message"`
+	}
+	if code := call(t, "POST", base+"/v1/tasks/"+a+"/retry", staff, &res); code != 200 || !res.Changed {
+		t.Fatalf("retry: got %d %+v", code, res)
+	}
+	got := waitPrinted(t, hot, 3, 10*time.Second)
+	if got[2].TaskNo != a || !strings.Contains(got[2].Text, "REPRINT") {
+		t.Fatalf("make-up ticket %+v, want %s marked REPRINT", got[2], a)
+	}
+	waitStatus(t, base, a, "done", 5*time.Second)
+	if code := call(t, "POST", base+"/v1/tasks/"+a+"/retry", staff, &res); code != 200 || res.Changed || !strings.Contains(res.Message, "already printed") {
+		t.Fatalf("second retry: got %d %+v, want a no-op that says so", code, res)
+	}
+	if code := call(t, "POST", base+"/v1/tasks/"+b+"/resolve", map[string]string{"outcome": "printed", "operator": "amy", "reason": "saw it at the pass"}, nil); code != 200 {
+		t.Fatalf("resolve: got %d", code)
+	}
+	if tj := getTask(t, base, b); tj.Status != "done" {
+		t.Fatalf("resolved task: got %s, want done", tj.Status)
+	}
+	var cp taskJSON
+	if code := call(t, "POST", base+"/v1/tasks/"+a+"/reprint", map[string]string{"operator": "amy", "reason": "dropped on the floor"}, &cp); code != 201 || cp.TaskNo != a+"_copy_1" {
+		t.Fatalf("reprint: got %d %+v", code, cp)
+	}
+	got = waitPrinted(t, hot, 4, 10*time.Second)
+	if got[3].TaskNo != a+"_copy_1" || !strings.Contains(got[3].Text, "REPRINT") {
+		t.Fatalf("copy ticket %+v, want %s_copy_1 marked REPRINT", got[3], a)
+	}
+	waitStatus(t, base, a+"_copy_1", "done", 5*time.Second)
+	if n := len(hot.Printed()); n != 4 {
+		t.Fatalf("got %d tickets, want 4 (two lost confirmations, one make-up, one copy)", n)
+	}
+	var audit []struct {
+		Action   string `json:"action"`
+		Operator string `json:"operator"`
+		TaskNo   string `json:"task_no"`
+	}
+	call(t, "GET", base+"/v1/audit", nil, &audit)
+	var actions []string
+	for _, e := range audit {
+		actions = append(actions, e.Action+":"+e.TaskNo)
+		if e.Operator != "amy" {
+			t.Errorf("audit %s: operator %q, want amy", e.Action, e.Operator)
+		}
+	}
+	if want := "retry:" + a + " resolve:" + b + " reprint:" + a; strings.Join(actions, " ") != want {
+		t.Fatalf("got audit %v, want %s", actions, want)
+	}
+}

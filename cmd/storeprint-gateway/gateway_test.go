@@ -1,0 +1,225 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	stdsync "sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/storeprint/storeprint/printerdrivers/printersim"
+)
+
+// Many concurrent POS clients, real sockets, two printers: every task on
+// paper exactly once and no task done without paper.
+func TestMain_Orders(t *testing.T) {
+	t.Parallel()
+	hot, cold := startSim(t, printersim.FaultNone), startSim(t, printersim.FaultNone)
+	cfg := writeConfig(t, t.TempDir(),
+		[]printerConf{{id: "hot-1", addr: hot.addr}, {id: "cold-1", addr: cold.addr}},
+		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}, {name: "bar", printer: "cold-1"}})
+	_, base := runGateway(t, cfg)
+
+	const orders, clients = 1000, 16
+	var wg stdsync.WaitGroup
+	var hotN, coldN atomic.Int64
+	next := make(chan int)
+	go func() {
+		for i := 0; i < orders; i++ {
+			next <- i
+		}
+		close(next)
+	}()
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				stations := []string{"hot"}
+				switch i % 3 {
+				case 1:
+					stations = []string{"hot", "cold"}
+				case 2:
+					stations = []string{"cold", "bar"}
+				}
+				var res orderJSON
+				if code := call(t, "POST", base+"/v1/orders", order(fmt.Sprintf("o%04d", i), stations...), &res); code != 201 {
+					t.Errorf("order %d: got status %d, want 201", i, code)
+					return
+				}
+				for _, tk := range res.Tasks {
+					if tk.PrinterID == "hot-1" {
+						hotN.Add(1)
+					} else {
+						coldN.Add(1)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	paper := append(waitPrinted(t, hot, int(hotN.Load()), 2*time.Minute), waitPrinted(t, cold, int(coldN.Load()), 2*time.Minute)...)
+	seen := map[string]int{}
+	for _, tk := range paper {
+		seen[tk.TaskNo]++
+	}
+	settle(t, base, time.Minute)
+	var done []taskJSON
+	call(t, "GET", base+"/v1/tasks?status=done&limit=100000", nil, &done)
+	if len(done) != len(paper) {
+		t.Errorf("got %d done tasks and %d tickets on paper, want equal", len(done), len(paper))
+	}
+	for _, d := range done {
+		if seen[d.TaskNo] != 1 {
+			t.Errorf("task %s is done with %d tickets on paper, want 1", d.TaskNo, seen[d.TaskNo])
+		}
+	}
+	for no, n := range seen {
+		if n != 1 {
+			t.Errorf("task %s printed %d times", no, n)
+		}
+	}
+	// Nothing extra arrives afterwards.
+	if got := len(hot.Printed()) + len(cold.Printed()); got != len(paper) {
+		t.Errorf("got %d tickets after the run, want %d", got, len(paper))
+	}
+}
+
+func TestMain_Idempotency(t *testing.T) {
+	t.Parallel()
+	hot := startSim(t, printersim.FaultNone)
+	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}},
+		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "hot-1"}})
+	_, base := runGateway(t, cfg)
+
+	body := order("idem-1", "hot", "cold")
+	var first, again orderJSON
+	if code := call(t, "POST", base+"/v1/orders", body, &first); code != 201 {
+		t.Fatalf("got %d, want 201", code)
+	}
+	waitPrinted(t, hot, 2, 10*time.Second)
+	for i := 0; i < 3; i++ {
+		if code := call(t, "POST", base+"/v1/orders", body, &again); code != 200 {
+			t.Fatalf("replay %d: got %d, want 200", i, code)
+		}
+		if fmt.Sprint(again) != fmt.Sprint(first) {
+			t.Fatalf("replay %d: got %v, want the first answer %v", i, again, first)
+		}
+	}
+	changed := order("idem-1", "hot")
+	var e struct{ Error string }
+	if code := call(t, "POST", base+"/v1/orders", changed, &e); code != 409 || e.Error == "" {
+		t.Fatalf("different body: got %d %q, want 409 with an error", code, e.Error)
+	}
+	if n := len(hot.Printed()); n != 2 {
+		t.Fatalf("got %d tickets, want 2", n)
+	}
+	if tj := getTask(t, base, "order_idem-1_station_hot"); tj.Status != "done" || tj.Attempt != 1 {
+		t.Fatalf("got %+v, want done after 1 attempt", tj)
+	}
+}
+
+func TestMain_BadInput(t *testing.T) {
+	t.Parallel()
+	hot := startSim(t, printersim.FaultNone)
+	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}},
+		[]stationConf{{name: "hot", printer: "hot-1"}})
+	_, base := runGateway(t, cfg)
+	var ok orderJSON
+	if code := call(t, "POST", base+"/v1/orders", order("keep-1", "hot"), &ok); code != 201 {
+		t.Fatalf("got %d, want 201", code)
+	}
+	waitPrinted(t, hot, 1, 10*time.Second)
+
+	big := `{"order_id":"big","items":[{"name":"` + strings.Repeat("x", 1<<20) + `","qty":1,"station":"hot"}]}`
+	for _, tc := range []struct {
+		name, method, path, tok string
+		body                    any
+		want                    int
+		mention                 string
+	}{
+		{"NoToken", "POST", "/v1/orders", "", order("x1", "hot"), 401, "token"},
+		{"BadToken", "POST", "/v1/orders", "wrong-token", order("x1", "hot"), 401, "token"},
+		{"MalformedJSON", "POST", "/v1/orders", token, `{"order_id": "x2", "items": [`, 400, "JSON"},
+		{"WrongType", "POST", "/v1/orders", token, `{"order_id": "x2", "items": [{"name":"a","qty":"one","station":"hot"}]}`, 400, "qty"},
+		{"UnknownStation", "POST", "/v1/orders", token, order("x3", "nowhere"), 400, "nowhere"},
+		{"EmptyItems", "POST", "/v1/orders", token, map[string]any{"order_id": "x4", "items": []any{}}, 400, "items"},
+		{"BadOrderID", "POST", "/v1/orders", token, order("bad id!", "hot"), 400, "order_id"},
+		{"ZeroQty", "POST", "/v1/orders", token, `{"order_id":"x5","items":[{"name":"a","qty":0,"station":"hot"}]}`, 400, "qty"},
+		{"TooLarge", "POST", "/v1/orders", token, big, 413, "1 MiB"},
+		{"UnknownTask", "GET", "/v1/tasks/order_nope_station_hot", token, nil, 404, "not found"},
+		{"BadStatus", "GET", "/v1/tasks?status=eaten", token, nil, 400, "status"},
+		{"ConflictingReplay", "POST", "/v1/orders", token, order("keep-1", "hot", "hot"), 409, "different content"},
+		{"VoidUnknown", "POST", "/v1/orders/nope/void", token, nil, 404, "not found"},
+		{"ReprintNoReason", "POST", "/v1/tasks/order_keep-1_station_hot/reprint", token, `{"operator":"amy"}`, 400, "reason"},
+		{"ResolveNotFlagged", "POST", "/v1/tasks/order_keep-1_station_hot/resolve", token, `{"outcome":"printed","operator":"amy","reason":"saw it"}`, 409, "attention_required"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var e struct {
+				Error string `json:"error"`
+			}
+			code := callToken(t, tc.tok, tc.method, base+tc.path, tc.body, &e)
+			if code != tc.want || !strings.Contains(e.Error, tc.mention) {
+				t.Fatalf("got %d %q, want %d naming %q", code, e.Error, tc.want, tc.mention)
+			}
+		})
+	}
+	// Nothing accepted changed.
+	if tj := getTask(t, base, "order_keep-1_station_hot"); tj.Status != "done" || tj.Attempt != 1 {
+		t.Fatalf("got %+v, want the accepted task unchanged", tj)
+	}
+	var all []taskJSON
+	call(t, "GET", base+"/v1/tasks", nil, &all)
+	if len(all) != 1 {
+		t.Fatalf("got %d tasks, want only the accepted one", len(all))
+	}
+	if n := len(hot.Printed()); n != 1 {
+		t.Fatalf("got %d tickets, want 1", n)
+	}
+}
+
+// A confirmation lost after the paper came out.
+func TestMain_LostConfirmation(t *testing.T) {
+	t.Parallel()
+	t.Run("Hold", func(t *testing.T) {
+		t.Parallel()
+		hot := startSim(t, printersim.FaultLostAck)
+		cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr, onUncertain: "hold"}},
+			[]stationConf{{name: "hot", printer: "hot-1"}})
+		_, base := runGateway(t, cfg)
+		call(t, "POST", base+"/v1/orders", order("lost-1", "hot"), nil)
+		tj := waitStatus(t, base, "order_lost-1_station_hot", "attention_required", 15*time.Second)
+		if tj.Reason != "uncertain" {
+			t.Errorf("got reason %q, want uncertain", tj.Reason)
+		}
+		if n := countPaper(hot.Printed(), "order_lost-1_station_hot"); n != 1 {
+			t.Fatalf("got %d tickets, want exactly 1", n)
+		}
+	})
+	t.Run("Reprint", func(t *testing.T) {
+		t.Parallel()
+		hot := startSim(t, printersim.FaultLostAck)
+		cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr, onUncertain: "reprint"}},
+			[]stationConf{{name: "hot", printer: "hot-1"}})
+		_, base := runGateway(t, cfg)
+		call(t, "POST", base+"/v1/orders", order("lost-2", "hot"), nil)
+		first := waitPrinted(t, hot, 1, 10*time.Second)
+		if strings.Contains(first[0].Text, "REPRINT") {
+			t.Fatalf("first ticket carries REPRINT: %q", first[0].Text)
+		}
+		waitStatus(t, base, "order_lost-2_station_hot", "retry_wait", 10*time.Second)
+		hot.SetFault(printersim.FaultNone)
+		tickets := waitPrinted(t, hot, 2, 20*time.Second)
+		if !strings.Contains(tickets[1].Text, "REPRINT") || tickets[1].TaskNo != "order_lost-2_station_hot" {
+			t.Fatalf("second ticket %+v, want the same task_no with a REPRINT line", tickets[1])
+		}
+		waitStatus(t, base, "order_lost-2_station_hot", "done", 10*time.Second)
+		if n := len(hot.Printed()); n != 2 {
+			t.Fatalf("got %d tickets, want 2", n)
+		}
+	})
+}

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storeprint/storeprint/printerdrivers/printersim"
+)
+
+const token = "test-token-123"
+
+// sim is a simulated printer on a real loopback socket.
+type sim struct {
+	*printersim.Printer
+	addr string
+}
+
+func startSim(t testing.TB, fault printersim.Fault) *sim {
+	t.Helper()
+	p, err := printersim.New(printersim.Options{Fault: fault})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go p.Serve(ln)
+	t.Cleanup(func() { p.Close() })
+	return &sim{Printer: p, addr: ln.Addr().String()}
+}
+
+// printerConf is one [[printers]] entry of a test configuration.
+type printerConf struct {
+	id, addr, onUncertain, backup, extra string
+}
+
+type stationConf struct {
+	name, printer, staleAfter string
+}
+
+func writeConfig(t testing.TB, dataDir string, printers []printerConf, stations []stationConf) string {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "store_id = \"store-test\"\ndata_dir = %q\nlisten = \"127.0.0.1:0\"\napi_tokens = [%q]\n", dataDir, token)
+	for _, p := range printers {
+		fmt.Fprintf(&b, "\n[[printers]]\nid = %q\ndriver = \"tcp\"\naddress = %q\nconnect_timeout = \"1s\"\nconfirm_timeout = \"2s\"\n", p.id, p.addr)
+		if p.onUncertain != "" {
+			fmt.Fprintf(&b, "on_uncertain = %q\n", p.onUncertain)
+		}
+		if p.backup != "" {
+			fmt.Fprintf(&b, "backup = %q\n", p.backup)
+		}
+		b.WriteString(p.extra)
+	}
+	for _, s := range stations {
+		fmt.Fprintf(&b, "\n[[stations]]\nname = %q\nprinter = %q\n", s.name, s.printer)
+		if s.staleAfter != "" {
+			fmt.Fprintf(&b, "stale_after = %q\n", s.staleAfter)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "gateway.toml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// runGateway runs the real program in this process until the test ends.
+func runGateway(t testing.TB, cfgPath string) (*Main, string) {
+	t.Helper()
+	m := NewMain()
+	m.Stderr = io.Discard
+	if testing.Verbose() {
+		m.Stderr = os.Stderr
+	}
+	if err := m.ParseFlags([]string{"run", "--config", cfgPath}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.run(ctx) }()
+	select {
+	case <-m.Ready():
+	case err := <-done:
+		t.Fatalf("gateway did not start: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("gateway run: %v", err)
+		}
+		if err := m.Close(); err != nil {
+			t.Errorf("gateway close: %v", err)
+		}
+	})
+	return m, "http://" + m.HTTP.Addr()
+}
+
+var client = &http.Client{Timeout: 30 * time.Second}
+
+// call sends a request with the test token and decodes a JSON answer.
+func call(t testing.TB, method, url string, body any, out any) int {
+	t.Helper()
+	return callToken(t, token, method, url, body, out)
+}
+
+func callToken(t testing.TB, tok, method, url string, body any, out any) int {
+	t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		r = bytes.NewReader(b)
+	case string:
+		r = strings.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, url, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatalf("%s %s: decode %q: %v", method, url, data, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+type taskJSON struct {
+	TaskNo     string `json:"task_no"`
+	Status     string `json:"status"`
+	PrinterID  string `json:"printer_id"`
+	Attempt    int    `json:"attempt"`
+	LastError  string `json:"last_error"`
+	Reason     string `json:"reason"`
+	BackupFrom string `json:"backup_from"`
+}
+
+type orderJSON struct {
+	OrderID string `json:"order_id"`
+	Tasks   []struct {
+		TaskNo    string `json:"task_no"`
+		Station   string `json:"station"`
+		PrinterID string `json:"printer_id"`
+		Status    string `json:"status"`
+	} `json:"tasks"`
+}
+
+func order(id string, stations ...string) map[string]any {
+	var items []map[string]any
+	for i, s := range stations {
+		items = append(items, map[string]any{"name": fmt.Sprintf("宫保鸡丁 %d", i), "qty": i + 1, "station": s, "note": "少辣"})
+	}
+	return map[string]any{"order_id": id, "table": "A1", "items": items}
+}
+
+func getTask(t testing.TB, base, taskNo string) taskJSON {
+	t.Helper()
+	var tj taskJSON
+	if code := call(t, "GET", base+"/v1/tasks/"+taskNo, nil, &tj); code != 200 {
+		t.Fatalf("GET task %s: status %d", taskNo, code)
+	}
+	return tj
+}
+
+// waitStatus waits until the task reaches status, failing after timeout.
+func waitStatus(t testing.TB, base, taskNo, status string, timeout time.Duration) taskJSON {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		tj := getTask(t, base, taskNo)
+		if tj.Status == status {
+			return tj
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s: got status %s (last error %q), want %s within %s", taskNo, tj.Status, tj.LastError, status, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitPrinted waits for n tickets on the simulator's paper.
+func waitPrinted(t testing.TB, s *sim, n int, timeout time.Duration) []printersim.Ticket {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	got, err := s.WaitPrinted(ctx, n)
+	if err != nil {
+		t.Fatalf("waiting for %d tickets: got %d: %v", n, len(s.Printed()), err)
+	}
+	return got
+}
+
+func countPaper(tickets []printersim.Ticket, taskNo string) int {
+	n := 0
+	for _, tk := range tickets {
+		if tk.TaskNo == taskNo {
+			n++
+		}
+	}
+	return n
+}
+
+func newJSONRequest(method, url string, body any) (*http.Request, error) {
+	j, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequest(method, url, bytes.NewReader(j))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	return req, nil
+}

@@ -1,0 +1,320 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	stdsync "sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/storeprint/storeprint/printerdrivers/printersim"
+)
+
+var (
+	buildOnce stdsync.Once
+	binDir    string
+	binPath   string
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// gatewayBinary builds the real gateway with failpoints compiled in.
+func gatewayBinary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "storeprint-gateway-bin")
+		if buildErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "storeprint-gateway")
+		out, err := exec.Command("go", "build", "-tags", "failpoints", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// proc is the gateway running as its own process.
+type proc struct {
+	cmd    *exec.Cmd
+	base   string
+	exited chan struct{}
+	mu     stdsync.Mutex
+	log    strings.Builder
+}
+
+var listenRE = regexp.MustCompile(`msg="gateway running".* listen=(\S+)`)
+
+func startProc(t testing.TB, cfg string, env ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(gatewayBinary(t), "run", "--config", cfg)
+	cmd.Env = append(os.Environ(), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, exited: make(chan struct{})}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			p.mu.Lock()
+			p.log.WriteString(line + "\n")
+			p.mu.Unlock()
+			if m := listenRE.FindStringSubmatch(line); m != nil {
+				addr <- m[1]
+			}
+		}
+		cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-p.exited
+		if t.Failed() {
+			t.Logf("gateway log:\n%s", p.logText())
+		}
+	})
+	select {
+	case a := <-addr:
+		p.base = "http://" + a
+	case <-p.exited:
+		t.Fatalf("gateway exited at start:\n%s", p.logText())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("gateway did not start:\n%s", p.logText())
+	}
+	return p
+}
+
+func (p *proc) logText() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.String()
+}
+
+func (p *proc) kill(t testing.TB) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-p.exited
+}
+
+func (p *proc) waitExit(t testing.TB, timeout time.Duration) {
+	t.Helper()
+	select {
+	case <-p.exited:
+	case <-time.After(timeout):
+		t.Fatalf("gateway did not stop at the failpoint:\n%s", p.logText())
+	}
+}
+
+// settle waits until no task is queued, printing or waiting to retry.
+func settle(t testing.TB, base string, timeout time.Duration) []taskJSON {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var all []taskJSON
+		call(t, "GET", base+"/v1/tasks?limit=100000", nil, &all)
+		open := 0
+		for _, tj := range all {
+			switch tj.Status {
+			case "queued", "printing", "retry_wait":
+				open++
+			}
+		}
+		if open == 0 {
+			return all
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d tasks still open after %s", open, timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// The real gateway killed with SIGKILL while orders stream in, then
+// restarted: every order that got a 201 is printed or flagged; none is
+// printed twice without a flag.
+func TestProcess_KillWhileStreaming(t *testing.T) {
+	t.Parallel()
+	hot, cold := startSim(t, printersim.FaultNone), startSim(t, printersim.FaultNone)
+	dataDir := t.TempDir()
+	cfg := writeConfig(t, dataDir,
+		[]printerConf{{id: "hot-1", addr: hot.addr}, {id: "cold-1", addr: cold.addr}},
+		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}})
+	p := startProc(t, cfg)
+
+	var mu stdsync.Mutex
+	accepted := map[string]bool{}
+	ctx, stop := context.WithCancel(context.Background())
+	var wg stdsync.WaitGroup
+	for c := 0; c < 4; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ctx.Err() == nil && i < 5000; i++ {
+				id := fmt.Sprintf("k%d-%04d", c, i)
+				code, err := postQuiet(p.base, order(id, "hot", "cold"))
+				if err != nil {
+					return // the gateway is gone
+				}
+				if code == 201 {
+					mu.Lock()
+					accepted[id] = true
+					n := len(accepted)
+					mu.Unlock()
+					if n == 150 {
+						p.kill(t)
+					}
+				}
+			}
+		}()
+	}
+	<-p.exited
+	stop()
+	wg.Wait()
+	mu.Lock()
+	n := len(accepted)
+	mu.Unlock()
+	if n < 150 {
+		t.Fatalf("only %d orders accepted before the kill", n)
+	}
+
+	p2 := startProc(t, cfg)
+	all := settle(t, p2.base, time.Minute)
+	byNo := map[string]taskJSON{}
+	for _, tj := range all {
+		byNo[tj.TaskNo] = tj
+	}
+	paper := map[string]int{}
+	for _, tk := range append(hot.Printed(), cold.Printed()...) {
+		paper[tk.TaskNo]++
+	}
+	flagged := 0
+	for id := range accepted {
+		for _, st := range []string{"hot", "cold"} {
+			no := "order_" + id + "_station_" + st
+			tj, ok := byNo[no]
+			switch {
+			case !ok:
+				t.Errorf("%s: accepted with 201 but lost", no)
+			case tj.Status == "done" && paper[no] != 1:
+				t.Errorf("%s: done with %d tickets on paper", no, paper[no])
+			case tj.Status == "attention_required":
+				flagged++
+			case tj.Status != "done":
+				t.Errorf("%s: got %s, want done or attention_required", no, tj.Status)
+			}
+		}
+	}
+	for no, c := range paper {
+		if c > 1 && byNo[no].Status != "attention_required" {
+			t.Errorf("%s printed %d times without a flag", no, c)
+		}
+	}
+	t.Logf("%d orders accepted before the kill, %d tasks flagged after the restart", n, flagged)
+}
+
+func postQuiet(base string, body any) (int, error) {
+	req, err := newJSONRequest("POST", base+"/v1/orders", body)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// Each failpoint stops the real process at one step of an attempt; after a
+// restart the outcome is checked against the simulator's paper: never a
+// silent duplicate, never a silent loss, every uncertain case flagged.
+func TestProcess_Failpoints(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		failpoint string
+		policy    string
+		paper     int // tickets on paper when the process dies
+	}{
+		{"after-prepared", "hold", 0},
+		{"before-submitted", "hold", 1},
+		{"before-printed", "hold", 1},
+		{"before-printed", "reprint", 1},
+	} {
+		t.Run(tc.failpoint+"/"+tc.policy, func(t *testing.T) {
+			t.Parallel()
+			hot := startSim(t, printersim.FaultNone)
+			cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr, onUncertain: tc.policy}},
+				[]stationConf{{name: "hot", printer: "hot-1"}})
+			p := startProc(t, cfg, "STOREPRINT_FAILPOINT="+tc.failpoint)
+			no := "order_fp-1_station_hot"
+			if code, err := postQuiet(p.base, order("fp-1", "hot")); err != nil || code != 201 {
+				t.Fatalf("order: got %d %v, want 201", code, err)
+			}
+			p.waitExit(t, 20*time.Second)
+			if tc.paper > 0 {
+				waitPrinted(t, hot, tc.paper, 10*time.Second)
+			}
+			if n := len(hot.Printed()); n != tc.paper {
+				t.Fatalf("got %d tickets when the process died, want %d", n, tc.paper)
+			}
+
+			p2 := startProc(t, cfg)
+			settle(t, p2.base, 30*time.Second)
+			tj := getTask(t, p2.base, no)
+			switch tc.policy {
+			case "hold":
+				// Nobody knows whether paper came out: flagged, not reprinted.
+				if tj.Status != "attention_required" || tj.Reason != "uncertain" {
+					t.Fatalf("got %s (%s), want attention_required (uncertain)", tj.Status, tj.Reason)
+				}
+				if n := len(hot.Printed()); n != tc.paper {
+					t.Fatalf("got %d tickets after the restart, want %d", n, tc.paper)
+				}
+				// A person's make-up print: exactly one more ticket, marked.
+				call(t, "POST", p2.base+"/v1/tasks/"+no+"/retry", staff, nil)
+				got := waitPrinted(t, hot, tc.paper+1, 10*time.Second)
+				if !strings.Contains(got[tc.paper].Text, "REPRINT") {
+					t.Errorf("make-up ticket does not say REPRINT: %q", got[tc.paper].Text)
+				}
+				waitStatus(t, p2.base, no, "done", 5*time.Second)
+			case "reprint":
+				// Printed again, visibly marked.
+				got := waitPrinted(t, hot, tc.paper+1, 10*time.Second)
+				if !strings.Contains(got[tc.paper].Text, "REPRINT") {
+					t.Errorf("automatic reprint does not say REPRINT: %q", got[tc.paper].Text)
+				}
+				waitStatus(t, p2.base, no, "done", 5*time.Second)
+			}
+			if n := len(hot.Printed()); n != tc.paper+1 {
+				t.Fatalf("got %d tickets in the end, want %d", n, tc.paper+1)
+			}
+		})
+	}
+}
