@@ -1,0 +1,9 @@
+// Package printertest is the conformance suite every gateway.Printer
+// driver runs against the printer simulator: Exercise checks that each
+// outcome (confirmed, not ready, not sent, uncertain) is classified exactly
+// and that paper comes out exactly when it should.
+//
+// A driver plugs in with a Harness: a function that starts a fresh
+// simulated printer and returns the driver connected to it, and one that
+// returns a driver for a printer nobody answers for.
+package printertest

@@ -1,0 +1,490 @@
+package printertest
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/printerdrivers/escpos"
+	"github.com/storeprint/storeprint/printerdrivers/printersim"
+)
+
+// Sim is the simulated printer behind a driver under test: the suite sets
+// its faults and reads its paper. *printersim.Printer is one; a transport
+// whose simulator is not printersim (a fake Windows spooler) provides its
+// own.
+type Sim interface {
+	SetFault(printersim.Fault)
+	Printed() []printersim.Ticket
+	WaitPrinted(ctx context.Context, n int) ([]printersim.Ticket, error)
+}
+
+// Harness connects one driver to the suite.
+type Harness struct {
+	// Open starts a fresh simulated printer with opts and returns a
+	// driver for it configured with cfg; the harness fills in what its
+	// transport needs (Driver, Address, serial settings). The harness
+	// closes both with t.Cleanup.
+	Open func(t *testing.T, cfg gateway.PrinterConfig, opts printersim.Options) (gateway.Printer, Sim)
+
+	// Unreachable returns a driver configured with cfg for a printer
+	// nothing answers for: a closed port, a missing device, an unknown
+	// queue.
+	Unreachable func(t *testing.T, cfg gateway.PrinterConfig) gateway.Printer
+}
+
+// Timeouts the suite gives drivers. Short ones are for the cases that must
+// end in a timeout; no case asserts how long anything took.
+const (
+	waitTimeout    = 10 * time.Second // bounds every wait; reached only when broken
+	confirmTimeout = 5 * time.Second  // for prints that are confirmed or fail fast
+	shortTimeout   = 100 * time.Millisecond
+)
+
+// Config returns the printer configuration the suite uses, with the given
+// confirm timeout. Harnesses may use it to build drivers of their own.
+func Config(confirm time.Duration) gateway.PrinterConfig {
+	return gateway.PrinterConfig{
+		ID:             "sim-1",
+		Encoding:       escpos.GB18030,
+		Width:          gateway.DefaultWidth,
+		OnUncertain:    "hold",
+		ConnectTimeout: gateway.Duration{Duration: 2 * time.Second},
+		ConfirmTimeout: gateway.Duration{Duration: confirm},
+	}
+}
+
+// StartTCP serves a fresh simulated printer on a loopback port and
+// returns it and its address; it is closed with t.Cleanup.
+func StartTCP(t testing.TB, opts printersim.Options) (*printersim.Printer, string) {
+	t.Helper()
+	sim, err := printersim.New(opts)
+	if err != nil {
+		t.Fatalf("start simulator: %v", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- sim.Serve(l) }()
+	t.Cleanup(func() {
+		if err := sim.Close(); err != nil {
+			t.Errorf("close simulator: %v", err)
+		}
+		// ErrClosed: Close came before Serve got going.
+		if err := <-served; err != nil && !errors.Is(err, printersim.ErrClosed) {
+			t.Errorf("simulator: %v", err)
+		}
+	})
+	return sim, l.Addr().String()
+}
+
+// ClosedAddr returns a loopback address nothing listens on.
+func ClosedAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+// Exercise runs the conformance suite against the driver h opens.
+func Exercise(t *testing.T, h Harness) {
+	t.Run("Status", func(t *testing.T) {
+		t.Parallel()
+		testStatus(t, h)
+	})
+	t.Run("Print", func(t *testing.T) {
+		t.Parallel()
+		testPrint(t, h)
+	})
+}
+
+func testStatus(t *testing.T, h Harness) {
+	for _, f := range []printersim.Fault{printersim.FaultNone, printersim.FaultOffline, printersim.FaultPaperEnd,
+		printersim.FaultCoverOpen, printersim.FaultSlow, printersim.FaultLostAck} {
+		t.Run(string(f), func(t *testing.T) {
+			t.Parallel()
+			p, _ := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: f})
+			got, err := p.Status(waitCtx(t))
+			if err != nil {
+				t.Fatalf("Status: %v", err)
+			}
+			if want := f.Status(); got != want {
+				t.Fatalf("got %+v, want %+v", got, want)
+			}
+		})
+	}
+	t.Run("Down", func(t *testing.T) {
+		t.Parallel()
+		p, _ := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: printersim.FaultDown})
+		got, err := p.Status(waitCtx(t))
+		if err != nil || got.State != gateway.PrinterOffline {
+			t.Fatalf("got %+v, %v; want offline and no error", got, err)
+		}
+	})
+	t.Run("Unreachable", func(t *testing.T) {
+		t.Parallel()
+		p := h.Unreachable(t, Config(confirmTimeout))
+		got, err := p.Status(waitCtx(t))
+		if err != nil || got.State != gateway.PrinterOffline {
+			t.Fatalf("got %+v, %v; want offline and no error", got, err)
+		}
+	})
+}
+
+func testPrint(t *testing.T, h Harness) {
+	t.Run("OK", func(t *testing.T) {
+		t.Parallel()
+		p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
+		r := &recorder{}
+		tk := Ticket("order_1001_station_hot")
+		if err := p.Print(waitCtx(t), r.job(tk, "0001")); err != nil {
+			t.Fatalf("Print: got %v, want nil", err)
+		}
+		printed := sim.Printed()
+		if len(printed) != 1 || printed[0].TaskNo != tk.TaskNo {
+			t.Fatalf("got on paper %+v, want exactly %s", printed, tk.TaskNo)
+		}
+		for _, want := range []string{"2 x 宫保鸡丁", "  - 不要花生", "Table: A3", "hot"} {
+			if !strings.Contains(printed[0].Text, want) {
+				t.Errorf("got ticket text %q, want %q in it", printed[0].Text, want)
+			}
+		}
+		if strings.Contains(printed[0].Text, "REPRINT") {
+			t.Errorf("got REPRINT on a first print")
+		}
+		r.check(t, "prepare,submitted")
+		// What Prepare saw is what was printed.
+		if got := lastLine(t, r.payload()); got != tk.TaskNo {
+			t.Errorf("Prepare's payload ends with line %q, want the task_no", got)
+		}
+	})
+
+	t.Run("Marks", func(t *testing.T) {
+		t.Parallel()
+		p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
+		tk := Ticket("order_1001_station_hot_copy_1")
+		tk.Reprint, tk.BackupFrom, tk.CopyOf = true, "hot-1", "order_1001_station_hot"
+		if err := p.Print(waitCtx(t), (&recorder{}).job(tk, "0002")); err != nil {
+			t.Fatalf("Print: %v", err)
+		}
+		text := sim.Printed()[0].Text
+		for _, want := range []string{"REPRINT", "BACKUP FROM hot-1", "COPY OF order_1001_station_hot"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("got ticket text %q, want %q in it", text, want)
+			}
+		}
+	})
+
+	t.Run("Sequence", func(t *testing.T) {
+		t.Parallel()
+		p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
+		want := []string{"order_1_station_hot", "order_2_station_hot", "order_3_station_hot"}
+		for i, taskNo := range want {
+			if err := p.Print(waitCtx(t), (&recorder{}).job(Ticket(taskNo), "000"+string(rune('1'+i)))); err != nil {
+				t.Fatalf("Print %s: %v", taskNo, err)
+			}
+		}
+		if got := taskNos(sim.Printed()); strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("got on paper %q, want %q", got, want)
+		}
+	})
+
+	t.Run("ErrNotReady", func(t *testing.T) {
+		t.Parallel()
+		for _, f := range []printersim.Fault{printersim.FaultPaperEnd, printersim.FaultCoverOpen, printersim.FaultOffline} {
+			t.Run(string(f), func(t *testing.T) {
+				t.Parallel()
+				p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: f})
+				r := &recorder{}
+				err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+				checkOutcome(t, err, gateway.PrintNotReady, f.Status().State)
+				r.check(t, "")
+				sim.SetFault(printersim.FaultNone)
+				nothingPending(t, p, sim)
+			})
+		}
+	})
+
+	t.Run("ErrLostAck", func(t *testing.T) {
+		t.Parallel()
+		p, sim := h.Open(t, Config(shortTimeout), printersim.Options{Fault: printersim.FaultLostAck})
+		r := &recorder{}
+		err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+		checkOutcome(t, err, gateway.PrintUncertain, "")
+		r.check(t, "prepare,submitted")
+		// Paper came out all the same: exactly once.
+		printed := waitPrinted(t, sim, 1)
+		if len(printed) != 1 || printed[0].TaskNo != "order_1_station_hot" {
+			t.Fatalf("got on paper %+v, want the ticket once", printed)
+		}
+	})
+
+	t.Run("ErrDrop", func(t *testing.T) {
+		t.Parallel()
+		p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: printersim.FaultDrop})
+		r := &recorder{}
+		err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+		checkOutcome(t, err, gateway.PrintUncertain, "")
+		if n := r.count("prepare"); n != 1 {
+			t.Fatalf("got %d Prepare calls, want 1", n)
+		}
+		sim.SetFault(printersim.FaultNone)
+		nothingPending(t, p, sim)
+	})
+
+	t.Run("ErrTimeout", func(t *testing.T) {
+		t.Parallel()
+		p, sim := h.Open(t, Config(shortTimeout), printersim.Options{Fault: printersim.FaultSlow, SlowDelay: time.Hour})
+		r := &recorder{}
+		err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+		checkOutcome(t, err, gateway.PrintUncertain, "")
+		r.check(t, "prepare,submitted")
+		if got := sim.Printed(); len(got) != 0 {
+			t.Fatalf("got %d tickets within the slow delay, want none yet", len(got))
+		}
+		// The printer finishes later: the paper the outcome was uncertain about.
+		sim.SetFault(printersim.FaultNone)
+		if printed := waitPrinted(t, sim, 1); len(printed) != 1 {
+			t.Fatalf("got %d tickets, want 1", len(printed))
+		}
+	})
+
+	t.Run("ErrDown", func(t *testing.T) {
+		t.Parallel()
+		p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: printersim.FaultDown})
+		r := &recorder{}
+		err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+		checkOutcome(t, err, gateway.PrintNotSent, gateway.PrinterOffline)
+		r.check(t, "")
+		sim.SetFault(printersim.FaultNone)
+		nothingPending(t, p, sim)
+	})
+
+	t.Run("ErrUnreachable", func(t *testing.T) {
+		t.Parallel()
+		p := h.Unreachable(t, Config(confirmTimeout))
+		r := &recorder{}
+		err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+		checkOutcome(t, err, gateway.PrintNotSent, gateway.PrinterOffline)
+		r.check(t, "")
+	})
+
+	t.Run("ErrPrepare", func(t *testing.T) {
+		t.Parallel()
+		p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
+		boom := errors.New("receipt store full")
+		r := &recorder{prepareErr: boom}
+		err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+		checkOutcome(t, err, gateway.PrintNotSent, "")
+		if !errors.Is(err, boom) {
+			t.Errorf("got %v, want it to wrap the Prepare error", err)
+		}
+		r.check(t, "prepare")
+		nothingPending(t, p, sim)
+	})
+
+	t.Run("ErrCanceled", func(t *testing.T) {
+		t.Parallel()
+		t.Run("Before", func(t *testing.T) {
+			t.Parallel()
+			p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			r := &recorder{}
+			err := p.Print(ctx, r.job(Ticket("order_1_station_hot"), "0001"))
+			checkOutcome(t, err, gateway.PrintNotSent, "")
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("got %v, want it to wrap context.Canceled", err)
+			}
+			r.check(t, "")
+			nothingPending(t, p, sim)
+		})
+		t.Run("InPrepare", func(t *testing.T) {
+			t.Parallel()
+			p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			r := &recorder{onPrepare: cancel}
+			err := p.Print(ctx, r.job(Ticket("order_1_station_hot"), "0001"))
+			checkOutcome(t, err, gateway.PrintNotSent, "")
+			r.check(t, "prepare")
+			nothingPending(t, p, sim)
+		})
+		t.Run("Waiting", func(t *testing.T) {
+			t.Parallel()
+			// No confirmation ever comes and the timeout is far off:
+			// only the cancellation can end the wait.
+			p, sim := h.Open(t, Config(time.Minute), printersim.Options{Fault: printersim.FaultLostAck})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			r := &recorder{onSubmitted: cancel}
+			err := p.Print(ctx, r.job(Ticket("order_1_station_hot"), "0001"))
+			checkOutcome(t, err, gateway.PrintUncertain, "")
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("got %v, want it to wrap context.Canceled", err)
+			}
+			r.check(t, "prepare,submitted")
+			waitPrinted(t, sim, 1)
+		})
+	})
+}
+
+// Ticket returns the ticket the suite prints, with the given task_no.
+func Ticket(taskNo string) gateway.Ticket {
+	return gateway.Ticket{
+		StoreID: "store-001",
+		Station: "hot",
+		OrderID: "1001",
+		Table:   "A3",
+		Items: []gateway.Item{
+			{Name: "宫保鸡丁", Qty: 2, Station: "hot", Note: "不要花生"},
+			{Name: "Fried rice", Qty: 1, Station: "hot"},
+		},
+		AcceptedAt: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
+		TaskNo:     taskNo,
+	}
+}
+
+// checkOutcome checks that err is a *gateway.PrintError with outcome want
+// and, when wantState is not empty, that state.
+func checkOutcome(t *testing.T, err error, want gateway.PrintOutcome, wantState gateway.PrinterState) {
+	t.Helper()
+	var pe *gateway.PrintError
+	if !errors.As(err, &pe) {
+		t.Fatalf("got error %v (%T), want a *gateway.PrintError %s", err, err, want)
+	}
+	if pe.Outcome != want {
+		t.Fatalf("got outcome %s (%v), want %s", pe.Outcome, err, want)
+	}
+	if wantState != "" && pe.State != wantState {
+		t.Fatalf("got state %q (%v), want %q", pe.State, err, wantState)
+	}
+}
+
+// nothingPending checks that the printer holds no ticket from before: one
+// more print, which must succeed, is the only one on paper.
+func nothingPending(t *testing.T, p gateway.Printer, sim Sim) {
+	t.Helper()
+	if err := p.Print(waitCtx(t), (&recorder{}).job(Ticket("order_2_station_hot"), "0002")); err != nil {
+		t.Fatalf("Print after the fault cleared: %v", err)
+	}
+	if got := taskNos(sim.Printed()); len(got) != 1 || got[0] != "order_2_station_hot" {
+		t.Fatalf("got on paper %q, want only the ticket printed after the fault", got)
+	}
+}
+
+func waitCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func waitPrinted(t *testing.T, sim Sim, n int) []printersim.Ticket {
+	t.Helper()
+	got, err := sim.WaitPrinted(waitCtx(t), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func taskNos(ts []printersim.Ticket) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.TaskNo)
+	}
+	return out
+}
+
+// lastLine decodes an ESC/POS payload and returns its last non-empty line.
+func lastLine(t *testing.T, payload []byte) string {
+	t.Helper()
+	d, err := escpos.NewDecoder(escpos.GB18030)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	for _, ev := range d.Decode(payload) {
+		if ev.Kind == escpos.EventLine && strings.TrimSpace(ev.Text) != "" {
+			last = strings.TrimSpace(ev.Text)
+		}
+	}
+	return last
+}
+
+// recorder builds print jobs and records the driver's calls to them.
+type recorder struct {
+	prepareErr  error
+	onPrepare   func()
+	onSubmitted func()
+
+	mu       sync.Mutex
+	calls    []string
+	prepared []byte
+}
+
+func (r *recorder) job(t gateway.Ticket, processID string) *gateway.PrintJob {
+	return &gateway.PrintJob{
+		Ticket:    t,
+		ProcessID: processID,
+		Prepare: func(ctx context.Context, payload []byte) error {
+			r.mu.Lock()
+			r.calls = append(r.calls, "prepare")
+			r.prepared = append([]byte(nil), payload...)
+			r.mu.Unlock()
+			if r.onPrepare != nil {
+				r.onPrepare()
+			}
+			return r.prepareErr
+		},
+		Submitted: func(ctx context.Context, jobID string) {
+			r.mu.Lock()
+			r.calls = append(r.calls, "submitted")
+			r.mu.Unlock()
+			if r.onSubmitted != nil {
+				r.onSubmitted()
+			}
+		},
+	}
+}
+
+// check checks the calls made, in order, comma-separated.
+func (r *recorder) check(t *testing.T, want string) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if got := strings.Join(r.calls, ","); got != want {
+		t.Fatalf("got calls %q, want %q", got, want)
+	}
+}
+
+func (r *recorder) count(call string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, c := range r.calls {
+		if c == call {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *recorder) payload() []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.prepared
+}
