@@ -1,0 +1,252 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/printerdrivers/printersim"
+	"github.com/storeprint/storeprint/printerdrivers/printertest"
+	"github.com/storeprint/storeprint/printerdrivers/tcp"
+)
+
+const waitTimeout = 10 * time.Second
+
+// output collects what the program writes, line by line, for tests to
+// wait on.
+type output struct {
+	mu      sync.Mutex
+	buf     strings.Builder
+	changed chan struct{}
+}
+
+func newOutput() *output { return &output{changed: make(chan struct{})} }
+
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.buf.Write(p)
+	close(o.changed)
+	o.changed = make(chan struct{})
+	return len(p), nil
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
+
+// waitLine waits for a line starting with prefix and returns the rest.
+func (o *output) waitLine(t *testing.T, prefix string) string {
+	t.Helper()
+	timeout := time.After(waitTimeout)
+	for {
+		o.mu.Lock()
+		text, ch := o.buf.String(), o.changed
+		o.mu.Unlock()
+		lines := strings.Split(text, "\n")
+		for _, l := range lines[:len(lines)-1] { // complete lines only
+			if rest, ok := strings.CutPrefix(l, prefix); ok {
+				return rest
+			}
+		}
+		select {
+		case <-ch:
+		case <-timeout:
+			t.Fatalf("no line %q in output:\n%s", prefix, text)
+		}
+	}
+}
+
+func setup(t *testing.T, args ...string) (*Main, *output, *output) {
+	t.Helper()
+	m := NewMain()
+	stdout, stderr := newOutput(), newOutput()
+	m.Stdout, m.Stderr = stdout, stderr
+	if err := m.ParseFlags(args); err != nil {
+		t.Fatalf("ParseFlags(%q): %v", args, err)
+	}
+	return m, stdout, stderr
+}
+
+func TestMain_ParseFlags(t *testing.T) {
+	t.Parallel()
+
+	t.Run("Help", func(t *testing.T) {
+		t.Parallel()
+		for _, arg := range []string{"--help", "-h", "help"} {
+			m := NewMain()
+			stdout := newOutput()
+			m.Stdout = stdout
+			if err := m.ParseFlags([]string{arg}); !errors.Is(err, errHelp) {
+				t.Fatalf("%s: got %v, want errHelp", arg, err)
+			}
+			if got := stdout.String(); !strings.Contains(got, "printersim") || strings.Contains(got, "reconcile") {
+				t.Fatalf("%s: got help %q, want printersim listed and nothing unfinished", arg, got)
+			}
+		}
+	})
+
+	t.Run("PrinterSimHelp", func(t *testing.T) {
+		t.Parallel()
+		m := NewMain()
+		stdout := newOutput()
+		m.Stdout = stdout
+		if err := m.ParseFlags([]string{"printersim", "--help"}); !errors.Is(err, errHelp) {
+			t.Fatalf("got %v, want errHelp", err)
+		}
+		got := stdout.String()
+		for _, f := range printersim.Faults {
+			if !strings.Contains(got, "  "+string(f)+" ") {
+				t.Errorf("help does not list fault %s:\n%s", f, got)
+			}
+		}
+		for _, flag := range []string{"--listen", "--out", "--encoding", "--fault", "--slow", "--control", "PUT  /fault"} {
+			if !strings.Contains(got, flag) {
+				t.Errorf("help does not mention %s", flag)
+			}
+		}
+	})
+
+	t.Run("OK", func(t *testing.T) {
+		t.Parallel()
+		m, _, _ := setup(t, "printersim", "--listen", "127.0.0.1:0", "--out", "paper.jsonl", "--encoding", "cp437",
+			"--fault", "paper_end", "--slow", "5s", "--control", "127.0.0.1:0")
+		c := m.cmd.(*printerSim)
+		if c.Listen != "127.0.0.1:0" || c.Out != "paper.jsonl" || c.Encoding != "cp437" ||
+			c.Fault != printersim.FaultPaperEnd || c.Slow != 5*time.Second || c.Control != "127.0.0.1:0" {
+			t.Fatalf("got %+v", c)
+		}
+	})
+
+	t.Run("Err", func(t *testing.T) {
+		t.Parallel()
+		tests := []struct {
+			name string
+			args []string
+			want string // in the error
+		}{
+			{"NoCommand", nil, "command is required"},
+			{"UnknownCommand", []string{"frobnicate"}, `"frobnicate"`},
+			{"UnknownFlag", []string{"printersim", "--bogus"}, "bogus"},
+			{"Fault", []string{"printersim", "--fault", "jammed"}, `--fault: unknown fault "jammed"`},
+			{"Slow", []string{"printersim", "--slow", "soon"}, "slow"},
+			{"SlowNegative", []string{"printersim", "--slow", "-1s"}, "--slow"},
+			{"Encoding", []string{"printersim", "--encoding", "ebcdic"}, "--encoding"},
+			{"Listen", []string{"printersim", "--listen", "9100"}, "--listen"},
+			{"Control", []string{"printersim", "--control", "nowhere"}, "--control"},
+			{"Out", []string{"printersim", "--out", ""}, "--out"},
+			{"Argument", []string{"printersim", "extra"}, `unexpected argument "extra"`},
+		}
+		for _, tt := range tests {
+			m := NewMain()
+			m.Stdout, m.Stderr = newOutput(), newOutput()
+			err := m.ParseFlags(tt.args)
+			if err == nil || errors.Is(err, errHelp) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("%s: got %v, want an error with %q", tt.name, err, tt.want)
+			}
+		}
+	})
+}
+
+func TestMain_Run(t *testing.T) {
+	t.Parallel()
+
+	t.Run("PrinterSim", func(t *testing.T) {
+		t.Parallel()
+		paper := filepath.Join(t.TempDir(), "paper.jsonl")
+		m, _, stderr := setup(t, "printersim", "--listen", "127.0.0.1:0", "--out", paper, "--control", "127.0.0.1:0")
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- m.Run(ctx) }()
+		t.Cleanup(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+			if err := m.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		})
+		addr, _, _ := strings.Cut(stderr.waitLine(t, "printersim listening on "), " ")
+		control := stderr.waitLine(t, "printersim control on ")
+
+		cfg := printertest.Config(5 * time.Second)
+		cfg.Driver, cfg.Address = "tcp", addr
+		p := tcp.New(cfg, "store-001")
+		defer p.Close()
+		if err := p.Print(context.Background(), &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), ProcessID: "0001"}); err != nil {
+			t.Fatalf("Print: %v", err)
+		}
+		// The ticket is on the paper file as soon as it is confirmed.
+		f, err := os.Open(paper)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		var lines []printersim.Ticket
+		for sc.Scan() {
+			var tk printersim.Ticket
+			if err := json.Unmarshal(sc.Bytes(), &tk); err != nil {
+				t.Fatalf("paper line %q: %v", sc.Text(), err)
+			}
+			lines = append(lines, tk)
+		}
+		if len(lines) != 1 || lines[0].TaskNo != "order_1_station_hot" || lines[0].At.IsZero() {
+			t.Fatalf("got paper %+v, want one ticket", lines)
+		}
+
+		// Faults change through the control API.
+		req, err := http.NewRequest("PUT", control+"/fault", strings.NewReader(`{"fault":"paper_end"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("PUT /fault: got %d, want 200", resp.StatusCode)
+		}
+		err = p.Print(context.Background(), &gateway.PrintJob{Ticket: printertest.Ticket("order_2_station_hot"), ProcessID: "0002"})
+		if gateway.Outcome(err) != gateway.PrintNotReady {
+			t.Fatalf("got %v, want not ready under paper_end", err)
+		}
+	})
+
+	t.Run("ErrListen", func(t *testing.T) {
+		t.Parallel()
+		busy, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer busy.Close()
+		m, _, _ := setup(t, "printersim", "--listen", busy.Addr().String(), "--out", filepath.Join(t.TempDir(), "p.jsonl"))
+		defer m.Close()
+		if err := m.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "--listen") {
+			t.Fatalf("got %v, want an error naming --listen", err)
+		}
+	})
+
+	t.Run("ErrOut", func(t *testing.T) {
+		t.Parallel()
+		m, _, _ := setup(t, "printersim", "--listen", "127.0.0.1:0", "--out", filepath.Join(t.TempDir(), "missing", "p.jsonl"))
+		defer m.Close()
+		if err := m.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "--out") {
+			t.Fatalf("got %v, want an error naming --out", err)
+		}
+	})
+}

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/storeprint/storeprint/printerdrivers/escpos"
+	"github.com/storeprint/storeprint/printerdrivers/printersim"
+)
+
+func printerSimUsage() string {
+	var b strings.Builder
+	b.WriteString(`Usage:
+  storeprint printersim --listen ADDR --out FILE.jsonl [flags]
+
+Runs a simulated ESC/POS receipt printer. It answers DLE EOT status requests
+at once and GS ( H confirmation requests once the ticket before them has
+printed, like a real printer, and appends one JSON line
+{"task_no","text","at"} per cut ticket to --out. It prints the address it
+listens on to stderr at start, so --listen 127.0.0.1:0 works.
+
+Flags:
+  --listen ADDR     accept printer connections on ADDR (default 127.0.0.1:9100;
+                    port 0 picks a free port)
+  --out FILE        append printed tickets to FILE, one JSON line each;
+                    - is stdout (default -)
+  --encoding NAME   the printer's text encoding: gb18030 (default), cp437, utf-8
+  --fault NAME      the fault at start (default none; see below)
+  --slow DURATION   how long each ticket takes under the slow fault (default 2s)
+  --control ADDR    serve the control API on ADDR:
+                      GET  /fault                      the current fault
+                      PUT  /fault {"fault":"NAME"}     change it (POST too)
+                      GET  /printed                    the tickets printed so far
+
+Faults:
+`)
+	for _, f := range printersim.Faults {
+		fmt.Fprintf(&b, "  %-11s %s\n", f, f.Description())
+	}
+	b.WriteString(`
+Example:
+  storeprint printersim --listen 127.0.0.1:9100 --out paper.jsonl --control 127.0.0.1:9200
+  curl -X PUT -d '{"fault":"paper_end"}' http://127.0.0.1:9200/fault
+`)
+	return b.String()
+}
+
+// printerSim is the printersim subcommand.
+type printerSim struct {
+	m *Main
+
+	Listen   string
+	Out      string
+	Encoding string
+	Fault    printersim.Fault
+	Slow     time.Duration
+	Control  string
+
+	sim     *printersim.Printer
+	out     *os.File // nil when writing to stdout
+	ln      net.Listener
+	control *http.Server
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+func newPrinterSim(m *Main) command { return &printerSim{m: m} }
+
+func (c *printerSim) parseFlags(args []string) error {
+	fs := flag.NewFlagSet("storeprint printersim", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are returned; --help prints printerSimUsage
+	fs.StringVar(&c.Listen, "listen", "127.0.0.1:9100", "")
+	fs.StringVar(&c.Out, "out", "-", "")
+	fs.StringVar(&c.Encoding, "encoding", escpos.GB18030, "")
+	fault := fs.String("fault", string(printersim.FaultNone), "")
+	fs.DurationVar(&c.Slow, "slow", printersim.DefaultSlowDelay, "")
+	fs.StringVar(&c.Control, "control", "", "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(c.m.Stdout, printerSimUsage())
+			return errHelp
+		}
+		return fmt.Errorf("printersim: %w (see storeprint printersim --help)", err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("printersim: unexpected argument %q (see storeprint printersim --help)", fs.Arg(0))
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return fmt.Errorf("printersim: --listen: %q is not a host:port address", c.Listen)
+	}
+	if c.Out == "" {
+		return errors.New("printersim: --out: a file name (or - for stdout) is required")
+	}
+	if _, err := escpos.NewDecoder(c.Encoding); err != nil {
+		return fmt.Errorf("printersim: --encoding: %w", err)
+	}
+	f, err := printersim.ParseFault(*fault)
+	if err != nil {
+		return fmt.Errorf("printersim: --fault: %w", err)
+	}
+	c.Fault = f
+	if c.Slow <= 0 {
+		return fmt.Errorf("printersim: --slow: %s is not a positive duration", c.Slow)
+	}
+	if c.Control != "" {
+		if _, _, err := net.SplitHostPort(c.Control); err != nil {
+			return fmt.Errorf("printersim: --control: %q is not a host:port address", c.Control)
+		}
+	}
+	return nil
+}
+
+// run serves the simulated printer until ctx is done.
+func (c *printerSim) run(ctx context.Context) error {
+	var out io.Writer = c.m.Stdout
+	if c.Out != "-" {
+		f, err := os.OpenFile(c.Out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("printersim: open --out file: %w", err)
+		}
+		c.out, out = f, f
+	}
+	sim, err := printersim.New(printersim.Options{
+		Encoding:  c.Encoding,
+		Out:       out,
+		Fault:     c.Fault,
+		SlowDelay: c.Slow,
+		Logger:    slog.New(slog.NewTextHandler(c.m.Stderr, nil)),
+	})
+	if err != nil {
+		return err
+	}
+	c.sim = sim
+	if c.ln, err = net.Listen("tcp", c.Listen); err != nil {
+		return fmt.Errorf("printersim: --listen: %w", err)
+	}
+	errc := make(chan error, 2)
+	if c.Control != "" {
+		cl, err := net.Listen("tcp", c.Control)
+		if err != nil {
+			return fmt.Errorf("printersim: --control: %w", err)
+		}
+		c.control = &http.Server{Handler: sim.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := c.control.Serve(cl); !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("printersim: control: %w", err)
+			}
+		}()
+		fmt.Fprintf(c.m.Stderr, "printersim control on http://%s\n", cl.Addr())
+	}
+	fmt.Fprintf(c.m.Stderr, "printersim listening on %s (encoding %s, fault %s, paper %s)\n", c.ln.Addr(), c.Encoding, c.Fault, c.Out)
+	go func() {
+		if err := sim.Serve(c.ln); err != nil && !errors.Is(err, printersim.ErrClosed) {
+			errc <- err
+		}
+	}()
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-errc:
+		return err
+	}
+}
+
+func (c *printerSim) close() error {
+	c.closeOnce.Do(func() {
+		var errs []error
+		if c.control != nil {
+			errs = append(errs, c.control.Close())
+		}
+		if c.ln != nil {
+			if err := c.ln.Close(); !errors.Is(err, net.ErrClosed) {
+				errs = append(errs, err)
+			}
+		}
+		if c.sim != nil {
+			errs = append(errs, c.sim.Close())
+		}
+		if c.out != nil {
+			errs = append(errs, c.out.Close())
+		}
+		c.closeErr = errors.Join(errs...)
+	})
+	return c.closeErr
+}
