@@ -42,9 +42,9 @@ type Options struct {
 	// make an attempt's lease; a driver still busy LeaseMargin/2 after
 	// the lease expired is abandoned.
 	LeaseMargin time.Duration // default 10s
-	Now        func() time.Time
-	Logger     *slog.Logger
-	Observer   Observer
+	Now         func() time.Time
+	Logger      *slog.Logger
+	Observer    Observer
 	// Failpoint, when set, is called at named points of an attempt (see
 	// failpoint.go). Production builds leave it nil.
 	Failpoint func(name string)

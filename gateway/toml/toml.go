@@ -32,6 +32,9 @@ func Parse(s string) (*gateway.Config, error) {
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
+			if pe.LastKey != "" {
+				return nil, gateway.Errorf(gateway.EINVALID, "line %d: %s: %s", pe.Position.Line, pe.LastKey, pe.Message)
+			}
 			return nil, gateway.Errorf(gateway.EINVALID, "line %d: %s", pe.Position.Line, pe.Message)
 		}
 		return nil, gateway.Errorf(gateway.EINVALID, "%v", err)

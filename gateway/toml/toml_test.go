@@ -1,0 +1,90 @@
+package toml_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/storeprint/storeprint/gateway/toml"
+)
+
+const base = `
+store_id = "s1"
+api_tokens = ["pos-dev-token"]
+[[printers]]
+id = "hot-1"
+driver = "tcp"
+address = "127.0.0.1:9100"
+backup = "pass-1"
+[[printers]]
+id = "pass-1"
+driver = "tcp"
+address = "127.0.0.1:9101"
+[[stations]]
+name = "hot"
+printer = "hot-1"
+`
+
+func TestParse(t *testing.T) {
+	t.Parallel()
+	t.Run("OK", func(t *testing.T) {
+		cfg, err := toml.Parse(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := cfg.Printers[0]
+		if p.Encoding != "gb18030" || p.OnUncertain != "hold" || p.FailoverAttempts != 3 || p.FailoverAfter.Seconds() != 60 {
+			t.Fatalf("got %+v, want the defaults", p)
+		}
+		if got := cfg.Stations[0].StaleAfter.Minutes(); got != 30 {
+			t.Fatalf("got stale_after %vm, want 30m", got)
+		}
+		if *cfg.MaxRetries != 5 || cfg.Listen != "127.0.0.1:8080" {
+			t.Fatalf("got max_retries %d listen %s", *cfg.MaxRetries, cfg.Listen)
+		}
+	})
+	for _, tc := range []struct {
+		name     string
+		old, new string
+		want     []string
+	}{
+		{"UnknownDriver", `id = "pass-1"` + "\n" + `driver = "tcp"`, `id = "pass-1"` + "\n" + `driver = "usb"`, []string{`printers[1] (id "pass-1").driver`, `unknown driver "usb"`}},
+		{"MissingPrinter", `printer = "hot-1"`, `printer = "hot-9"`, []string{`stations[0] (name "hot").printer`, `no printer with id "hot-9"`}},
+		{"DuplicateID", `id = "pass-1"`, `id = "hot-1"`, []string{`printers[1] (id "hot-1").id`, "duplicate"}},
+		{"BackupCycle", `address = "127.0.0.1:9101"`, `address = "127.0.0.1:9101"` + "\nbackup = \"hot-1\"", []string{"backup", "cycle hot-1 -> pass-1 -> hot-1"}},
+		{"BadAddress", `address = "127.0.0.1:9100"`, `address = "printer.local"`, []string{`printers[0] (id "hot-1").address`, "host:port"}},
+		{"UnknownBackup", `backup = "pass-1"`, `backup = "nope"`, []string{".backup", `no printer with id "nope"`}},
+		{"BadEncoding", `address = "127.0.0.1:9100"`, `address = "127.0.0.1:9100"` + "\nencoding = \"latin9\"", []string{".encoding", "latin9"}},
+		{"BadPolicy", `address = "127.0.0.1:9100"`, `address = "127.0.0.1:9100"` + "\non_uncertain = \"guess\"", []string{".on_uncertain", "guess"}},
+		{"BadDuration", `printer = "hot-1"`, `printer = "hot-1"` + "\nstale_after = \"soon\"", []string{"stale_after", "soon"}},
+		{"UnknownKey", `store_id = "s1"`, `store_id = "s1"` + "\nlisten_addr = \"x\"", []string{"unknown key listen_addr"}},
+		{"NoTokens", `api_tokens = ["pos-dev-token"]`, `api_tokens = []`, []string{"api_tokens"}},
+		{"DuplicateStation", `printer = "hot-1"`, `printer = "hot-1"` + "\n[[stations]]\nname = \"hot\"\nprinter = \"pass-1\"", []string{`stations[1].name`, `duplicate station "hot"`}},
+		{"Syntax", `store_id = "s1"`, `store_id = `, []string{"line"}},
+	} {
+		t.Run("Err"+tc.name, func(t *testing.T) {
+			if !strings.Contains(base, tc.old) {
+				t.Fatalf("test edit %q not in the base config", tc.old)
+			}
+			_, err := toml.Parse(strings.Replace(base, tc.old, tc.new, 1))
+			if err == nil {
+				t.Fatal("got no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("got %q, want it to mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(base)
+	f.Add(`store_id = "s"` + "\n[[printers]]\nid=\"a\"\nbackup=\"a\"")
+	f.Fuzz(func(t *testing.T, s string) {
+		cfg, err := toml.Parse(s)
+		if err == nil && (cfg.StoreID == "" || len(cfg.Printers) == 0 || len(cfg.Stations) == 0) {
+			t.Fatalf("accepted an incomplete config: %+v", cfg)
+		}
+	})
+}
