@@ -31,8 +31,9 @@ func NewIngestService(db *DB) *IngestService { return &IngestService{db: db} }
 //
 //  1. lock the gateway's cursor row (serializes batches of one gateway,
 //     refuses an unknown or revoked gateway);
-//  2. insert every event with ON CONFLICT DO NOTHING, returning the seqs
-//     that are new: a replay stops here;
+//  2. drop the events at or below the cursor (stored already: a replay
+//     stops here), insert the others with ON CONFLICT DO NOTHING and learn
+//     which seqs are new;
 //  3. in one pipelined batch: upsert tasks (only to a higher version) and
 //     raise or resolve their alerts, insert receipts, audit events and the
 //     printers the tasks name, all with ON CONFLICT DO NOTHING; then move
@@ -69,13 +70,15 @@ func (s *IngestService) Ingest(ctx context.Context, gatewayID, storeID string, e
 			return cloud.Errorf(cloud.EUNAUTHORIZED, "gateway %q is revoked", gatewayID)
 		}
 		cursor = uint64(cur)
+		// Every seq up to the cursor is stored: a replay ends here.
+		b.dropThrough(cur)
 		if len(b.seqs) == 0 {
 			return nil
 		}
 
 		rows, err := tx.Query(ctx, `
 			INSERT INTO task_events (store_id, gateway_id, seq, kind, task_no, at, data)
-			SELECT $1, $2, u.seq, u.kind, u.task_no, u.at, u.data::jsonb
+			SELECT $1, $2, u.seq, u.kind, u.task_no, u.at, u.data::json
 			FROM unnest($3::bigint[], $4::text[], $5::text[], $6::timestamptz[], $7::text[]) AS u(seq, kind, task_no, at, data)
 			ON CONFLICT (store_id, gateway_id, seq) DO NOTHING
 			RETURNING seq`, storeID, gatewayID, b.seqs, b.kinds, b.taskNos, b.ats, b.datas)
@@ -87,7 +90,7 @@ func (s *IngestService) Ingest(ctx context.Context, gatewayID, storeID string, e
 			return fmt.Errorf("store events: %w", interpret(err))
 		}
 		if len(fresh) == 0 {
-			return nil // a replay: every event is stored, the cursor stands
+			return nil // stored before, out of order: the cursor stands
 		}
 		isNew := make(map[int64]bool, len(fresh))
 		for _, seq := range fresh {
@@ -184,9 +187,6 @@ func decodeBatch(events []sync.Event) (*batch, error) {
 		if len(data) == 0 {
 			data = json.RawMessage("null")
 		}
-		if !json.Valid(data) {
-			return nil, cloud.Errorf(cloud.EINVALID, "event %d: data is not valid JSON", ev.Seq)
-		}
 		seq := int64(ev.Seq)
 		taskNo := ev.TaskNo
 		switch ev.Kind {
@@ -226,6 +226,10 @@ func decodeBatch(events []sync.Event) (*batch, error) {
 			return nil, cloud.Errorf(cloud.EINVALID, "event %d: kind is required", ev.Seq)
 		default:
 			// A kind from a newer gateway: stored, applied by a newer cloud.
+			// (The known kinds were checked by Unmarshal.)
+			if !json.Valid(data) {
+				return nil, cloud.Errorf(cloud.EINVALID, "event %d: data is not valid JSON", ev.Seq)
+			}
 		}
 		b.seqs = append(b.seqs, seq)
 		b.kinds = append(b.kinds, ev.Kind)
@@ -234,6 +238,21 @@ func decodeBatch(events []sync.Event) (*batch, error) {
 		b.datas = append(b.datas, string(data))
 	}
 	return b, nil
+}
+
+// dropThrough removes the events with seq up to cursor from the event
+// columns: they are stored already. Only new events are applied, and the
+// task, receipt and audit rows are looked up by seq, so they stay.
+func (b *batch) dropThrough(cursor int64) {
+	n := 0
+	for i, seq := range b.seqs {
+		if seq <= cursor {
+			continue
+		}
+		b.seqs[n], b.kinds[n], b.taskNos[n], b.ats[n], b.datas[n] = seq, b.kinds[i], b.taskNos[i], b.ats[i], b.datas[i]
+		n++
+	}
+	b.seqs, b.kinds, b.taskNos, b.ats, b.datas = b.seqs[:n], b.kinds[:n], b.taskNos[:n], b.ats[:n], b.datas[:n]
 }
 
 func checkTask(t *sync.TaskEvent, ev *sync.Event) error {

@@ -209,16 +209,17 @@ func TestIngestService_Ingest(t *testing.T) {
 		gw, _ := f.mustStore(t, "acme", "s1")
 		good := taskEvent(1, "order_ok_station_hot", 1, "queued")
 		for name, bad := range map[string]sync.Event{
-			"ZeroSeq":       taskEvent(0, "order_x_station_hot", 1, "queued"),
-			"DuplicateSeq":  taskEvent(1, "order_x_station_hot", 1, "queued"),
-			"BadStatus":     taskEvent(2, "order_x_station_hot", 1, "lost"),
-			"ZeroVersion":   taskEvent(2, "order_x_station_hot", 0, "queued"),
-			"BadJSON":       {Seq: 2, Kind: sync.KindTask, At: t0, Data: json.RawMessage(`{"task_no":`)},
-			"BadReceipt":    receiptEvent(2, "order_x_station_hot", 1, "lost"),
-			"NoKind":        {Seq: 2, At: t0, Data: json.RawMessage(`{}`)},
-			"NoTime":        {Seq: 2, Kind: "x", Data: json.RawMessage(`{}`)},
-			"TaskMismatch":  {Seq: 2, Kind: sync.KindTask, TaskNo: "other", At: t0, Data: taskEvent(2, "order_x_station_hot", 1, "queued").Data},
-			"AuditNoAction": auditEvent(2, "id", "", ""),
+			"ZeroSeq":        taskEvent(0, "order_x_station_hot", 1, "queued"),
+			"DuplicateSeq":   taskEvent(1, "order_x_station_hot", 1, "queued"),
+			"BadStatus":      taskEvent(2, "order_x_station_hot", 1, "lost"),
+			"ZeroVersion":    taskEvent(2, "order_x_station_hot", 0, "queued"),
+			"BadJSON":        {Seq: 2, Kind: sync.KindTask, At: t0, Data: json.RawMessage(`{"task_no":`)},
+			"BadJSONNewKind": {Seq: 2, Kind: "printer", At: t0, Data: json.RawMessage(`{`)},
+			"BadReceipt":     receiptEvent(2, "order_x_station_hot", 1, "lost"),
+			"NoKind":         {Seq: 2, At: t0, Data: json.RawMessage(`{}`)},
+			"NoTime":         {Seq: 2, Kind: "x", Data: json.RawMessage(`{}`)},
+			"TaskMismatch":   {Seq: 2, Kind: sync.KindTask, TaskNo: "other", At: t0, Data: taskEvent(2, "order_x_station_hot", 1, "queued").Data},
+			"AuditNoAction":  auditEvent(2, "id", "", ""),
 		} {
 			_, err := f.ingest.Ingest(context.Background(), gw.ID, "s1", []sync.Event{good, bad})
 			if cloud.ErrorCode(err) != cloud.EINVALID {

@@ -42,8 +42,9 @@ CREATE TABLE print_tasks (
 CREATE INDEX print_tasks_status_idx ON print_tasks (store_id, status, created_at);
 
 -- Every event a gateway replayed (task, receipt and audit kinds alike),
--- stored once per (gateway, seq). No foreign key: ingest checks the gateway
--- once per batch, and this is the busiest table.
+-- stored once per (gateway, seq). data is json, not jsonb: the bytes the
+-- gateway sent, kept as sent, and cheaper to store on the busiest table.
+-- No foreign key: ingest checks the gateway once per batch.
 CREATE TABLE task_events (
     store_id    text        NOT NULL,
     gateway_id  text        NOT NULL,
@@ -51,7 +52,7 @@ CREATE TABLE task_events (
     kind        text        NOT NULL,
     task_no     text        NOT NULL DEFAULT '',
     at          timestamptz NOT NULL,
-    data        jsonb       NOT NULL,
+    data        json        NOT NULL,
     received_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (store_id, gateway_id, seq)
 );

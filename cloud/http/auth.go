@@ -1,0 +1,49 @@
+package http
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
+	"strings"
+
+	"github.com/storeprint/storeprint/cloud"
+)
+
+// authenticate puts the request's actor in its context, or answers 401 or
+// 403, before h runs.
+func (s *Server) authenticate(h func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a, err := s.actor(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		r = r.WithContext(cloud.NewContextWithActor(r.Context(), a))
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+func (s *Server) actor(r *http.Request) (*cloud.Actor, error) {
+	header := r.Header.Get("Authorization")
+	if header == "" {
+		return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "missing bearer token: send Authorization: Bearer <token>")
+	}
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "the Authorization header must be \"Bearer <token>\"")
+	}
+	// Compare hashes so that the time taken says nothing about the token.
+	sum := sha256.Sum256([]byte(token))
+	if s.adminHash != nil && subtle.ConstantTimeCompare(sum[:], s.adminHash) == 1 {
+		return &cloud.Actor{Kind: cloud.ActorAdmin}, nil
+	}
+	switch {
+	case strings.HasPrefix(token, cloud.TenantTokenPrefix):
+		return s.TenantService.AuthenticateTenant(r.Context(), token)
+	case strings.HasPrefix(token, cloud.GatewayTokenPrefix):
+		return nil, cloud.Errorf(cloud.EFORBIDDEN, "a gateway token is only accepted on the sync link")
+	}
+	return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "invalid token")
+}

@@ -1,0 +1,104 @@
+package http
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/storeprint/storeprint/cloud"
+	"github.com/storeprint/storeprint/gateway"
+)
+
+// errorStatus is the one table from error codes to HTTP statuses.
+var errorStatus = map[string]int{
+	cloud.EINVALID:      http.StatusBadRequest,
+	cloud.EUNAUTHORIZED: http.StatusUnauthorized,
+	cloud.EFORBIDDEN:    http.StatusForbidden,
+	cloud.ENOTFOUND:     http.StatusNotFound,
+	cloud.ECONFLICT:     http.StatusConflict,
+	cloud.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	cloud.EUNAVAILABLE:  http.StatusServiceUnavailable,
+	cloud.EINTERNAL:     http.StatusInternalServerError,
+}
+
+// writeError answers {"error": message}. An unexpected error is logged and
+// answered as "internal error".
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	code := cloud.ErrorCode(err)
+	status, ok := errorStatus[code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	if code == cloud.EINTERNAL || code == cloud.EUNAVAILABLE {
+		s.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="storeprint"`)
+	}
+	writeJSON(w, status, map[string]string{"error": cloud.ErrorMessage(err)})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // the client went away: nothing to do
+}
+
+// decode reads one JSON object of at most gateway.MaxRequestLen bytes into
+// v, refusing unknown fields and trailing data. optional allows an empty
+// body (v keeps its zero value).
+func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error {
+	body := http.MaxBytesReader(w, r.Body, gateway.MaxRequestLen)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+			if tooLarge(err) {
+				return errTooLarge()
+			}
+			return cloud.Errorf(cloud.EINVALID, "malformed JSON: unexpected data after the object")
+		}
+		return nil
+	}
+	var (
+		syntaxErr *json.SyntaxError
+		typeErr   *json.UnmarshalTypeError
+	)
+	switch {
+	case tooLarge(err):
+		return errTooLarge()
+	case errors.Is(err, io.EOF):
+		if optional {
+			return nil
+		}
+		return cloud.Errorf(cloud.EINVALID, "request body is empty: a JSON object is required")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return cloud.Errorf(cloud.EINVALID, "malformed JSON: unexpected end of the body")
+	case errors.As(err, &syntaxErr):
+		return cloud.Errorf(cloud.EINVALID, "malformed JSON at byte %d: %s", syntaxErr.Offset, syntaxErr.Error())
+	case errors.As(err, &typeErr):
+		if typeErr.Field == "" {
+			return cloud.Errorf(cloud.EINVALID, "the body must be a JSON object, not %s", typeErr.Value)
+		}
+		return cloud.Errorf(cloud.EINVALID, "field %s: expected %s, got %s", typeErr.Field, typeErr.Type, typeErr.Value)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return cloud.Errorf(cloud.EINVALID, "unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	}
+	return cloud.Errorf(cloud.EINVALID, "malformed JSON: %v", err)
+}
+
+func tooLarge(err error) bool {
+	var mb *http.MaxBytesError
+	return errors.As(err, &mb)
+}
+
+func errTooLarge() error {
+	return cloud.Errorf(cloud.ETOOLARGE, "request body is larger than %d bytes (%s)", gateway.MaxRequestLen, fmt.Sprintf("%d MiB", gateway.MaxRequestLen>>20))
+}

@@ -1,0 +1,193 @@
+package http
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/storeprint/storeprint/cloud"
+)
+
+// ShutdownTimeout bounds how long Close waits for requests in flight.
+const ShutdownTimeout = 10 * time.Second
+
+// Pinger checks a dependency for /healthz.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// Server is the cloud's HTTP server. Set the exported fields, then Open.
+type Server struct {
+	Addr       string // listen address, e.g. "127.0.0.1:0"
+	AdminToken string // the operator's token; empty disables the admin token
+	Logger     *slog.Logger
+
+	Health         Pinger
+	TenantService  cloud.TenantService
+	StoreService   cloud.StoreService
+	GatewayService cloud.GatewayService
+	OrderService   cloud.OrderService
+	TaskService    cloud.TaskService
+	CommandService cloud.CommandService
+	AuditService   cloud.AuditService
+
+	adminHash []byte
+	ln        net.Listener
+	server    *http.Server
+	metrics   *metrics
+}
+
+// NewServer returns a server with a quiet logger.
+func NewServer() *Server {
+	return &Server{Logger: slog.New(slog.DiscardHandler)}
+}
+
+// Open listens on Addr and serves in the background.
+func (s *Server) Open() error {
+	ln, err := net.Listen("tcp", s.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.Addr, err)
+	}
+	s.ln = ln
+	s.server = &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
+	}
+	go func() {
+		if err := s.server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.Logger.Error("http server stopped", "err", err)
+		}
+	}()
+	return nil
+}
+
+// Close stops accepting requests and waits, bounded, for those in flight.
+func (s *Server) Close() error {
+	if s.server == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	defer cancel()
+	if err := s.server.Shutdown(ctx); err != nil {
+		return fmt.Errorf("shut down http server: %w", err)
+	}
+	return nil
+}
+
+// Port returns the port Open listens on (useful with ":0").
+func (s *Server) Port() int {
+	if s.ln == nil {
+		return 0
+	}
+	return s.ln.Addr().(*net.TCPAddr).Port
+}
+
+// URL returns the server's base URL on the loopback or listen address.
+func (s *Server) URL() string {
+	if s.ln == nil {
+		return ""
+	}
+	host, _, _ := net.SplitHostPort(s.ln.Addr().String())
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(s.Port()))
+}
+
+// Handler returns the API as an http.Handler.
+func (s *Server) Handler() http.Handler {
+	if s.AdminToken != "" {
+		sum := sha256.Sum256([]byte(s.AdminToken))
+		s.adminHash = sum[:]
+	}
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.DiscardHandler)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.metrics = newMetrics(reg)
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", s.handleHealth)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+
+	api := func(pattern string, h func(http.ResponseWriter, *http.Request) error) {
+		mux.Handle(pattern, s.authenticate(h))
+	}
+	api("POST /v1/admin/tenants", s.handleCreateTenant)
+	api("POST /v1/admin/tenants/{tenant_id}/tokens", s.handleCreateTenantToken)
+	api("POST /v1/admin/stores", s.handleCreateStore)
+	api("POST /v1/admin/stores/{store_id}/gateways", s.handleCreateGateway)
+	api("DELETE /v1/admin/gateways/{gateway_id}", s.handleRevokeGateway)
+	api("GET /v1/stores", s.handleFindStores)
+	api("POST /v1/stores/{store_id}/orders", s.handleCreateOrder)
+	api("GET /v1/stores/{store_id}/tasks", s.handleFindTasks)
+	api("GET /v1/stores/{store_id}/tasks/{task_no}", s.handleFindTask)
+	api("POST /v1/stores/{store_id}/tasks/{task_no}/retry", s.handleCommand(cloud.CommandRetry))
+	api("POST /v1/stores/{store_id}/tasks/{task_no}/reprint", s.handleCommand(cloud.CommandReprint))
+	api("POST /v1/stores/{store_id}/printers/{printer_id}/failover/ack", s.handleCommand(cloud.CommandFailoverAck))
+	api("GET /v1/stores/{store_id}/alerts", s.handleFindAlerts)
+	api("GET /v1/audit", s.handleFindAudit)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, cloud.Errorf(cloud.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
+	})
+	return s.observe(mux)
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	if s.Health != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := s.Health.Ping(ctx); err != nil {
+			s.Logger.Warn("health check failed", "err", err)
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": "database unavailable"})
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// observe counts, times and logs every request by its route pattern.
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(sw, r)
+		route := r.Pattern // set by the mux on r
+		if route == "" || route == "/" {
+			route = "unmatched"
+		}
+		d := time.Since(start)
+		s.metrics.requests.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
+		s.metrics.duration.WithLabelValues(route).Observe(d.Seconds())
+		// The path and status only: never headers, bodies or tokens.
+		s.Logger.Info("request", "method", r.Method, "path", r.URL.Path, "route", route,
+			"status", sw.status, "duration", d.Round(time.Microsecond))
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,0 +1,134 @@
+package http
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/storeprint/storeprint/cloud"
+	"github.com/storeprint/storeprint/gateway"
+)
+
+// GET /v1/stores
+func (s *Server) handleFindStores(w http.ResponseWriter, r *http.Request) error {
+	stores, err := s.StoreService.FindStores(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, stores)
+	return nil
+}
+
+// POST /v1/stores/{store_id}/orders: a gateway.Order, the POS API's body
+// and idempotency rules. 201 when accepted, 200 with the same body for a
+// replay, 409 for the same order_id with other content.
+func (s *Server) handleCreateOrder(w http.ResponseWriter, r *http.Request) error {
+	var o gateway.Order
+	if err := decode(w, r, &o, false); err != nil {
+		return err
+	}
+	res, created, err := s.OrderService.CreateOrder(r.Context(), r.PathValue("store_id"), &o)
+	if err != nil {
+		return err
+	}
+	if created {
+		s.metrics.orders.WithLabelValues("created").Inc()
+	} else {
+		s.metrics.orders.WithLabelValues("replayed").Inc()
+	}
+	writeJSON(w, createdStatus(created), res)
+	return nil
+}
+
+// GET /v1/stores/{store_id}/tasks/{task_no}
+func (s *Server) handleFindTask(w http.ResponseWriter, r *http.Request) error {
+	t, err := s.TaskService.FindTask(r.Context(), r.PathValue("store_id"), r.PathValue("task_no"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, t)
+	return nil
+}
+
+// GET /v1/stores/{store_id}/tasks?status=S&limit=N
+func (s *Server) handleFindTasks(w http.ResponseWriter, r *http.Request) error {
+	limit, err := queryInt(r, "limit")
+	if err != nil {
+		return err
+	}
+	f := cloud.TaskFilter{Status: gateway.Status(r.URL.Query().Get("status")), Limit: limit}
+	tasks, err := s.TaskService.FindTasks(r.Context(), r.PathValue("store_id"), f)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, tasks)
+	return nil
+}
+
+// POST /v1/stores/{store_id}/tasks/{task_no}/retry,
+// POST /v1/stores/{store_id}/tasks/{task_no}/reprint and
+// POST /v1/stores/{store_id}/printers/{printer_id}/failover/ack, each
+// {"reason","operator","command_id"}: queue a command for the store's
+// gateway, audited. 202 when queued, 200 for a replay of a command_id.
+func (s *Server) handleCommand(kind string) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var req struct {
+			CommandID string `json:"command_id"`
+			cloud.Note
+		}
+		if err := decode(w, r, &req, true); err != nil {
+			return err
+		}
+		c, created, err := s.CommandService.Submit(r.Context(), r.PathValue("store_id"), &cloud.CommandRequest{
+			ID: req.CommandID, Kind: kind, TaskNo: r.PathValue("task_no"), PrinterID: r.PathValue("printer_id"), Note: req.Note,
+		})
+		if err != nil {
+			return err
+		}
+		status := http.StatusOK
+		if created {
+			status = http.StatusAccepted
+			s.metrics.commands.WithLabelValues(kind).Inc()
+		}
+		writeJSON(w, status, c)
+		return nil
+	}
+}
+
+// GET /v1/stores/{store_id}/alerts: the open ones.
+func (s *Server) handleFindAlerts(w http.ResponseWriter, r *http.Request) error {
+	alerts, err := s.StoreService.FindAlerts(r.Context(), r.PathValue("store_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, alerts)
+	return nil
+}
+
+// GET /v1/audit?tenant_id=T&store_id=S&limit=N, newest first.
+func (s *Server) handleFindAudit(w http.ResponseWriter, r *http.Request) error {
+	limit, err := queryInt(r, "limit")
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	events, err := s.AuditService.FindAuditEvents(r.Context(), cloud.AuditFilter{
+		TenantID: q.Get("tenant_id"), StoreID: q.Get("store_id"), Limit: limit,
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, events)
+	return nil
+}
+
+func queryInt(r *http.Request, name string) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, cloud.Errorf(cloud.EINVALID, "%s must be a positive number, got %q", name, v)
+	}
+	return n, nil
+}
