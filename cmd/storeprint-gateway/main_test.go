@@ -107,7 +107,8 @@ func runGateway(t testing.TB, cfgPath string) (*Main, string) {
 	return m, "http://" + m.HTTP.Addr()
 }
 
-var client = &http.Client{Timeout: 30 * time.Second}
+// client keeps connections alive like a POS terminal does.
+var client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute}}
 
 // call sends a request with the test token and decodes a JSON answer.
 func call(t testing.TB, method, url string, body any, out any) int {

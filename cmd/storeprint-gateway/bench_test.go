@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	stdsync "sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/storeprint/storeprint/printerdrivers/printersim"
+)
+
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return d[min(len(d)-1, int(float64(len(d))*p))]
+}
+
+// BenchmarkAcceptOrders measures POS-to-201 with durability on (fsync before
+// the answer): orders/s and latency percentiles, from concurrent POS
+// clients over real sockets, while the printers print.
+func BenchmarkAcceptOrders(b *testing.B) {
+	hot, cold := startSim(b, printersim.FaultNone), startSim(b, printersim.FaultNone)
+	cfg := writeConfig(b, b.TempDir(),
+		[]printerConf{{id: "hot-1", addr: hot.addr}, {id: "cold-1", addr: cold.addr}},
+		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}})
+	_, base := runGateway(b, cfg)
+	const clients = 16
+	lat := make([]time.Duration, b.N)
+	var next atomic.Int64
+	var wg stdsync.WaitGroup
+	run := fmt.Sprintf("%d", time.Now().UnixNano())
+	b.ResetTimer()
+	start := time.Now()
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= b.N {
+					return
+				}
+				body := order(fmt.Sprintf("b%s-%d", run, i), "hot", "cold")
+				t0 := time.Now()
+				code, err := postQuiet(base, body)
+				lat[i] = time.Since(t0)
+				if err != nil || code != 201 {
+					b.Errorf("order %d: %d %v", i, code, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "orders/s")
+	b.ReportMetric(float64(percentile(lat, 0.50).Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(percentile(lat, 0.99).Microseconds())/1000, "p99-ms")
+}
+
+// BenchmarkTimeToPaper measures POS-to-confirmation: from posting an order
+// to the printer's confirmation on the simulator, one order at a time.
+func BenchmarkTimeToPaper(b *testing.B) {
+	hot := startSim(b, printersim.FaultNone)
+	cfg := writeConfig(b, b.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}},
+		[]stationConf{{name: "hot", printer: "hot-1"}})
+	_, base := runGateway(b, cfg)
+	lat := make([]time.Duration, b.N)
+	run := fmt.Sprintf("%d", time.Now().UnixNano())
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if code, err := postQuiet(base, order(fmt.Sprintf("p%s-%d", run, i), "hot")); err != nil || code != 201 {
+			b.Fatalf("order %d: %d %v", i, code, err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if _, err := hot.WaitPrinted(ctx, i+1); err != nil {
+			b.Fatal(err)
+		}
+		cancel()
+		lat[i] = time.Since(t0)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(percentile(lat, 0.50).Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(percentile(lat, 0.99).Microseconds())/1000, "p99-ms")
+}
