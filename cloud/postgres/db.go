@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -188,12 +187,4 @@ func notify(ctx context.Context, tx pgx.Tx, channel, payload string) error {
 		return fmt.Errorf("notify %s: %w", channel, interpret(err))
 	}
 	return nil
-}
-
-// timePtr returns nil for an invalid (NULL) time.
-func timePtr(t *time.Time) *time.Time {
-	if t == nil || t.IsZero() {
-		return nil
-	}
-	return t
 }

@@ -1,0 +1,122 @@
+package cloud_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/storeprint/storeprint/cloud"
+)
+
+func TestParseTenantToken(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		tok, id := cloud.NewTenantToken("acme.cn-1")
+		got, ok := cloud.ParseTenantToken(tok)
+		if !ok || got != "acme.cn-1" {
+			t.Fatalf("got %q %v, want acme.cn-1 true", got, ok)
+		}
+		if len(id) != 16 || strings.Contains(tok, id) {
+			t.Fatalf("got id %q: want 16 hex characters, not part of the token", id)
+		}
+		if other, _ := cloud.NewTenantToken("acme.cn-1"); other == tok {
+			t.Fatal("two tokens are equal")
+		}
+	})
+	t.Run("ErrMalformed", func(t *testing.T) {
+		gw := cloud.NewGatewayToken("s1")
+		for _, s := range []string{"", "spt1.", "spt1.YWNtZQ", "spt1.YWNtZQ.short", "spt1..0123456789012345678901234567890123456789012", gw} {
+			if _, ok := cloud.ParseTenantToken(s); ok {
+				t.Errorf("%q parsed", s)
+			}
+		}
+	})
+}
+
+func TestParseGatewayToken(t *testing.T) {
+	tok := cloud.NewGatewayToken("store-001")
+	if got, ok := cloud.ParseGatewayToken(tok); !ok || got != "store-001" {
+		t.Fatalf("got %q %v, want store-001 true", got, ok)
+	}
+	if len(cloud.HashToken(tok)) != 32 {
+		t.Fatal("the hash is not SHA-256")
+	}
+}
+
+func TestActor_TenantScope(t *testing.T) {
+	for name, tc := range map[string]struct {
+		actor  *cloud.Actor
+		tenant string
+		scoped bool
+	}{
+		"Admin":          {&cloud.Actor{Kind: cloud.ActorAdmin}, "", false},
+		"Tenant":         {&cloud.Actor{Kind: cloud.ActorTenant, TenantID: "acme"}, "acme", true},
+		"TenantWithout":  {&cloud.Actor{Kind: cloud.ActorTenant}, "\x00none", true},
+		"Nil":            {nil, "\x00none", true},
+		"GatewayNoScope": {&cloud.Actor{Kind: cloud.ActorGateway}, "\x00none", true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tenant, scoped := tc.actor.TenantScope()
+			if tenant != tc.tenant || scoped != tc.scoped {
+				t.Fatalf("got %q %v, want %q %v", tenant, scoped, tc.tenant, tc.scoped)
+			}
+		})
+	}
+}
+
+func TestRequireAdmin(t *testing.T) {
+	ctx := context.Background()
+	with := func(a *cloud.Actor) context.Context { return cloud.NewContextWithActor(ctx, a) }
+	for name, tc := range map[string]struct {
+		ctx  context.Context
+		code string
+	}{
+		"Admin":   {with(&cloud.Actor{Kind: cloud.ActorAdmin}), ""},
+		"Tenant":  {with(&cloud.Actor{Kind: cloud.ActorTenant, TenantID: "a"}), cloud.EFORBIDDEN},
+		"Gateway": {with(&cloud.Actor{Kind: cloud.ActorGateway}), cloud.EFORBIDDEN},
+		"None":    {ctx, cloud.EUNAUTHORIZED},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := cloud.RequireAdmin(tc.ctx)
+			if got := cloud.ErrorCode(err); got != tc.code {
+				t.Fatalf("got %q (%v), want %q", got, err, tc.code)
+			}
+		})
+	}
+}
+
+func TestErrorCode(t *testing.T) {
+	wrapped := fmt.Errorf("create store: %w", cloud.Errorf(cloud.ECONFLICT, "store %q exists", "s1"))
+	if cloud.ErrorCode(wrapped) != cloud.ECONFLICT || cloud.ErrorMessage(wrapped) != `store "s1" exists` {
+		t.Fatalf("got %q %q", cloud.ErrorCode(wrapped), cloud.ErrorMessage(wrapped))
+	}
+	plain := errors.New("connection reset: secret detail")
+	if cloud.ErrorCode(plain) != cloud.EINTERNAL || cloud.ErrorMessage(plain) != "internal error" {
+		t.Fatalf("got %q %q, want the detail hidden", cloud.ErrorCode(plain), cloud.ErrorMessage(plain))
+	}
+	if cloud.ErrorCode(nil) != "" {
+		t.Fatal("nil has a code")
+	}
+}
+
+func TestCommandRequest_Validate(t *testing.T) {
+	for name, tc := range map[string]struct {
+		req  cloud.CommandRequest
+		code string
+	}{
+		"Retry":         {cloud.CommandRequest{Kind: cloud.CommandRetry, TaskNo: "order_1_station_hot"}, ""},
+		"FailoverAck":   {cloud.CommandRequest{Kind: cloud.CommandFailoverAck, PrinterID: "hot-1"}, ""},
+		"ErrNoTask":     {cloud.CommandRequest{Kind: cloud.CommandReprint}, cloud.EINVALID},
+		"ErrKind":       {cloud.CommandRequest{Kind: "order", TaskNo: "x"}, cloud.EINVALID},
+		"ErrCommandID":  {cloud.CommandRequest{ID: "a b", Kind: cloud.CommandRetry, TaskNo: "x"}, cloud.EINVALID},
+		"ErrLongReason": {cloud.CommandRequest{Kind: cloud.CommandRetry, TaskNo: "x", Note: cloud.Note{Reason: strings.Repeat("x", 501)}}, cloud.EINVALID},
+		"ErrControl":    {cloud.CommandRequest{Kind: cloud.CommandRetry, TaskNo: "x", Note: cloud.Note{Operator: "a\x1bb"}}, cloud.EINVALID},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := cloud.ErrorCode(tc.req.Validate()); got != tc.code {
+				t.Fatalf("got %q, want %q", got, tc.code)
+			}
+		})
+	}
+}

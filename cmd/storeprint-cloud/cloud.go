@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+
+	"github.com/storeprint/storeprint/cloud/http"
+	"github.com/storeprint/storeprint/cloud/postgres"
+	"github.com/storeprint/storeprint/schema"
+)
+
+const usage = `storeprint-cloud: the cloud service (PostgreSQL).
+
+Usage:
+  storeprint-cloud run [flags]      apply the migrations, then serve the API
+  storeprint-cloud migrate [flags]  apply the migrations and exit
+
+Flags:
+  --listen ADDR         address to serve on (default 127.0.0.1:9090); the bound
+                        address is printed at start, so 127.0.0.1:0 works
+  --admin-token TOKEN   the operator's admin token, at least 16 characters
+                        (prefer STOREPRINT_ADMIN_TOKEN: a flag shows in ps)
+  --database-url URL    the PostgreSQL database (postgres://... or key=value)
+  --migrate=false       run: do not apply the migrations at start
+  --log-format F        text (default) or json
+
+Environment (a flag wins over its variable):
+  STOREPRINT_LISTEN, STOREPRINT_ADMIN_TOKEN, STOREPRINT_MIGRATE,
+  STOREPRINT_LOG_FORMAT, STOREPRINT_DATABASE_URL (else DATABASE_URL)
+`
+
+// MinAdminTokenLen is the shortest admin token run accepts.
+const MinAdminTokenLen = 16
+
+var errHelp = errors.New("help requested")
+
+// Main is the cloud program.
+type Main struct {
+	Command     string
+	Listen      string
+	AdminToken  string
+	DatabaseURL string
+	Migrate     bool
+	LogFormat   string
+
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+
+	DB   *postgres.DB
+	HTTP *http.Server
+
+	ready chan struct{}
+}
+
+// NewMain returns a program reading the process's environment.
+func NewMain() *Main {
+	return &Main{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, ready: make(chan struct{})}
+}
+
+// ParseFlags reads the command and its flags; each flag's default comes
+// from its STOREPRINT_* variable.
+func (m *Main) ParseFlags(args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(m.Stderr, usage)
+		return errors.New("a command is required: run or migrate")
+	}
+	m.Command = args[0]
+	switch m.Command {
+	case "-h", "--help", "help":
+		fmt.Fprint(m.Stdout, usage)
+		return errHelp
+	case "run", "migrate":
+	default:
+		return fmt.Errorf("unknown command %q (run or migrate)", m.Command)
+	}
+	migrate := true
+	if v := m.Getenv("STOREPRINT_MIGRATE"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("STOREPRINT_MIGRATE: %q is not true or false", v)
+		}
+		migrate = b
+	}
+	fs := flag.NewFlagSet(m.Command, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&m.Listen, "listen", m.env("STOREPRINT_LISTEN", "127.0.0.1:9090"), "")
+	fs.StringVar(&m.AdminToken, "admin-token", m.env("STOREPRINT_ADMIN_TOKEN", ""), "")
+	fs.StringVar(&m.DatabaseURL, "database-url", m.env("STOREPRINT_DATABASE_URL", m.env("DATABASE_URL", "")), "")
+	fs.BoolVar(&m.Migrate, "migrate", migrate, "")
+	fs.StringVar(&m.LogFormat, "log-format", m.env("STOREPRINT_LOG_FORMAT", "text"), "")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(m.Stdout, usage)
+			return errHelp
+		}
+		return fmt.Errorf("%s: %w", m.Command, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%s: unexpected argument %q", m.Command, fs.Arg(0))
+	}
+	if m.LogFormat != "text" && m.LogFormat != "json" {
+		return fmt.Errorf("--log-format: %q is not text or json", m.LogFormat)
+	}
+	if m.DatabaseURL == "" {
+		return fmt.Errorf("%s: --database-url (or STOREPRINT_DATABASE_URL or DATABASE_URL) is required", m.Command)
+	}
+	if m.Command == "run" {
+		if m.AdminToken == "" {
+			return errors.New("run: --admin-token (or STOREPRINT_ADMIN_TOKEN) is required")
+		}
+		if len(m.AdminToken) < MinAdminTokenLen {
+			return fmt.Errorf("run: the admin token must be at least %d characters", MinAdminTokenLen)
+		}
+	}
+	return nil
+}
+
+func (m *Main) env(k, def string) string {
+	if v := m.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func (m *Main) logger() *slog.Logger {
+	if m.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(m.Stderr, nil))
+	}
+	return slog.New(slog.NewTextHandler(m.Stderr, nil))
+}
+
+// Ready is closed once run serves requests.
+func (m *Main) Ready() <-chan struct{} { return m.ready }
+
+// Run runs the command; run serves until ctx ends.
+func (m *Main) Run(ctx context.Context) error {
+	if m.Command == "migrate" {
+		v, err := schema.Up(ctx, m.DatabaseURL)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(m.Stdout, "schema at version %d\n", v)
+		return nil
+	}
+	log := m.logger()
+	if m.Migrate {
+		v, err := schema.Up(ctx, m.DatabaseURL)
+		if err != nil {
+			return err
+		}
+		log.Info("schema migrated", "version", v)
+	}
+	db, err := postgres.Open(ctx, m.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	m.DB = db
+
+	s := http.NewServer()
+	s.Addr = m.Listen
+	s.AdminToken = m.AdminToken
+	s.Logger = log
+	s.Health = db
+	s.TenantService = postgres.NewTenantService(db)
+	s.StoreService = postgres.NewStoreService(db)
+	s.GatewayService = postgres.NewGatewayService(db)
+	s.OrderService = postgres.NewOrderService(db)
+	s.TaskService = postgres.NewTaskService(db)
+	s.CommandService = postgres.NewCommandService(db)
+	s.AuditService = postgres.NewAuditService(db)
+	if err := s.Open(); err != nil {
+		return err
+	}
+	m.HTTP = s
+	fmt.Fprintf(m.Stdout, "storeprint-cloud listening on %s\n", s.URL())
+	log.Info("cloud running", "listen", s.URL())
+	close(m.ready)
+	<-ctx.Done()
+	log.Info("cloud stopping")
+	return nil
+}
+
+// Close stops the server, waiting for requests in flight, and closes the
+// database.
+func (m *Main) Close() error {
+	var err error
+	if m.HTTP != nil {
+		err = m.HTTP.Close()
+	}
+	if m.DB != nil {
+		m.DB.Close()
+	}
+	return err
+}

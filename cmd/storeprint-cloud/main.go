@@ -1,0 +1,31 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	m := NewMain()
+	if err := m.ParseFlags(os.Args[1:]); err != nil {
+		if errors.Is(err, errHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "storeprint-cloud:", err)
+		os.Exit(2)
+	}
+	err := m.Run(ctx)
+	if cerr := m.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "storeprint-cloud:", err)
+		os.Exit(1)
+	}
+}
