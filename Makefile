@@ -41,5 +41,10 @@ windows: ## cross-compile and vet for Windows
 bench: ## benchmarks: gateway throughput and latency, cloud ingest
 	$(GO) test -run '^$$' -bench . -benchtime 3s -count 1 ./...
 
+screenshots: ## refresh the README's screenshots from the browser tests (needs chromium and CJK fonts)
+	@fc-list :lang=zh 2>/dev/null | grep -q . || { echo "installing CJK fonts for the screenshots"; apt-get install -y -qq fonts-noto-cjk >/dev/null; }
+	mkdir -p docs/screenshots
+	STOREPRINT_SCREENSHOTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run '^TestBrowser' ./cmd/...
+
 clean: ## remove build output and demo data
 	rm -rf $(BIN) demo-out

@@ -68,6 +68,7 @@ type Gateway struct {
 	failover map[string]*Failover // by printer id; cached copy of the store's
 	status   map[string]*printerStatus
 	workers  map[string]*worker
+	changes  changes
 
 	wg stdsync.WaitGroup
 }
@@ -133,6 +134,7 @@ func New(cfg *Config, store Store, printers map[string]Printer, opts Options) (*
 		status:   map[string]*printerStatus{},
 		workers:  map[string]*worker{},
 	}
+	g.store = notifyingStore{Store: store, c: &g.changes}
 	for i := range cfg.Stations {
 		g.stations[cfg.Stations[i].Name] = &cfg.Stations[i]
 	}

@@ -174,6 +174,7 @@ func (w *worker) setStatus(st PrinterStatus, lastErr string) {
 	}
 	g.mu.Unlock()
 	if changed {
+		g.changes.signal()
 		g.log.Info("printer status", "printer", w.id, "status", st.State)
 		// A printer that recovers releases its waiting tickets at once.
 		if st.State == PrinterReady {
@@ -398,7 +399,7 @@ func (g *Gateway) prepare(ctx context.Context, l *lease, payload []byte) error {
 		} else if err != nil && !isNotFound(err) {
 			return err
 		}
-		if p, _ := g.route(t.Station); p != t.PrinterID {
+		if p, _ := g.route(t.Station); t.Station != "" && p != t.PrinterID {
 			return fmt.Errorf("%w: station %s now prints on %s", errFenced, t.Station, p)
 		}
 		if _, err := tx.Receipt(l.taskNo, l.attempt); err == nil {

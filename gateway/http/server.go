@@ -27,11 +27,12 @@ type Server struct {
 	srv     *http.Server
 	ln      net.Listener
 	mux     *http.ServeMux
+	closing chan struct{} // closed on Shutdown: ends live-update streams
 }
 
 // NewServer returns a server for the gateway. metrics may be nil.
 func NewServer(g *gateway.Gateway, tokens []string, metrics http.Handler, log *slog.Logger) *Server {
-	s := &Server{g: g, log: log, metrics: metrics, mux: http.NewServeMux()}
+	s := &Server{g: g, log: log, metrics: metrics, mux: http.NewServeMux(), closing: make(chan struct{})}
 	for _, t := range tokens {
 		s.tokens = append(s.tokens, sha256.Sum256([]byte(t)))
 	}
@@ -43,6 +44,7 @@ func NewServer(g *gateway.Gateway, tokens []string, metrics http.Handler, log *s
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	s.srv.RegisterOnShutdown(func() { close(s.closing) })
 	return s
 }
 
@@ -63,6 +65,7 @@ func (s *Server) routes() {
 	m.Handle("POST /v1/printers/{printer_id}/failback", s.auth(s.failback))
 	m.Handle("POST /v1/stations/{station}/print-stale", s.auth(s.printStale))
 	m.Handle("GET /v1/audit", s.auth(s.listAudit))
+	s.pageRoutes()
 	m.HandleFunc("/", s.notFound)
 }
 

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/storeprint/storeprint/internal/chromium"
+	"github.com/storeprint/storeprint/printerdrivers/printersim"
+)
+
+// within runs actions with a deadline, derived from a browser context that
+// has already run.
+func within(t *testing.T, ctx context.Context, d time.Duration, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	if err := chromedp.Do(c, actions...); err != nil {
+		t.Fatalf("%s (within %s): %v", what, d, err)
+	}
+}
+
+// The kitchen's LAN page in a real browser: a setup link signs in and
+// leaves no token in the address bar; a printer fault turns its card red
+// within 2 s; one click on make-up print puts exactly one ticket on paper;
+// nothing is requested outside the gateway.
+func TestBrowser_LANPage(t *testing.T) {
+	t.Parallel()
+	hot, pass := startSim(t, printersim.FaultNone), startSim(t, printersim.FaultNone)
+	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}, {id: "pass-1", addr: pass.addr}},
+		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "pass", printer: "pass-1"}})
+	_, base := runGateway(t, cfg)
+	ctx := chromium.New(t, 1280, 900)
+
+	within(t, ctx, 20*time.Second, "open the setup link",
+		chromedp.Navigate(base+"/?token="+token),
+		chromedp.WaitVisible(`[data-printer="hot-1"][data-status="ready"]`))
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(loc, token) || strings.Contains(loc, "token") {
+		t.Fatalf("the token stayed in the address bar: %s", loc)
+	}
+	html, err := chromedp.Run(ctx, chromedp.OuterHTML("body"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(html, token) {
+		t.Fatal("the page shows the token")
+	}
+
+	// A fault turns the printer red within 2 s.
+	hot.SetFault(printersim.FaultPaperEnd)
+	call(t, "POST", base+"/v1/orders", order("pe-1", "hot"), nil)
+	within(t, ctx, 2*time.Second, "printer shown out of paper",
+		chromedp.WaitVisible(`[data-printer="hot-1"][data-status="paper_end"].bad`))
+	hot.SetFault(printersim.FaultNone)
+	waitPrinted(t, hot, 1, 10*time.Second)
+	within(t, ctx, 2*time.Second, "printer shown ready again",
+		chromedp.WaitVisible(`[data-printer="hot-1"][data-status="ready"].ok`))
+
+	// A flagged ticket, one click, exactly one more ticket on paper.
+	pass.SetFault(printersim.FaultLostAck)
+	call(t, "POST", base+"/v1/orders", order("mu-1", "pass"), nil)
+	no := "order_mu-1_station_pass"
+	within(t, ctx, 15*time.Second, "flagged ticket shown",
+		chromedp.WaitVisible(`[data-task="`+no+`"][data-status="attention_required"]`))
+	pass.SetFault(printersim.FaultNone)
+	if n := len(pass.Printed()); n != 1 {
+		t.Fatalf("got %d tickets before the click, want 1", n)
+	}
+	within(t, ctx, 10*time.Second, "make-up print",
+		chromedp.Click(`[data-task="`+no+`"] [data-action="retry"]`),
+		chromedp.WaitVisible(`#operator`),
+		chromedp.SetValue(`#operator`, "Amy"),
+		chromedp.Click(`#confirm-ok`),
+		chromedp.WaitNotPresent(`[data-task="`+no+`"]`))
+	got := waitPrinted(t, pass, 2, 10*time.Second)
+	waitStatus(t, base, no, "done", 5*time.Second)
+	if n := len(pass.Printed()); n != 2 || got[1].TaskNo != no {
+		t.Fatalf("got %d tickets (%v), want exactly one more for %s", n, got, no)
+	}
+
+	// Chinese, switchable.
+	within(t, ctx, 5*time.Second, "switch language",
+		chromedp.Click(`#lang`),
+		chromedp.WaitVisible(`[data-printer="hot-1"]`))
+	text, err := chromedp.Run(ctx, chromedp.Text(`[data-printer="hot-1"] .state`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text != "就绪" {
+		t.Fatalf("got printer state %q after switching, want 就绪", text)
+	}
+
+	ext, err := chromium.ExternalRequests(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ext) > 0 {
+		t.Fatalf("the page requested outside the gateway: %v", ext)
+	}
+	if dir := os.Getenv("STOREPRINT_SCREENSHOTS"); dir != "" {
+		screenshot(t, ctx, base, hot, pass, dir)
+	}
+}

@@ -1,0 +1,167 @@
+package http
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"time"
+
+	"github.com/storeprint/storeprint/gateway"
+)
+
+// web holds the LAN page; every asset is embedded so the page works with
+// the internet down.
+//
+//go:embed web
+var web embed.FS
+
+// csp allows nothing but this gateway.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+func (s *Server) pageRoutes() {
+	assets, err := fs.Sub(web, "web")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	files := http.FileServerFS(assets)
+	s.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", csp)
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		http.ServeFileFS(w, r, assets, "index.html")
+	})
+	s.mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", csp)
+		w.Header().Set("Cache-Control", "no-cache")
+		files.ServeHTTP(w, r)
+	})))
+	s.mux.Handle("GET /v1/board", s.auth(s.getBoard))
+	s.mux.Handle("GET /v1/events", s.auth(s.events))
+	s.mux.Handle("POST /v1/printers/{printer_id}/test-page", s.auth(s.testPage))
+}
+
+func (s *Server) getBoard(w http.ResponseWriter, r *http.Request) {
+	b, err := s.g.Board(r.Context())
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, viewBoard(b))
+}
+
+// boardView is the board with tasks in the API's shape.
+type boardView struct {
+	StoreID  string                 `json:"store_id"`
+	Printers []gateway.PrinterInfo  `json:"printers"`
+	Stations []stationView          `json:"stations"`
+	Alerts   []taskView             `json:"alerts"`
+	Counts   map[gateway.Status]int `json:"counts"`
+	Storage  string                 `json:"storage_error,omitempty"`
+	At       time.Time              `json:"at"`
+}
+
+type stationView struct {
+	Name       string     `json:"name"`
+	Printer    string     `json:"printer"`
+	BackupFrom string     `json:"backup_from,omitempty"`
+	Queue      []taskView `json:"queue"`
+}
+
+func viewTasks(ts []*gateway.Task) []taskView {
+	out := make([]taskView, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, viewTask(t))
+	}
+	return out
+}
+
+func viewBoard(b *gateway.Board) boardView {
+	v := boardView{StoreID: b.StoreID, Printers: b.Printers, Alerts: viewTasks(b.Alerts), Counts: b.Counts, Storage: b.Storage, At: b.At}
+	for _, st := range b.Stations {
+		v.Stations = append(v.Stations, stationView{Name: st.Name, Printer: st.Printer, BackupFrom: st.BackupFrom, Queue: viewTasks(st.Queue)})
+	}
+	return v
+}
+
+// events streams the board as server-sent events: once at the start, again
+// within 100 ms of every change, and a heartbeat every 15 s.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		writeError(w, r, s.log, gateway.Errorf(gateway.EINTERNAL, "streaming unsupported"))
+		return
+	}
+	changes, cancel := s.g.Subscribe()
+	defer cancel()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	send := func() bool {
+		b, err := s.g.Board(r.Context())
+		if err != nil {
+			s.log.Error("board for live update", "err", err)
+			return r.Context().Err() == nil
+		}
+		j, err := json.Marshal(viewBoard(b))
+		if err != nil {
+			s.log.Error("encode board", "err", err)
+			return false
+		}
+		if _, err := fmt.Fprintf(w, "event: board\ndata: %s\n\n", j); err != nil {
+			return false
+		}
+		flusher.Flush()
+		return true
+	}
+	if !send() {
+		return
+	}
+	ping := time.NewTicker(15 * time.Second)
+	defer ping.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.closing:
+			return
+		case <-ping.C:
+			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {
+				return
+			}
+			flusher.Flush()
+		case <-changes:
+			// Let a burst of changes settle into one update.
+			t := time.NewTimer(100 * time.Millisecond)
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+				return
+			}
+			select {
+			case <-changes:
+			default:
+			}
+			if !send() {
+				return
+			}
+		}
+	}
+}
+
+func (s *Server) testPage(w http.ResponseWriter, r *http.Request) {
+	var a gateway.Actor
+	if err := decode(w, r, &a, true); err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	t, err := s.g.TestPage(r.Context(), r.PathValue("printer_id"), a)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, viewTask(t))
+}

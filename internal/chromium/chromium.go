@@ -1,0 +1,79 @@
+package chromium
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// Path finds the Chromium binary: $CHROMIUM, then chromium on PATH.
+func Path() (string, error) {
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p, nil
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", exec.ErrNotFound
+}
+
+// New starts a headless Chromium for the test and returns a context for
+// chromedp actions; the browser stops when the test ends. A missing
+// Chromium fails the test: `.ci/run` installs Debian's chromium.
+func New(t testing.TB, width, height int) context.Context {
+	t.Helper()
+	path, err := Path()
+	if err != nil {
+		t.Fatalf("chromium not found (apt-get install -y chromium, or set CHROMIUM): %v", err)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(width, height),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	// The first action starts the browser; it must run without a timeout.
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		cancel()
+		cancelAlloc()
+		t.Fatalf("start chromium: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc()
+	})
+	return ctx
+}
+
+// ExternalRequests returns the URLs the page loaded (documents, scripts,
+// styles, fetches) that are not on origin.
+func ExternalRequests(ctx context.Context, origin string) ([]string, error) {
+	urls, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+		`[location.href, ...performance.getEntriesByType("resource").map(e => e.name)]`))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, u := range urls {
+		if len(u) < len(origin) || u[:len(origin)] != origin {
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}
