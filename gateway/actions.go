@@ -184,43 +184,53 @@ func (g *Gateway) Reprint(ctx context.Context, taskNo string, a Actor) (*Task, e
 	}
 	var cp *Task
 	err := g.store.Update(ctx, func(tx Tx) error {
-		t, err := tx.Task(taskNo)
-		if err != nil {
-			return err
-		}
-		orig := t
-		if t.CopyOf != "" { // a copy of a copy is numbered from the original
-			if orig, err = tx.Task(t.CopyOf); err != nil {
-				return err
-			}
-		}
-		before := taskSnapshot(orig)
-		orig.Copies++
-		if err := tx.PutTask(orig); err != nil {
-			return err
-		}
-		now := g.now()
-		printer, from := g.route(orig.Station)
-		cp = &Task{
-			TaskNo:  fmt.Sprintf("%s_copy_%d", orig.TaskNo, orig.Copies),
-			OrderID: orig.OrderID, Station: orig.Station, PrinterID: printer, FirstPrinter: printer,
-			BackupFrom: from, Status: StatusQueued, Source: orig.Source, Table: orig.Table,
-			Note: orig.Note, Items: orig.Items, CopyOf: orig.TaskNo, Reprint: true, StaleOK: true,
-			Seq: tx.NextTaskSeq(), CreatedAt: now, NextAt: now,
-		}
-		if err := tx.PutTask(cp); err != nil {
-			return err
-		}
-		return tx.AppendAudit(&AuditEntry{
-			Action: "reprint", Operator: a.Operator, Reason: a.Reason, TaskNo: orig.TaskNo,
-			Before: before, After: snapshot(map[string]any{"copy": cp.TaskNo, "printer_id": cp.PrinterID}),
-		})
+		var err error
+		cp, err = g.reprintTx(tx, taskNo, a)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	g.wake(cp.PrinterID)
 	return cp, nil
+}
+
+// reprintTx makes a deliberate copy inside a transaction.
+func (g *Gateway) reprintTx(tx Tx, taskNo string, a Actor) (*Task, error) {
+	t, err := tx.Task(taskNo)
+	if err != nil {
+		return nil, err
+	}
+	orig := t
+	if t.CopyOf != "" { // a copy of a copy is numbered from the original
+		if orig, err = tx.Task(t.CopyOf); err != nil {
+			return nil, err
+		}
+	}
+	if orig.Station == "" {
+		return nil, Errorf(EINVALID, "task %q is a test page; print a new one instead", taskNo)
+	}
+	before := taskSnapshot(orig)
+	orig.Copies++
+	if err := tx.PutTask(orig); err != nil {
+		return nil, err
+	}
+	now := g.now()
+	printer, from := g.route(orig.Station)
+	cp := &Task{
+		TaskNo:  fmt.Sprintf("%s_copy_%d", orig.TaskNo, orig.Copies),
+		OrderID: orig.OrderID, Station: orig.Station, PrinterID: printer, FirstPrinter: printer,
+		BackupFrom: from, Status: StatusQueued, Source: orig.Source, Table: orig.Table,
+		Note: orig.Note, Items: orig.Items, CopyOf: orig.TaskNo, Reprint: true, StaleOK: true,
+		Seq: tx.NextTaskSeq(), CreatedAt: now, NextAt: now,
+	}
+	if err := tx.PutTask(cp); err != nil {
+		return nil, err
+	}
+	return cp, tx.AppendAudit(&AuditEntry{
+		Action: "reprint", Operator: a.Operator, Reason: a.Reason, TaskNo: orig.TaskNo,
+		Before: before, After: snapshot(map[string]any{"copy": cp.TaskNo, "printer_id": cp.PrinterID}),
+	})
 }
 
 // Resolve lets a person who saw the paper close an attention_required task

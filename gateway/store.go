@@ -41,6 +41,8 @@ type ReadTx interface {
 	Audit(after uint64, limit int) ([]*AuditEntry, error)
 	// Outbox returns up to limit events with seq > after, in seq order.
 	Outbox(after uint64, limit int) ([]sync.Event, error)
+	// Meta reads a named counter (0 when unset).
+	Meta(name string) (uint64, error)
 }
 
 // Tx is a read-write transaction.
@@ -59,6 +61,10 @@ type Tx interface {
 	PutFailover(f *Failover) error
 	// NextTaskSeq allocates the acceptance number of a new task.
 	NextTaskSeq() uint64
+	// DeleteEvent removes an outbox event the cloud has stored.
+	DeleteEvent(seq uint64)
+	// SetMeta writes a named counter.
+	SetMeta(name string, v uint64)
 }
 
 // OrderRecord remembers an accepted order for idempotent replays.

@@ -2,6 +2,7 @@ package badger
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sort"
@@ -361,4 +362,26 @@ func (t *tx) appendEvent(kind, taskNo string, data any) error {
 	return t.put(seqKey(spaceEvent, t.ctr.event), sync.Event{
 		Seq: t.ctr.event, Kind: kind, TaskNo: taskNo, At: t.now(), Data: b,
 	})
+}
+
+func (t *tx) Meta(name string) (uint64, error) {
+	b, err := t.get(key(spaceMeta, "user", name))
+	if errors.Is(err, bdg.ErrKeyNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", name, err)
+	}
+	if len(b) != 8 {
+		return 0, fmt.Errorf("read %s: bad value", name)
+	}
+	return binary.BigEndian.Uint64(b), nil
+}
+
+func (t *tx) SetMeta(name string, v uint64) {
+	t.set(key(spaceMeta, "user", name), binary.BigEndian.AppendUint64(nil, v))
+}
+
+func (t *tx) DeleteEvent(seq uint64) {
+	t.del(seqKey(spaceEvent, seq))
 }

@@ -1,0 +1,232 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/storeprint/storeprint/sync"
+)
+
+// The gateway's side of the sync link (see sync/client): its outbox, the
+// commands the cloud sends down, and the printer states it reports.
+
+// Meta names.
+const (
+	metaAcked      = "sync_acked"  // highest seq the cloud stored
+	metaDownCursor = "down_cursor" // highest downstream command seq applied
+)
+
+// compactChunk bounds the outbox entries removed in one transaction.
+const compactChunk = 1000
+
+// OutboxEvents returns up to limit outbox events after seq, in order.
+func (g *Gateway) OutboxEvents(ctx context.Context, after uint64, limit int) ([]sync.Event, error) {
+	var out []sync.Event
+	err := g.store.View(ctx, func(tx ReadTx) error {
+		var err error
+		out, err = tx.Outbox(after, limit)
+		return err
+	})
+	return out, err
+}
+
+// OutboxAcked records that the cloud stored every event up to cursor:
+// printed receipts among them become confirmed, and the entries are removed
+// from the outbox.
+func (g *Gateway) OutboxAcked(ctx context.Context, cursor uint64) error {
+	for {
+		more := false
+		err := g.store.Update(ctx, func(tx Tx) error {
+			more = false
+			acked, err := tx.Meta(metaAcked)
+			if err != nil {
+				return err
+			}
+			if cursor > acked {
+				tx.SetMeta(metaAcked, cursor)
+			}
+			events, err := tx.Outbox(0, compactChunk)
+			if err != nil {
+				return err
+			}
+			now := g.now()
+			for _, e := range events {
+				if e.Seq > cursor {
+					return nil
+				}
+				tx.DeleteEvent(e.Seq)
+				if e.Kind != sync.KindReceipt {
+					continue
+				}
+				var re sync.ReceiptEvent
+				if err := json.Unmarshal(e.Data, &re); err != nil || re.State != ReceiptPrinted {
+					continue
+				}
+				r, err := tx.Receipt(re.TaskNo, re.Attempt)
+				if err != nil {
+					if isNotFound(err) {
+						continue
+					}
+					return err
+				}
+				if r.State == ReceiptPrinted {
+					r.State, r.ConfirmedAt = ReceiptConfirmed, &now
+					if err := tx.PutReceipt(r); err != nil {
+						return err
+					}
+				}
+			}
+			more = len(events) == compactChunk
+			return nil
+		})
+		if err != nil || !more {
+			return err
+		}
+	}
+}
+
+// SyncState reports the outbox as the link sees it.
+type SyncState struct {
+	Acked   uint64 `json:"acked"`   // highest seq the cloud stored
+	Pending int    `json:"pending"` // outbox events not yet acknowledged (at most 10000 counted)
+}
+
+// SyncState returns the outbox's acknowledged cursor and backlog.
+func (g *Gateway) SyncState(ctx context.Context) (SyncState, error) {
+	var s SyncState
+	err := g.store.View(ctx, func(tx ReadTx) error {
+		var err error
+		if s.Acked, err = tx.Meta(metaAcked); err != nil {
+			return err
+		}
+		ev, err := tx.Outbox(s.Acked, 10000)
+		s.Pending = len(ev)
+		return err
+	})
+	return s, err
+}
+
+// DownCursor returns the highest downstream command seq applied.
+func (g *Gateway) DownCursor(ctx context.Context) (uint64, error) {
+	var c uint64
+	err := g.store.View(ctx, func(tx ReadTx) error {
+		var err error
+		c, err = tx.Meta(metaDownCursor)
+		return err
+	})
+	return c, err
+}
+
+// ApplyDown applies commands from the cloud in seq order, each durably
+// before the cursor moves past it, and returns the new cursor. Commands at
+// or below the cursor are skipped (a replay). A command that cannot apply
+// (unknown task, conflicting order) is logged and skipped; storage trouble
+// stops and returns the error, so the command comes again.
+func (g *Gateway) ApplyDown(ctx context.Context, cmds []sync.Command) (uint64, error) {
+	cursor, err := g.DownCursor(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, c := range cmds {
+		if c.Seq <= cursor {
+			continue
+		}
+		if err := g.applyCommand(ctx, c); err != nil {
+			switch ErrorCode(err) {
+			case EINVALID, ENOTFOUND, ECONFLICT:
+				g.log.Warn("cloud command not applied", "seq", c.Seq, "kind", c.Kind, "task_no", c.TaskNo, "err", ErrorMessage(err))
+				if err := g.setDownCursor(ctx, c.Seq); err != nil {
+					return cursor, err
+				}
+			default:
+				return cursor, err
+			}
+		}
+		cursor = c.Seq
+	}
+	return cursor, nil
+}
+
+func (g *Gateway) setDownCursor(ctx context.Context, seq uint64) error {
+	return g.store.Update(ctx, func(tx Tx) error {
+		if cur, err := tx.Meta(metaDownCursor); err != nil || cur >= seq {
+			return err
+		}
+		tx.SetMeta(metaDownCursor, seq)
+		return nil
+	})
+}
+
+func (g *Gateway) applyCommand(ctx context.Context, c sync.Command) error {
+	a := Actor{Operator: "hq:" + strings.TrimSpace(c.Operator), Reason: c.Reason}
+	if strings.TrimSpace(c.Operator) == "" {
+		a.Operator = "hq"
+	}
+	if len(a.Operator) > 64 {
+		a.Operator = a.Operator[:64]
+	}
+	switch c.Kind {
+	case sync.CommandOrder:
+		var o Order
+		if err := json.Unmarshal(c.Order, &o); err != nil {
+			return Errorf(EINVALID, "cloud order %d: %v", c.Seq, err)
+		}
+		// Accepting is idempotent by order_id, so a replay after a crash
+		// between accepting and moving the cursor prints nothing twice.
+		if _, _, err := g.AcceptOrder(ctx, &o, SourceCloud); err != nil {
+			return err
+		}
+		return g.setDownCursor(ctx, c.Seq)
+	case sync.CommandRetry:
+		// A make-up print of a done task is a no-op: replays are harmless.
+		if _, err := g.Retry(ctx, c.TaskNo, a); err != nil {
+			return err
+		}
+		return g.setDownCursor(ctx, c.Seq)
+	case sync.CommandFailoverAck:
+		if _, err := g.AckFailover(ctx, c.PrinterID, a.Operator, a.Reason); err != nil {
+			return err
+		}
+		return g.setDownCursor(ctx, c.Seq)
+	case sync.CommandReprint:
+		// A copy is not idempotent: make it and move the cursor in one
+		// transaction.
+		var cp *Task
+		err := g.store.Update(ctx, func(tx Tx) error {
+			if cur, err := tx.Meta(metaDownCursor); err != nil || cur >= c.Seq {
+				return err
+			}
+			var err error
+			if cp, err = g.reprintTx(tx, c.TaskNo, a); err != nil {
+				return err
+			}
+			tx.SetMeta(metaDownCursor, c.Seq)
+			return nil
+		})
+		if err == nil && cp != nil {
+			g.wake(cp.PrinterID)
+		}
+		return err
+	}
+	return Errorf(EINVALID, "unknown cloud command %q", c.Kind)
+}
+
+// PrinterStatuses returns the printers as the sync link reports them.
+func (g *Gateway) PrinterStatuses(ctx context.Context) ([]sync.PrinterStatus, error) {
+	ps, err := g.Printers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := g.now()
+	out := make([]sync.PrinterStatus, 0, len(ps))
+	for _, p := range ps {
+		s := sync.PrinterStatus{ID: p.ID, Status: string(p.Status), Stations: p.Stations, Backup: p.Backup, At: now}
+		if p.CheckedAt != nil {
+			s.At = *p.CheckedAt
+		}
+		s.Failover = p.Failover != nil && p.Failover.Active
+		out = append(out, s)
+	}
+	return out, nil
+}
