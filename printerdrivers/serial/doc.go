@@ -1,0 +1,17 @@
+// Package serial drives receipt printers on a serial line (an RS-232 port
+// or a USB-serial adapter: /dev/ttyUSB0, COM3) through go.bug.st/serial.
+// It speaks the same ESC/POS protocol as the tcp driver: status by DLE EOT
+// before anything is sent, the ticket rendered by escpos followed by a
+// process ID request (GS ( H), and the printer's answer to it as the only
+// confirmation. Outcomes are classified exactly as tcp classifies them.
+//
+// The port stays open between calls; input left over from an earlier call
+// is discarded before each one. A read or write error (the adapter was
+// unplugged) closes the port and the next call opens it again, so a
+// printer plugged back in prints again without a restart.
+//
+// Flow control: go.bug.st/serial v1.8.0 offers none (it switches RTS/CTS
+// and XON/XOFF off when it opens a port), so on Linux the driver sets the
+// termios flags itself (CRTSCTS for rtscts; IXON and IXOFF for xonxoff).
+// On other systems flow other than none is refused (see CheckConfig).
+package serial

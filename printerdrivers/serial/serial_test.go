@@ -1,0 +1,488 @@
+package serial_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/printerdrivers/escpos"
+	"github.com/storeprint/storeprint/printerdrivers/printersim"
+	"github.com/storeprint/storeprint/printerdrivers/printertest"
+	"github.com/storeprint/storeprint/printerdrivers/serial"
+)
+
+func harness() printertest.Harness {
+	return printertest.Harness{
+		Open: func(t *testing.T, cfg gateway.PrinterConfig, opts printersim.Options) (gateway.Printer, printertest.Sim) {
+			sim, path := printertest.StartSerial(t, opts)
+			return open(t, cfg, path), sim
+		},
+		Unreachable: func(t *testing.T, cfg gateway.PrinterConfig) gateway.Printer {
+			return open(t, cfg, filepath.Join(t.TempDir(), "ttyGONE"))
+		},
+	}
+}
+
+func open(t *testing.T, cfg gateway.PrinterConfig, path string) *serial.Printer {
+	t.Helper()
+	cfg.Driver, cfg.Address = "serial", path
+	p := serial.New(cfg, "store-001")
+	t.Cleanup(func() {
+		if err := p.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return p
+}
+
+func TestPrinter_Conformance(t *testing.T) {
+	t.Parallel()
+	printertest.Exercise(t, harness())
+}
+
+// script is a device at the end of a serial line that does what the test
+// says, for the behaviours the simulator has no fault for. It returns the
+// path the driver opens.
+func script(t *testing.T, serve func(w io.Writer, r *bufio.Reader)) string {
+	t.Helper()
+	line := printertest.NewPTYPair(t)
+	port, err := printersim.OpenSerial(line.A, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		serve(port, bufio.NewReader(port))
+	}()
+	t.Cleanup(func() {
+		port.Close()
+		<-done
+	})
+	return line.B
+}
+
+// readStatusQuery reads one DLE EOT 1, 2, 4 query.
+func readStatusQuery(r *bufio.Reader) error {
+	q := make([]byte, len(escpos.StatusQuery()))
+	if _, err := io.ReadFull(r, q); err != nil {
+		return err
+	}
+	if string(q) != string(escpos.StatusQuery()) {
+		return errors.New("not a status query")
+	}
+	return nil
+}
+
+// readUntilProcessID reads a ticket up to its process ID request and
+// returns the request's id.
+func readUntilProcessID(r *bufio.Reader) (string, error) {
+	d, err := escpos.NewDecoder(escpos.GB18030)
+	if err != nil {
+		return "", err
+	}
+	buf := make([]byte, 4096)
+	for {
+		n, err := r.Read(buf)
+		for _, ev := range d.Decode(buf[:n]) {
+			if ev.Kind == escpos.EventProcessID {
+				return ev.ID, nil
+			}
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+}
+
+func job(taskNo, processID string) (*gateway.PrintJob, *[]string) {
+	var calls []string
+	return &gateway.PrintJob{
+		Ticket:    printertest.Ticket(taskNo),
+		ProcessID: processID,
+		Prepare:   func(context.Context, []byte) error { calls = append(calls, "prepare"); return nil },
+		Submitted: func(context.Context, string) { calls = append(calls, "submitted") },
+	}, &calls
+}
+
+func TestPrinter_Print(t *testing.T) {
+	t.Parallel()
+
+	t.Run("Replug", func(t *testing.T) {
+		t.Parallel()
+		sim, path := printertest.StartSerial(t, printersim.Options{})
+		p := open(t, printertest.Config(5*time.Second), path)
+		ctx := context.Background()
+		first, _ := job("order_1_station_hot", "0001")
+		if err := p.Print(ctx, first); err != nil {
+			t.Fatalf("Print before the unplug: %v", err)
+		}
+
+		sim.Unplug()
+		unplugged, calls := job("order_2_station_hot", "0002")
+		err := p.Print(ctx, unplugged)
+		checkOutcome(t, err, gateway.PrintNotSent, gateway.PrinterOffline)
+		if len(*calls) != 0 {
+			t.Fatalf("got calls %q while unplugged, want none", *calls)
+		}
+		if st, err := p.Status(ctx); err != nil || st.State != gateway.PrinterOffline {
+			t.Fatalf("Status while unplugged: got %+v, %v; want offline and no error", st, err)
+		}
+
+		sim.Plug()
+		if err := p.Print(ctx, unplugged); err != nil {
+			t.Fatalf("Print after plugging back in: %v", err)
+		}
+		got := taskNos(sim.Printed())
+		if want := "order_1_station_hot,order_2_station_hot"; strings.Join(got, ",") != want {
+			t.Fatalf("got on paper %q, want %s: nothing lost, nothing twice", got, want)
+		}
+	})
+
+	t.Run("ReplugBetweenCalls", func(t *testing.T) {
+		t.Parallel()
+		// The device went away and came back while the driver was idle:
+		// the line it kept open is dead, the device at the path is fine.
+		sim, path := printertest.StartSerial(t, printersim.Options{})
+		p := open(t, printertest.Config(5*time.Second), path)
+		ctx := context.Background()
+		first, _ := job("order_1_station_hot", "0001")
+		if err := p.Print(ctx, first); err != nil {
+			t.Fatalf("Print before the unplug: %v", err)
+		}
+		sim.Unplug()
+		sim.Plug()
+		second, _ := job("order_2_station_hot", "0002")
+		if err := p.Print(ctx, second); err != nil {
+			t.Fatalf("got %v, want the device opened afresh and the ticket confirmed", err)
+		}
+		if got := taskNos(sim.Printed()); len(got) != 2 {
+			t.Fatalf("got on paper %q, want 2 tickets", got)
+		}
+	})
+
+	t.Run("DiscardsStaleInput", func(t *testing.T) {
+		t.Parallel()
+		path := script(t, func(w io.Writer, r *bufio.Reader) {
+			if readStatusQuery(r) != nil {
+				return
+			}
+			// Ready, and stale bytes behind it in the same write: another
+			// ready answer and a confirmation of the next job's id.
+			stale := append([]byte{0x12, 0x12, 0x12, 0x12, 0x12, 0x12}, escpos.ProcessIDAnswer("0001")...)
+			w.Write(stale)
+			if readStatusQuery(r) != nil {
+				return
+			}
+			// Now out of paper: only a driver that reads this answer
+			// knows.
+			paperEnd := gateway.PrinterStatus{State: gateway.PrinterPaperEnd}
+			for _, n := range []byte{escpos.StatusPrinter, escpos.StatusOffline, escpos.StatusPaper} {
+				b, _ := escpos.StatusByte(paperEnd, n)
+				w.Write([]byte{b})
+			}
+			io.Copy(io.Discard, r)
+		})
+		p := open(t, printertest.Config(5*time.Second), path)
+		if st, err := p.Status(context.Background()); err != nil || st.State != gateway.PrinterReady {
+			t.Fatalf("Status: got %+v, %v; want ready", st, err)
+		}
+		j, calls := job("order_1_station_hot", "0001")
+		err := p.Print(context.Background(), j)
+		checkOutcome(t, err, gateway.PrintNotReady, gateway.PrinterPaperEnd)
+		if len(*calls) != 0 {
+			t.Fatalf("got calls %q, want nothing sent", *calls)
+		}
+	})
+
+	t.Run("IgnoresOtherAnswers", func(t *testing.T) {
+		t.Parallel()
+		path := script(t, func(w io.Writer, r *bufio.Reader) {
+			if readStatusQuery(r) != nil {
+				return
+			}
+			w.Write([]byte{0x12, 0x12, 0x12})
+			id, err := readUntilProcessID(r)
+			if err != nil {
+				return
+			}
+			// Noise, an automatic status block, an answer to an older
+			// request, then ours.
+			w.Write([]byte("\x12\x14\x00\x00\x0f\x37\x22"))
+			w.Write(escpos.ProcessIDAnswer("9999"))
+			w.Write(escpos.ProcessIDAnswer(id))
+			io.Copy(io.Discard, r)
+		})
+		p := open(t, printertest.Config(5*time.Second), path)
+		j, calls := job("order_1_station_hot", "0042")
+		if err := p.Print(context.Background(), j); err != nil {
+			t.Fatalf("got %v, want the matching answer to confirm", err)
+		}
+		if got := strings.Join(*calls, ","); got != "prepare,submitted" {
+			t.Fatalf("got calls %q, want prepare,submitted", got)
+		}
+	})
+
+	t.Run("ErrNoStatusAnswer", func(t *testing.T) {
+		t.Parallel()
+		path := script(t, func(w io.Writer, r *bufio.Reader) { io.Copy(io.Discard, r) })
+		cfg := printertest.Config(5 * time.Second)
+		cfg.ConnectTimeout.Duration = 100 * time.Millisecond
+		p := open(t, cfg, path)
+		j, calls := job("order_1_station_hot", "0001")
+		err := p.Print(context.Background(), j)
+		checkOutcome(t, err, gateway.PrintNotSent, gateway.PrinterUnknown)
+		if len(*calls) != 0 {
+			t.Fatalf("got calls %q, want nothing sent", *calls)
+		}
+	})
+
+	t.Run("ErrNotStatus", func(t *testing.T) {
+		t.Parallel()
+		path := script(t, func(w io.Writer, r *bufio.Reader) {
+			if readStatusQuery(r) != nil {
+				return
+			}
+			w.Write([]byte("HTTP/1.1 400 Bad Request\r\n\r\n"))
+			io.Copy(io.Discard, r)
+		})
+		p := open(t, printertest.Config(5*time.Second), path)
+		j, _ := job("order_1_station_hot", "0001")
+		err := p.Print(context.Background(), j)
+		checkOutcome(t, err, gateway.PrintNotSent, gateway.PrinterUnknown)
+		if !errors.Is(err, escpos.ErrStatusAnswer) {
+			t.Fatalf("got %v, want ErrStatusAnswer in it", err)
+		}
+	})
+
+	t.Run("ErrProcessID", func(t *testing.T) {
+		t.Parallel()
+		sim, path := printertest.StartSerial(t, printersim.Options{})
+		p := open(t, printertest.Config(5*time.Second), path)
+		j, _ := job("order_1_station_hot", "42")
+		checkOutcome(t, p.Print(context.Background(), j), gateway.PrintNotSent, "")
+		if got := sim.Printed(); len(got) != 0 {
+			t.Fatalf("got %d tickets, want none", len(got))
+		}
+	})
+
+	t.Run("ErrRender", func(t *testing.T) {
+		t.Parallel()
+		_, path := printertest.StartSerial(t, printersim.Options{})
+		cfg := printertest.Config(5 * time.Second)
+		cfg.Encoding = "ebcdic"
+		p := open(t, cfg, path)
+		j, _ := job("order_1_station_hot", "0001")
+		err := p.Print(context.Background(), j)
+		checkOutcome(t, err, gateway.PrintNotSent, "")
+		if !strings.Contains(err.Error(), "ebcdic") {
+			t.Fatalf("got %v, want the encoding named", err)
+		}
+	})
+
+	t.Run("ErrClosed", func(t *testing.T) {
+		t.Parallel()
+		_, path := printertest.StartSerial(t, printersim.Options{})
+		p := open(t, printertest.Config(5*time.Second), path)
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		j, _ := job("order_1_station_hot", "0001")
+		checkOutcome(t, p.Print(context.Background(), j), gateway.PrintNotSent, "")
+	})
+
+	t.Run("ErrClosedWhileWaiting", func(t *testing.T) {
+		t.Parallel()
+		// No confirmation ever comes and the timeout is far off: Close,
+		// from another goroutine, ends the wait.
+		sim, path := printertest.StartSerial(t, printersim.Options{Fault: printersim.FaultLostAck})
+		p := open(t, printertest.Config(time.Minute), path)
+		closed := make(chan error, 1)
+		j, _ := job("order_1_station_hot", "0001")
+		j.Submitted = func(context.Context, string) { go func() { closed <- p.Close() }() }
+		err := p.Print(context.Background(), j)
+		checkOutcome(t, err, gateway.PrintUncertain, "")
+		if !strings.Contains(err.Error(), "printer closed") {
+			t.Fatalf("got %v, want it to say the printer was closed", err)
+		}
+		if err := <-closed; err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		again, _ := job("order_2_station_hot", "0002")
+		checkOutcome(t, p.Print(context.Background(), again), gateway.PrintNotSent, "")
+		if _, err := sim.WaitPrinted(waitCtx(t), 1); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("StoreIDFallback", func(t *testing.T) {
+		t.Parallel()
+		sim, path := printertest.StartSerial(t, printersim.Options{})
+		p := open(t, printertest.Config(5*time.Second), path)
+		j, _ := job("order_1_station_hot", "0001")
+		j.Ticket.StoreID = ""
+		if err := p.Print(context.Background(), j); err != nil {
+			t.Fatal(err)
+		}
+		if got := sim.Printed()[0].Text; !strings.HasPrefix(got, "store-001\n") {
+			t.Fatalf("got ticket %q, want it headed by the driver's store id", got)
+		}
+	})
+}
+
+func TestPrinter_Status(t *testing.T) {
+	t.Parallel()
+
+	// answerWithFlowBytes answers the status query with XOFF and XON
+	// ahead of a ready answer, as a printer with XON/XOFF handshake may.
+	answerWithFlowBytes := func(w io.Writer, r *bufio.Reader) {
+		if readStatusQuery(r) != nil {
+			return
+		}
+		w.Write([]byte{0x13, 0x11, 0x12, 0x12, 0x12})
+		io.Copy(io.Discard, r)
+	}
+
+	t.Run("XonXoff", func(t *testing.T) {
+		t.Parallel()
+		path := script(t, answerWithFlowBytes)
+		cfg := printertest.Config(5 * time.Second)
+		cfg.Flow = "xonxoff"
+		st, err := open(t, cfg, path).Status(context.Background())
+		if err != nil || st.State != gateway.PrinterReady {
+			t.Fatalf("got %+v, %v; want XOFF and XON taken by the line and ready", st, err)
+		}
+	})
+
+	t.Run("ErrFlowBytesWithoutXonXoff", func(t *testing.T) {
+		t.Parallel()
+		path := script(t, answerWithFlowBytes)
+		st, err := open(t, printertest.Config(5*time.Second), path).Status(context.Background())
+		if !errors.Is(err, escpos.ErrStatusAnswer) || st.State != gateway.PrinterUnknown {
+			t.Fatalf("got %+v, %v; want unknown and ErrStatusAnswer", st, err)
+		}
+	})
+
+	t.Run("RTSCTS", func(t *testing.T) {
+		t.Parallel()
+		// A pseudo-terminal has no CTS line; the setting must still
+		// open and work.
+		sim, path := printertest.StartSerial(t, printersim.Options{Fault: printersim.FaultCoverOpen})
+		cfg := printertest.Config(5 * time.Second)
+		cfg.Flow = "rtscts"
+		st, err := open(t, cfg, path).Status(context.Background())
+		if err != nil || st != sim.Fault().Status() {
+			t.Fatalf("got %+v, %v; want %+v", st, err, sim.Fault().Status())
+		}
+	})
+
+	t.Run("ErrCanceled", func(t *testing.T) {
+		t.Parallel()
+		_, path := printertest.StartSerial(t, printersim.Options{})
+		p := open(t, printertest.Config(5*time.Second), path)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		st, err := p.Status(ctx)
+		if !errors.Is(err, context.Canceled) || st.State != gateway.PrinterUnknown {
+			t.Fatalf("got %+v, %v; want unknown and context.Canceled", st, err)
+		}
+	})
+
+	t.Run("ErrNoAnswer", func(t *testing.T) {
+		t.Parallel()
+		path := script(t, func(w io.Writer, r *bufio.Reader) { io.Copy(io.Discard, r) })
+		cfg := printertest.Config(5 * time.Second)
+		cfg.ConnectTimeout.Duration = 100 * time.Millisecond
+		st, err := open(t, cfg, path).Status(context.Background())
+		if err == nil || st.State != gateway.PrinterUnknown {
+			t.Fatalf("got %+v, %v; want unknown and an error", st, err)
+		}
+	})
+
+	t.Run("ErrBadSetting", func(t *testing.T) {
+		t.Parallel()
+		_, path := printertest.StartSerial(t, printersim.Options{})
+		cfg := printertest.Config(5 * time.Second)
+		cfg.Parity = "sideways"
+		st, err := open(t, cfg, path).Status(context.Background())
+		if err != nil || st.State != gateway.PrinterOffline {
+			t.Fatalf("got %+v, %v; want offline (a device that cannot be opened)", st, err)
+		}
+	})
+}
+
+func TestCheckConfig(t *testing.T) {
+	t.Parallel()
+	t.Run("OK", func(t *testing.T) {
+		t.Parallel()
+		cfgs := []gateway.PrinterConfig{
+			{},
+			{Baud: 9600, DataBits: 7, Parity: "even", StopBits: "2", Flow: "none"},
+		}
+		if runtime.GOOS == "linux" {
+			cfgs = append(cfgs, gateway.PrinterConfig{Parity: "odd", Flow: "rtscts"}, gateway.PrinterConfig{Parity: "mark", Flow: "xonxoff"})
+		}
+		for _, cfg := range cfgs {
+			if err := serial.CheckConfig(cfg); err != nil {
+				t.Errorf("CheckConfig(%+v): got %v, want nil", cfg, err)
+			}
+		}
+	})
+	t.Run("Err", func(t *testing.T) {
+		t.Parallel()
+		type test struct {
+			cfg  gateway.PrinterConfig
+			want string
+		}
+		tests := []test{
+			{gateway.PrinterConfig{Parity: "sideways"}, "parity"},
+			{gateway.PrinterConfig{StopBits: "3"}, "stop_bits"},
+			{gateway.PrinterConfig{DataBits: 9}, "data_bits"},
+			{gateway.PrinterConfig{Flow: "dtrdsr"}, "flow"},
+		}
+		if runtime.GOOS != "windows" {
+			tests = append(tests, test{gateway.PrinterConfig{StopBits: "1.5"}, "stop_bits: 1.5 stop bits are only available on Windows"})
+		}
+		if runtime.GOOS != "linux" {
+			tests = append(tests, test{gateway.PrinterConfig{Flow: "xonxoff"}, `flow: "xonxoff" is not available`})
+		}
+		for _, tt := range tests {
+			err := serial.CheckConfig(tt.cfg)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("CheckConfig(%+v): got %v, want an error with %q", tt.cfg, err, tt.want)
+			}
+		}
+	})
+}
+
+func checkOutcome(t *testing.T, err error, want gateway.PrintOutcome, wantState gateway.PrinterState) {
+	t.Helper()
+	var pe *gateway.PrintError
+	if !errors.As(err, &pe) {
+		t.Fatalf("got error %v (%T), want a *gateway.PrintError %s", err, err, want)
+	}
+	if pe.Outcome != want || (wantState != "" && pe.State != wantState) {
+		t.Fatalf("got %s/%q (%v), want %s/%q", pe.Outcome, pe.State, err, want, wantState)
+	}
+}
+
+func taskNos(ts []printersim.Ticket) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.TaskNo)
+	}
+	return out
+}
+
+func waitCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
