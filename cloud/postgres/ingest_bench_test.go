@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"fmt"
+	stdsync "sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/storeprint/storeprint/sync"
@@ -10,7 +12,9 @@ import (
 
 // BenchmarkIngest measures the ingest of batches of gateway events, each
 // task's lifecycle as a gateway replays it: queued, printing, three
-// receipts, done. Run with:
+// receipts, done. Large batches are a gateway catching up after an outage;
+// many-gateways is the steady state of a chain, many stores each sending a
+// few events at a time in parallel. Run with:
 //
 //	go test -run '^$' -bench BenchmarkIngest -benchtime 50x ./cloud/postgres/
 func BenchmarkIngest(b *testing.B) {
@@ -57,4 +61,40 @@ func BenchmarkIngest(b *testing.B) {
 			b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "events/s")
 		})
 	}
+
+	b.Run("first-delivery/many-gateways/batch=12", func(b *testing.B) {
+		const gateways = 64
+		f := setup(b)
+		ids := make([]string, gateways)
+		for i := range ids {
+			gw, _ := f.mustStore(b, "acme", fmt.Sprintf("s%d", i))
+			ids[i] = gw.ID
+		}
+		ctx := context.Background()
+		var next atomic.Int64
+		var mu stdsync.Mutex
+		var failed error
+		b.SetParallelism(gateways / 2) // GOMAXPROCS(2) x 32 = one goroutine per gateway
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			i := int(next.Add(1)) - 1
+			store, gw := fmt.Sprintf("s%d", i%gateways), ids[i%gateways]
+			seq := uint64(1)
+			for n := 0; pb.Next(); n++ {
+				batch := lifecycle(seq, 2, fmt.Sprintf("p%d_%d_", i, n))
+				seq += uint64(len(batch))
+				if _, err := f.ingest.Ingest(ctx, gw, store, batch); err != nil {
+					mu.Lock()
+					failed = err
+					mu.Unlock()
+					return
+				}
+			}
+		})
+		b.StopTimer()
+		if failed != nil {
+			b.Fatal(failed)
+		}
+		b.ReportMetric(float64(b.N*12)/b.Elapsed().Seconds(), "events/s")
+	})
 }

@@ -200,7 +200,7 @@ func startCluster() (*url.URL, func(), error) {
 			return nil, nil, err
 		}
 		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "+
-			"-c full_page_writes=off -c max_connections=500 -c shared_buffers=256MB", port, dir)
+			"-c full_page_writes=off -c max_connections=500", port, dir)
 		out, err := run("pg_ctl", "-D", data, "-l", filepath.Join(dir, "server.log"), "-o", opts, "-w", "-t", "60", "start")
 		if err != nil {
 			log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
@@ -226,6 +226,7 @@ func watch(bin, data, dir string) {
 	}
 	script := fmt.Sprintf("while kill -0 %d 2>/dev/null; do sleep 1; done; %s >/dev/null 2>&1; rm -rf %s", os.Getpid(), stop, dir)
 	cmd := exec.Command("sh", "-c", script)
+	detach(cmd) // survives a signal to this process's group (Ctrl-C, go test's timeout)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "pgtest: no watchdog for the test cluster: %v\n", err)
 		return
