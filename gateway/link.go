@@ -89,7 +89,8 @@ func (g *Gateway) OutboxAcked(ctx context.Context, cursor uint64) error {
 // SyncState reports the outbox as the link sees it.
 type SyncState struct {
 	Acked   uint64 `json:"acked"`   // highest seq the cloud stored
-	Pending int    `json:"pending"` // outbox events not yet acknowledged (at most 10000 counted)
+	Last    uint64 `json:"last"`    // newest event written
+	Pending uint64 `json:"pending"` // events the cloud has not acknowledged
 }
 
 // SyncState returns the outbox's acknowledged cursor and backlog.
@@ -100,9 +101,13 @@ func (g *Gateway) SyncState(ctx context.Context) (SyncState, error) {
 		if s.Acked, err = tx.Meta(metaAcked); err != nil {
 			return err
 		}
-		ev, err := tx.Outbox(s.Acked, 10000)
-		s.Pending = len(ev)
-		return err
+		if s.Last, err = tx.LastEventSeq(); err != nil {
+			return err
+		}
+		if s.Last > s.Acked {
+			s.Pending = s.Last - s.Acked
+		}
+		return nil
 	})
 	return s, err
 }

@@ -43,6 +43,8 @@ type ReadTx interface {
 	Outbox(after uint64, limit int) ([]sync.Event, error)
 	// Meta reads a named counter (0 when unset).
 	Meta(name string) (uint64, error)
+	// LastEventSeq is the seq of the newest outbox event ever written.
+	LastEventSeq() (uint64, error)
 }
 
 // Tx is a read-write transaction.

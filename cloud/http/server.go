@@ -1,6 +1,7 @@
 package http
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -40,6 +41,8 @@ type Server struct {
 	TaskService    cloud.TaskService
 	CommandService cloud.CommandService
 	AuditService   cloud.AuditService
+	// Sync serves the gateways' websocket link at /v1/sync (sync/server).
+	Sync http.Handler
 
 	adminHash []byte
 	ln        net.Listener
@@ -123,6 +126,9 @@ func (s *Server) Handler() http.Handler {
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.handleHealth)
+	if s.Sync != nil {
+		mux.Handle("GET /v1/sync", s.Sync)
+	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 
 	api := func(pattern string, h func(http.ResponseWriter, *http.Request) error) {
@@ -191,3 +197,9 @@ func (w *statusWriter) WriteHeader(code int) {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Hijack lets the sync link take over the connection.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	w.status = http.StatusSwitchingProtocols
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}

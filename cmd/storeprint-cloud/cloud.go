@@ -13,6 +13,7 @@ import (
 	"github.com/storeprint/storeprint/cloud/http"
 	"github.com/storeprint/storeprint/cloud/postgres"
 	"github.com/storeprint/storeprint/schema"
+	syncserver "github.com/storeprint/storeprint/sync/server"
 )
 
 const usage = `storeprint-cloud: the cloud service (PostgreSQL).
@@ -55,6 +56,9 @@ type Main struct {
 
 	DB   *postgres.DB
 	HTTP *http.Server
+	Sync *syncserver.Server
+
+	stopListener context.CancelFunc
 
 	ready chan struct{}
 }
@@ -175,6 +179,15 @@ func (m *Main) Run(ctx context.Context) error {
 	s.TaskService = postgres.NewTaskService(db)
 	s.CommandService = postgres.NewCommandService(db)
 	s.AuditService = postgres.NewAuditService(db)
+	listener := postgres.NewListener(db, log)
+	lctx, stopListener := context.WithCancel(context.Background())
+	m.stopListener = stopListener
+	go listener.Run(lctx)
+	m.Sync = &syncserver.Server{
+		Gateways: s.GatewayService, Ingester: postgres.NewIngestService(db), Commands: s.CommandService,
+		Notifier: listener, Logger: log,
+	}
+	s.Sync = m.Sync
 	if err := s.Open(); err != nil {
 		return err
 	}
@@ -191,6 +204,12 @@ func (m *Main) Run(ctx context.Context) error {
 // database.
 func (m *Main) Close() error {
 	var err error
+	if m.Sync != nil {
+		m.Sync.Close()
+	}
+	if m.stopListener != nil {
+		m.stopListener()
+	}
 	if m.HTTP != nil {
 		err = m.HTTP.Close()
 	}

@@ -19,7 +19,12 @@ import (
 	gwhttp "github.com/storeprint/storeprint/gateway/http"
 	"github.com/storeprint/storeprint/gateway/prometheus"
 	"github.com/storeprint/storeprint/gateway/toml"
+	synclink "github.com/storeprint/storeprint/sync/client"
 )
+
+// Version is the gateway's software version, reported to the cloud; set at
+// build time with -ldflags "-X main.Version=...".
+var Version = "dev"
 
 const usage = `storeprint-gateway: the store's print gateway.
 
@@ -56,6 +61,7 @@ type Main struct {
 	Store   *badger.DB
 	Gateway *gateway.Gateway
 	HTTP    *gwhttp.Server
+	Sync    *synclink.Client // nil when the config has no [cloud]
 
 	printers map[string]gateway.Printer
 	ready    chan struct{}
@@ -170,6 +176,21 @@ func (m *Main) run(ctx context.Context) error {
 	defer cancel()
 	gdone := make(chan error, 1)
 	go func() { gdone <- m.Gateway.Run(gctx) }()
+	sdone := make(chan struct{})
+	if cfg.Cloud != nil {
+		// The link runs beside the print path and never blocks it.
+		m.Sync = &synclink.Client{
+			URL: cfg.Cloud.URL, GatewayID: cfg.Cloud.GatewayID, Token: cfg.Cloud.Token,
+			StoreID: cfg.StoreID, Version: Version, Gateway: m.Gateway, Logger: log,
+		}
+		m.HTTP.SetLink(func() any { return m.linkState(gctx) })
+		go func() {
+			defer close(sdone)
+			m.Sync.Run(gctx)
+		}()
+	} else {
+		close(sdone)
+	}
 	hdone := make(chan error, 1)
 	go func() { hdone <- m.HTTP.Serve() }()
 	log.Info("gateway running", "store_id", cfg.StoreID, "listen", m.HTTP.Addr(), "data_dir", cfg.DataDir, "printers", len(cfg.Printers))
@@ -200,7 +221,18 @@ func (m *Main) run(ctx context.Context) error {
 		}
 	case <-sctx.Done():
 	}
+	<-sdone
 	return err
+}
+
+// linkState is the sync link as the LAN page and /healthz show it.
+func (m *Main) linkState(ctx context.Context) any {
+	st := m.Sync.State()
+	out := map[string]any{"connected": st.Connected, "since": st.Since, "cursor": st.Cursor, "last_error": st.LastError}
+	if ss, err := m.Gateway.SyncState(ctx); err == nil {
+		out["last_seq"], out["pending"] = ss.Last, ss.Pending
+	}
+	return out
 }
 
 // Close releases the store and the printers.

@@ -385,3 +385,17 @@ func (t *tx) SetMeta(name string, v uint64) {
 func (t *tx) DeleteEvent(seq uint64) {
 	t.del(seqKey(spaceEvent, seq))
 }
+
+func (t *tx) LastEventSeq() (uint64, error) {
+	if t.overlay != nil {
+		return t.ctr.event, nil
+	}
+	b, err := t.get(metaEventSeq)
+	if errors.Is(err, bdg.ErrKeyNotFound) {
+		return 0, nil
+	}
+	if err != nil || len(b) != 8 {
+		return 0, fmt.Errorf("read event seq: bad value %v", err)
+	}
+	return binary.BigEndian.Uint64(b), nil
+}

@@ -48,7 +48,9 @@ func (s *Server) getBoard(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, viewBoard(b))
+	v := viewBoard(b)
+	v.Cloud = s.linkState()
+	writeJSON(w, http.StatusOK, v)
 }
 
 // boardView is the board with tasks in the API's shape.
@@ -59,6 +61,7 @@ type boardView struct {
 	Alerts   []taskView             `json:"alerts"`
 	Counts   map[gateway.Status]int `json:"counts"`
 	Storage  string                 `json:"storage_error,omitempty"`
+	Cloud    any                    `json:"cloud,omitempty"`
 	At       time.Time              `json:"at"`
 }
 
@@ -105,7 +108,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			s.log.Error("board for live update", "err", err)
 			return r.Context().Err() == nil
 		}
-		j, err := json.Marshal(viewBoard(b))
+		v := viewBoard(b)
+		v.Cloud = s.linkState()
+		j, err := json.Marshal(v)
 		if err != nil {
 			s.log.Error("encode board", "err", err)
 			return false

@@ -28,6 +28,17 @@ type Server struct {
 	ln      net.Listener
 	mux     *http.ServeMux
 	closing chan struct{} // closed on Shutdown: ends live-update streams
+	link    func() any    // the sync link's state, when there is one
+}
+
+// SetLink shows the sync link's state on the LAN page and /healthz.
+func (s *Server) SetLink(state func() any) { s.link = state }
+
+func (s *Server) linkState() any {
+	if s.link == nil {
+		return nil
+	}
+	return s.link()
 }
 
 // NewServer returns a server for the gateway. metrics may be nil.
@@ -211,7 +222,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": gateway.ErrorMessage(err)})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "cloud": s.linkState()})
 }
 
 func (s *Server) metricsHandler(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,380 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	stdsync "sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/storeprint/storeprint/cloud"
+	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/sync"
+)
+
+// Notifier wakes a link when something for it was committed elsewhere
+// (cloud/postgres implements it with LISTEN/NOTIFY).
+type Notifier interface {
+	// Subscribe returns a channel that receives a value after a
+	// notification on channel with the given payload.
+	Subscribe(channel, payload string) (<-chan struct{}, func())
+}
+
+// Server serves /v1/sync.
+type Server struct {
+	Gateways cloud.GatewayService
+	Ingester cloud.Ingester
+	Commands cloud.CommandService
+	Notifier Notifier // may be nil: then links poll
+	Logger   *slog.Logger
+
+	// IngestSlots bounds concurrent ingests on this node, so a gateway back
+	// from a day offline cannot swamp the database or starve the others.
+	IngestSlots int           // default 4
+	Poll        time.Duration // fallback poll for commands and revocation; default 10s
+	PingWait    time.Duration // a link silent this long is dead; default 20s
+
+	once     stdsync.Once
+	base     context.Context
+	stop     context.CancelFunc
+	slots    chan struct{}
+	upgrader websocket.Upgrader
+	links    atomic.Int64
+}
+
+func (s *Server) init() {
+	s.once.Do(func() {
+		if s.IngestSlots == 0 {
+			s.IngestSlots = 4
+		}
+		if s.Poll == 0 {
+			s.Poll = 10 * time.Second
+		}
+		if s.PingWait == 0 {
+			s.PingWait = 20 * time.Second
+		}
+		if s.Logger == nil {
+			s.Logger = slog.Default()
+		}
+		s.slots = make(chan struct{}, s.IngestSlots)
+		s.base, s.stop = context.WithCancel(context.Background())
+		s.upgrader = websocket.Upgrader{
+			ReadBufferSize:   1024,
+			WriteBufferPool:  &stdsync.Pool{},
+			HandshakeTimeout: 10 * time.Second,
+			// Gateways are not browsers: no Origin to check.
+			CheckOrigin: func(*http.Request) bool { return true },
+		}
+	})
+}
+
+// Close cuts every link of this node (the HTTP server's shutdown does not
+// wait for hijacked connections).
+func (s *Server) Close() {
+	s.init()
+	s.stop()
+}
+
+// Links returns the number of open links on this node.
+func (s *Server) Links() int64 { return s.links.Load() }
+
+// ServeHTTP authenticates the gateway and runs its link.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.init()
+	gatewayID := r.Header.Get(sync.HeaderGateway)
+	token, ok := bearer(r)
+	if gatewayID == "" || !ok {
+		httpError(w, http.StatusUnauthorized, "the sync link needs "+sync.HeaderGateway+" and Authorization: Bearer <gateway token>")
+		return
+	}
+	gw, err := s.Gateways.Authenticate(r.Context(), gatewayID, token)
+	if err != nil {
+		status := http.StatusUnauthorized
+		if cloud.ErrorCode(err) == cloud.EINTERNAL {
+			status = http.StatusServiceUnavailable
+			s.Logger.Error("authenticate gateway", "gateway_id", gatewayID, "err", err)
+		}
+		httpError(w, status, cloud.ErrorMessage(err))
+		return
+	}
+	conn, err := s.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader answered the client
+	}
+	s.links.Add(1)
+	defer s.links.Add(-1)
+	l := &link{s: s, conn: conn, gw: gw, id: newID(), log: s.Logger.With("gateway_id", gw.ID, "store_id", gw.StoreID)}
+	err = l.run(s.base)
+	if err != nil && !isClosed(err) {
+		l.log.Info("sync link closed", "err", err)
+	}
+}
+
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	const p = "Bearer "
+	if len(h) <= len(p) || h[:len(p)] != p {
+		return "", false
+	}
+	return h[len(p):], true
+}
+
+func httpError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
+
+func newID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b) // crypto/rand does not fail on supported systems
+	return hex.EncodeToString(b)
+}
+
+func isClosed(err error) bool {
+	return websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseGoingAway) || errors.Is(err, context.Canceled)
+}
+
+// link is one gateway's open connection.
+type link struct {
+	s    *Server
+	conn *websocket.Conn
+	gw   *cloud.Gateway
+	id   string
+	log  *slog.Logger
+
+	wmu       stdsync.Mutex // one writer at a time
+	lastTouch atomic.Int64  // unix nanos of the last presence update
+}
+
+func (l *link) write(f *sync.Frame) error {
+	b, err := sync.Encode(f)
+	if err != nil {
+		return err
+	}
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	l.conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
+	return l.conn.WriteMessage(websocket.TextMessage, b)
+}
+
+func (l *link) fail(msg string) error {
+	_ = l.write(&sync.Frame{Type: sync.FrameError, Error: msg})
+	return errors.New(msg)
+}
+
+func (l *link) read() (*sync.Frame, error) {
+	typ, b, err := l.conn.ReadMessage()
+	if err != nil {
+		return nil, err
+	}
+	if typ != websocket.TextMessage {
+		return nil, fmt.Errorf("unexpected message type %d", typ)
+	}
+	return sync.Decode(b)
+}
+
+// touch records the link as alive, at most every second.
+func (l *link) touch(ctx context.Context, online bool) {
+	now := time.Now().UnixNano()
+	if online && now-l.lastTouch.Load() < int64(time.Second) {
+		return
+	}
+	l.lastTouch.Store(now)
+	if err := l.s.Gateways.Touch(ctx, l.gw.StoreID, l.gw.ID, cloud.Presence{LinkID: l.id, Online: online}); err != nil {
+		l.log.Warn("record gateway presence", "err", err)
+	}
+}
+
+func (l *link) run(ctx context.Context) error {
+	s := l.s
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer l.conn.Close()
+	l.conn.SetReadLimit(sync.MaxFrameBytes)
+	l.conn.SetReadDeadline(time.Now().Add(15 * time.Second))
+	hello, err := l.read()
+	if err != nil {
+		return fmt.Errorf("hello: %w", err)
+	}
+	if hello.Type != sync.FrameHello {
+		return l.fail("the first frame must be hello")
+	}
+	if hello.GatewayID != l.gw.ID || (hello.StoreID != "" && hello.StoreID != l.gw.StoreID) {
+		return l.fail(fmt.Sprintf("gateway %s belongs to store %s", l.gw.ID, l.gw.StoreID))
+	}
+	cursor, err := s.Ingester.Ingest(ctx, l.gw.ID, l.gw.StoreID, nil)
+	if err != nil {
+		return l.fail("read cursor: " + cloud.ErrorMessage(err))
+	}
+	if err := l.write(&sync.Frame{Type: sync.FrameWelcome, StoreID: l.gw.StoreID, Cursor: cursor}); err != nil {
+		return err
+	}
+	if err := s.Gateways.Touch(ctx, l.gw.StoreID, l.gw.ID, cloud.Presence{LinkID: l.id, Online: true, Version: hello.Version}); err != nil {
+		return l.fail(cloud.ErrorMessage(err))
+	}
+	l.lastTouch.Store(time.Now().UnixNano())
+	defer l.touch(context.WithoutCancel(ctx), false)
+	l.log.Info("sync link up", "cursor", cursor, "down_cursor", hello.DownCursor)
+
+	// The gateway pings; each ping keeps the link and its presence alive.
+	l.conn.SetReadDeadline(time.Now().Add(s.PingWait))
+	l.conn.SetPingHandler(func(data string) error {
+		l.conn.SetReadDeadline(time.Now().Add(s.PingWait))
+		l.touch(ctx, true)
+		l.wmu.Lock()
+		defer l.wmu.Unlock()
+		return l.conn.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(5*time.Second))
+	})
+
+	// Two goroutines a link: this one reads the gateway's frames; the
+	// watcher sends commands and cuts the link on revocation.
+	werr := make(chan error, 1)
+	go func() {
+		err := l.watch(ctx, hello.DownCursor)
+		l.conn.Close() // ends the reader
+		werr <- err
+	}()
+	err = l.upstream(ctx)
+	cancel()
+	if e := <-werr; e != nil && !errors.Is(e, context.Canceled) {
+		err = e
+	}
+	return err
+}
+
+// upstream handles the gateway's frames.
+func (l *link) upstream(ctx context.Context) error {
+	s := l.s
+	for {
+		f, err := l.read()
+		if err != nil {
+			return err
+		}
+		l.conn.SetReadDeadline(time.Now().Add(s.PingWait))
+		l.touch(ctx, true)
+		switch f.Type {
+		case sync.FrameEvents:
+			select {
+			case s.slots <- struct{}{}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			cursor, err := s.Ingester.Ingest(ctx, l.gw.ID, l.gw.StoreID, f.Events)
+			<-s.slots
+			if err != nil {
+				if cloud.ErrorCode(err) == cloud.EINTERNAL {
+					l.log.Error("ingest", "err", err)
+					return l.fail("the cloud could not store the events; the link will retry")
+				}
+				return l.fail("events refused: " + cloud.ErrorMessage(err))
+			}
+			if err := l.write(&sync.Frame{Type: sync.FrameAck, Cursor: cursor}); err != nil {
+				return err
+			}
+		case sync.FrameStatus:
+			ps := make([]*cloud.Printer, 0, len(f.Printers))
+			for _, p := range f.Printers {
+				ps = append(ps, &cloud.Printer{ID: p.ID, Status: gateway.PrinterState(p.Status), Stations: p.Stations, Backup: p.Backup, Failover: p.Failover, UpdatedAt: p.At})
+			}
+			if err := s.Gateways.UpdatePrinters(ctx, l.gw.StoreID, l.gw.ID, ps); err != nil {
+				if cloud.ErrorCode(err) == cloud.EINTERNAL {
+					return err
+				}
+				return l.fail("status refused: " + cloud.ErrorMessage(err))
+			}
+		case sync.FrameDownAck:
+			if err := s.Commands.AckDownstream(ctx, l.gw.StoreID, f.Seq); err != nil {
+				return err
+			}
+		default:
+			return l.fail("unexpected " + f.Type + " frame")
+		}
+	}
+}
+
+// watch sends the store's commands after the gateway's cursor and cuts the
+// link as soon as its gateway is revoked, woken by notifications or the
+// fallback poll.
+func (l *link) watch(ctx context.Context, after uint64) error {
+	s := l.s
+	var commands, revoked <-chan struct{}
+	if s.Notifier != nil {
+		ch, unsubscribe := s.Notifier.Subscribe(cloud.DownstreamChannel, l.gw.StoreID)
+		defer unsubscribe()
+		commands = ch
+		ch2, unsubscribe2 := s.Notifier.Subscribe(cloud.RevokedChannel, l.gw.ID)
+		defer unsubscribe2()
+		revoked = ch2
+	}
+	poll := time.NewTicker(s.Poll)
+	defer poll.Stop()
+	checkRevoked := false
+	for {
+		if checkRevoked {
+			gone, err := s.Gateways.IsRevoked(ctx, l.gw.StoreID, l.gw.ID)
+			if err != nil {
+				l.log.Warn("check revocation", "err", err)
+			} else if gone {
+				l.log.Warn("gateway revoked: closing its link")
+				return l.fail("gateway revoked")
+			}
+		}
+		var err error
+		if after, err = l.sendCommands(ctx, after); err != nil {
+			return err
+		}
+		checkRevoked = false
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-commands:
+		case <-revoked:
+			checkRevoked = true
+		case <-poll.C:
+			checkRevoked = true
+		}
+	}
+}
+
+// sendCommands sends every command after seq and returns the last sent.
+func (l *link) sendCommands(ctx context.Context, after uint64) (uint64, error) {
+	s := l.s
+	for {
+		cmds, err := s.Commands.Downstream(ctx, l.gw.StoreID, after, cloud.DefaultDownstreamLimit)
+		if err != nil {
+			return after, fmt.Errorf("read commands: %w", err)
+		}
+		if len(cmds) == 0 {
+			return after, nil
+		}
+		f := &sync.Frame{Type: sync.FrameDown}
+		for _, c := range cmds {
+			sc := sync.Command{Seq: c.Seq, ID: c.ID, Kind: c.Kind, TaskNo: c.TaskNo, PrinterID: c.PrinterID,
+				Operator: c.Operator, Reason: c.Reason, CreatedAt: c.CreatedAt}
+			if sc.Operator == "" {
+				sc.Operator = c.CreatedBy
+			}
+			if c.Order != nil {
+				b, err := json.Marshal(c.Order)
+				if err != nil {
+					return after, err
+				}
+				sc.Order = b
+			}
+			f.Commands = append(f.Commands, sc)
+		}
+		if err := l.write(f); err != nil {
+			return after, err
+		}
+		after = cmds[len(cmds)-1].Seq
+	}
+}
