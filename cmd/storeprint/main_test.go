@@ -17,8 +17,49 @@ import (
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 	"github.com/storeprint/storeprint/printerdrivers/printertest"
+	"github.com/storeprint/storeprint/printerdrivers/serial"
 	"github.com/storeprint/storeprint/printerdrivers/tcp"
 )
+
+// printUntilSent prints a ticket, again as long as nothing was sent: the
+// simulator may not have opened its end of the line yet, and a print that
+// sent nothing is safe to repeat.
+func printUntilSent(t *testing.T, p gateway.Printer, taskNo, processID string) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		err := p.Print(context.Background(), &gateway.PrintJob{Ticket: printertest.Ticket(taskNo), ProcessID: processID})
+		if err == nil {
+			return
+		}
+		if gateway.Outcome(err) != gateway.PrintNotSent || time.Now().After(deadline) {
+			t.Fatalf("Print %s: %v", taskNo, err)
+		}
+	}
+}
+
+// readPaper reads the simulator's paper file.
+func readPaper(t *testing.T, path string) []printersim.Ticket {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	var tickets []printersim.Ticket
+	for sc.Scan() {
+		var tk printersim.Ticket
+		if err := json.Unmarshal(sc.Bytes(), &tk); err != nil {
+			t.Fatalf("paper line %q: %v", sc.Text(), err)
+		}
+		tickets = append(tickets, tk)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return tickets
+}
 
 const waitTimeout = 10 * time.Second
 
@@ -112,7 +153,7 @@ func TestMain_ParseFlags(t *testing.T) {
 				t.Errorf("help does not list fault %s:\n%s", f, got)
 			}
 		}
-		for _, flag := range []string{"--listen", "--out", "--encoding", "--fault", "--slow", "--control", "PUT  /fault"} {
+		for _, flag := range []string{"--listen", "--serial", "--baud", "--out", "--encoding", "--fault", "--slow", "--control", "PUT  /fault", "socat"} {
 			if !strings.Contains(got, flag) {
 				t.Errorf("help does not mention %s", flag)
 			}
@@ -127,6 +168,19 @@ func TestMain_ParseFlags(t *testing.T) {
 		if c.Listen != "127.0.0.1:0" || c.Out != "paper.jsonl" || c.Encoding != "cp437" ||
 			c.Fault != printersim.FaultPaperEnd || c.Slow != 5*time.Second || c.Control != "127.0.0.1:0" {
 			t.Fatalf("got %+v", c)
+		}
+	})
+
+	t.Run("Serial", func(t *testing.T) {
+		t.Parallel()
+		m, _, _ := setup(t, "printersim", "--serial", "/dev/ttyUSB0", "--baud", "9600")
+		c := m.cmd.(*printerSim)
+		if c.Serial != "/dev/ttyUSB0" || c.Baud != 9600 || c.Listen != "" {
+			t.Fatalf("got %+v, want serial only at 9600 baud", c)
+		}
+		m, _, _ = setup(t, "printersim", "--serial", "/dev/ttyUSB0", "--listen", "127.0.0.1:0")
+		if c := m.cmd.(*printerSim); c.Serial != "/dev/ttyUSB0" || c.Listen != "127.0.0.1:0" || c.Baud != printersim.DefaultBaud {
+			t.Fatalf("got %+v, want serial and TCP", c)
 		}
 	})
 
@@ -145,6 +199,8 @@ func TestMain_ParseFlags(t *testing.T) {
 			{"SlowNegative", []string{"printersim", "--slow", "-1s"}, "--slow"},
 			{"Encoding", []string{"printersim", "--encoding", "ebcdic"}, "--encoding"},
 			{"Listen", []string{"printersim", "--listen", "9100"}, "--listen"},
+			{"ListenEmpty", []string{"printersim", "--listen", ""}, "--listen"},
+			{"Baud", []string{"printersim", "--serial", "/dev/ttyUSB0", "--baud", "0"}, "--baud"},
 			{"Control", []string{"printersim", "--control", "nowhere"}, "--control"},
 			{"Out", []string{"printersim", "--out", ""}, "--out"},
 			{"Argument", []string{"printersim", "extra"}, `unexpected argument "extra"`},
@@ -224,6 +280,59 @@ func TestMain_Run(t *testing.T) {
 		err = p.Print(context.Background(), &gateway.PrintJob{Ticket: printertest.Ticket("order_2_station_hot"), ProcessID: "0002"})
 		if gateway.Outcome(err) != gateway.PrintNotReady {
 			t.Fatalf("got %v, want not ready under paper_end", err)
+		}
+	})
+
+	t.Run("PrinterSimSerial", func(t *testing.T) {
+		t.Parallel()
+		line := printertest.NewPTYPair(t)
+		paper := filepath.Join(t.TempDir(), "paper.jsonl")
+		m, _, stderr := setup(t, "printersim", "--serial", line.A, "--out", paper)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- m.Run(ctx) }()
+		t.Cleanup(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+			if err := m.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		})
+		stderr.waitLine(t, "printersim on serial "+line.A+" ")
+		if strings.Contains(stderr.String(), "printersim listening on") {
+			t.Errorf("got a TCP listener with --serial alone:\n%s", stderr)
+		}
+
+		cfg := printertest.Config(5 * time.Second)
+		cfg.Driver, cfg.Address = "serial", line.B
+		cfg.ConnectTimeout.Duration = 200 * time.Millisecond // a status request lost while the simulator reopens
+		p := serial.New(cfg, "store-001")
+		defer p.Close()
+		printUntilSent(t, p, "order_1_station_hot", "0001")
+
+		// Unplugged and plugged back: the simulator opens its end again.
+		if err := line.Unplug(); err != nil {
+			t.Fatal(err)
+		}
+		if err := line.Plug(); err != nil {
+			t.Fatal(err)
+		}
+		printUntilSent(t, p, "order_2_station_hot", "0002")
+
+		got := readPaper(t, paper)
+		if len(got) != 2 || got[0].TaskNo != "order_1_station_hot" || got[1].TaskNo != "order_2_station_hot" {
+			t.Fatalf("got paper %+v, want both tickets once", got)
+		}
+	})
+
+	t.Run("ErrSerial", func(t *testing.T) {
+		t.Parallel()
+		m, _, _ := setup(t, "printersim", "--serial", filepath.Join(t.TempDir(), "ttyNONE"), "--out", filepath.Join(t.TempDir(), "p.jsonl"))
+		defer m.Close()
+		if err := m.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "--serial") {
+			t.Fatalf("got %v, want an error naming --serial", err)
 		}
 	})
 

@@ -22,6 +22,7 @@ func printerSimUsage() string {
 	var b strings.Builder
 	b.WriteString(`Usage:
   storeprint printersim --listen ADDR --out FILE.jsonl [flags]
+  storeprint printersim --serial PATH --out FILE.jsonl [flags]
 
 Runs a simulated ESC/POS receipt printer. It answers DLE EOT status requests
 at once and GS ( H confirmation requests once the ticket before them has
@@ -29,9 +30,18 @@ printed, like a real printer, and appends one JSON line
 {"task_no","text","at"} per cut ticket to --out. It prints the address it
 listens on to stderr at start, so --listen 127.0.0.1:0 works.
 
+With --serial it is a printer at the end of a serial line instead (or as
+well, with --listen too): it opens the tty PATH, and opens it again whenever
+it comes back after going away (an unplugged adapter, a restarted socat).
+To test a serial printer without one, join two ptys with socat and give the
+simulator one end and the gateway the other:
+  socat -d -d pty,raw,echo=0,link=/tmp/ttySIM pty,raw,echo=0,link=/tmp/ttyPOS
+
 Flags:
-  --listen ADDR     accept printer connections on ADDR (default 127.0.0.1:9100;
-                    port 0 picks a free port)
+  --listen ADDR     accept printer connections on ADDR (default 127.0.0.1:9100,
+                    or none when --serial is given; port 0 picks a free port)
+  --serial PATH     serve the serial device (tty) PATH
+  --baud N          line speed of --serial, 8N1 (default 19200; a pty ignores it)
   --out FILE        append printed tickets to FILE, one JSON line each;
                     - is stdout (default -)
   --encoding NAME   the printer's text encoding: gb18030 (default), cp437, utf-8
@@ -42,7 +52,8 @@ Flags:
                       PUT  /fault {"fault":"NAME"}     change it (POST too)
                       GET  /printed                    the tickets printed so far
 
-Faults:
+Faults (on a serial line, down keeps the device closed and drop closes it
+mid-ticket; the simulator then opens it again and discards what waits in it):
 `)
 	for _, f := range printersim.Faults {
 		fmt.Fprintf(&b, "  %-11s %s\n", f, f.Description())
@@ -51,6 +62,7 @@ Faults:
 Example:
   storeprint printersim --listen 127.0.0.1:9100 --out paper.jsonl --control 127.0.0.1:9200
   curl -X PUT -d '{"fault":"paper_end"}' http://127.0.0.1:9200/fault
+  storeprint printersim --serial /tmp/ttySIM --out paper.jsonl
 `)
 	return b.String()
 }
@@ -60,6 +72,8 @@ type printerSim struct {
 	m *Main
 
 	Listen   string
+	Serial   string
+	Baud     int
 	Out      string
 	Encoding string
 	Fault    printersim.Fault
@@ -81,6 +95,8 @@ func (c *printerSim) parseFlags(args []string) error {
 	fs := flag.NewFlagSet("storeprint printersim", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are returned; --help prints printerSimUsage
 	fs.StringVar(&c.Listen, "listen", "127.0.0.1:9100", "")
+	fs.StringVar(&c.Serial, "serial", "", "")
+	fs.IntVar(&c.Baud, "baud", printersim.DefaultBaud, "")
 	fs.StringVar(&c.Out, "out", "-", "")
 	fs.StringVar(&c.Encoding, "encoding", escpos.GB18030, "")
 	fault := fs.String("fault", string(printersim.FaultNone), "")
@@ -96,8 +112,18 @@ func (c *printerSim) parseFlags(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("printersim: unexpected argument %q (see storeprint printersim --help)", fs.Arg(0))
 	}
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		return fmt.Errorf("printersim: --listen: %q is not a host:port address", c.Listen)
+	listen := false
+	fs.Visit(func(f *flag.Flag) { listen = listen || f.Name == "listen" })
+	if c.Serial != "" && !listen {
+		c.Listen = "" // serial only
+	}
+	if c.Listen != "" || listen {
+		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+			return fmt.Errorf("printersim: --listen: %q is not a host:port address", c.Listen)
+		}
+	}
+	if c.Baud <= 0 {
+		return fmt.Errorf("printersim: --baud: %d is not a baud rate", c.Baud)
 	}
 	if c.Out == "" {
 		return errors.New("printersim: --out: a file name (or - for stdout) is required")
@@ -142,10 +168,22 @@ func (c *printerSim) run(ctx context.Context) error {
 		return err
 	}
 	c.sim = sim
-	if c.ln, err = net.Listen("tcp", c.Listen); err != nil {
-		return fmt.Errorf("printersim: --listen: %w", err)
+	if c.Listen != "" {
+		if c.ln, err = net.Listen("tcp", c.Listen); err != nil {
+			return fmt.Errorf("printersim: --listen: %w", err)
+		}
 	}
-	errc := make(chan error, 2)
+	if c.Serial != "" {
+		// Open it once here, so that a wrong path is an error at start.
+		port, err := printersim.OpenSerial(c.Serial, c.Baud)
+		if err != nil {
+			return fmt.Errorf("printersim: --serial: %w", err)
+		}
+		if err := port.Close(); err != nil {
+			return fmt.Errorf("printersim: --serial: close %s: %w", c.Serial, err)
+		}
+	}
+	errc := make(chan error, 3)
 	if c.Control != "" {
 		cl, err := net.Listen("tcp", c.Control)
 		if err != nil {
@@ -159,12 +197,22 @@ func (c *printerSim) run(ctx context.Context) error {
 		}()
 		fmt.Fprintf(c.m.Stderr, "printersim control on http://%s\n", cl.Addr())
 	}
-	fmt.Fprintf(c.m.Stderr, "printersim listening on %s (encoding %s, fault %s, paper %s)\n", c.ln.Addr(), c.Encoding, c.Fault, c.Out)
-	go func() {
-		if err := sim.Serve(c.ln); err != nil && !errors.Is(err, printersim.ErrClosed) {
-			errc <- err
-		}
-	}()
+	if c.ln != nil {
+		fmt.Fprintf(c.m.Stderr, "printersim listening on %s (encoding %s, fault %s, paper %s)\n", c.ln.Addr(), c.Encoding, c.Fault, c.Out)
+		go func() {
+			if err := sim.Serve(c.ln); err != nil && !errors.Is(err, printersim.ErrClosed) {
+				errc <- err
+			}
+		}()
+	}
+	if c.Serial != "" {
+		fmt.Fprintf(c.m.Stderr, "printersim on serial %s (baud %d, encoding %s, fault %s, paper %s)\n", c.Serial, c.Baud, c.Encoding, c.Fault, c.Out)
+		go func() {
+			if err := sim.ServeSerial(c.Serial, c.Baud); err != nil && !errors.Is(err, printersim.ErrClosed) {
+				errc <- fmt.Errorf("printersim: --serial: %w", err)
+			}
+		}()
+	}
 	select {
 	case <-ctx.Done():
 		return nil

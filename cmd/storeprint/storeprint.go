@@ -29,7 +29,7 @@ var commands = []struct {
 	summary string
 	new     func(m *Main) command
 }{
-	{"printersim", "run a simulated ESC/POS printer on TCP (tests, demos, drills)", newPrinterSim},
+	{"printersim", "run a simulated ESC/POS printer on TCP or a serial line (tests, demos, drills)", newPrinterSim},
 }
 
 func usage() string {
