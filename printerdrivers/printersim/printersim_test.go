@@ -297,6 +297,9 @@ func TestPrinter_Serve(t *testing.T) {
 		p, addr := setup(t, printersim.Options{Fault: printersim.FaultLostAck})
 		c := dial(t, addr)
 		c.send(append(ticket(t, "order_8_station_hot"), escpos.ProcessIDRequest("0008")...))
+		// The status answer proves the request was received, under
+		// lost_ack, even if it came in a read after the ticket's.
+		c.status()
 		waitPrinted(t, p, 1)
 		p.SetFault(printersim.FaultNone)
 		c.send(append(ticket(t, "order_9_station_hot"), escpos.ProcessIDRequest("0009")...))

@@ -108,6 +108,11 @@ func (p *PTYPair) Plug() error {
 	select {
 	case <-ready:
 		p.socat = s
+		for _, link := range []string{p.A, p.B} {
+			if _, err := os.Lstat(link); err != nil {
+				return fmt.Errorf("pty pair: socat started but made no link: %w\n%s", err, s.log)
+			}
+		}
 		return nil
 	case <-s.exited:
 		return fmt.Errorf("pty pair: socat exited before joining the ptys:\n%s", s.log)
