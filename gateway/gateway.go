@@ -245,11 +245,11 @@ func (g *Gateway) Printers(ctx context.Context) ([]PrinterInfo, error) {
 	}
 	err := g.store.View(ctx, func(tx ReadTx) error {
 		for _, pc := range g.cfg.Printers {
-			open, err := tx.Open(pc.ID, 0)
+			queue, err := tx.CountOpen(pc.ID)
 			if err != nil {
 				return err
 			}
-			info := PrinterInfo{ID: pc.ID, Backup: pc.Backup, Queue: len(open), Stations: []string{}, Storage: storage}
+			info := PrinterInfo{ID: pc.ID, Backup: pc.Backup, Queue: queue, Stations: []string{}, Storage: storage}
 			for _, st := range g.cfg.Stations {
 				if st.Printer == pc.ID {
 					info.Stations = append(info.Stations, st.Name)

@@ -15,6 +15,7 @@ import (
 const (
 	metaAcked      = "sync_acked"  // highest seq the cloud stored
 	metaDownCursor = "down_cursor" // highest downstream command seq applied
+	metaCompacted  = "compacted"   // outbox removed up to here
 )
 
 // compactChunk bounds the outbox entries removed in one transaction.
@@ -46,14 +47,25 @@ func (g *Gateway) OutboxAcked(ctx context.Context, cursor uint64) error {
 			if cursor > acked {
 				tx.SetMeta(metaAcked, cursor)
 			}
-			events, err := tx.Outbox(0, compactChunk)
+			from, err := tx.Meta(metaCompacted)
+			if err != nil {
+				return err
+			}
+			if from >= cursor {
+				return nil
+			}
+			events, err := tx.Outbox(from, compactChunk)
 			if err != nil {
 				return err
 			}
 			now := g.now()
-			for _, e := range events {
+			done := cursor
+			for i, e := range events {
 				if e.Seq > cursor {
-					return nil
+					break
+				}
+				if i == len(events)-1 && len(events) == compactChunk {
+					done = e.Seq
 				}
 				tx.DeleteEvent(e.Seq)
 				if e.Kind != sync.KindReceipt {
@@ -77,7 +89,8 @@ func (g *Gateway) OutboxAcked(ctx context.Context, cursor uint64) error {
 					}
 				}
 			}
-			more = len(events) == compactChunk
+			tx.SetMeta(metaCompacted, done)
+			more = done < cursor
 			return nil
 		})
 		if err != nil || !more {

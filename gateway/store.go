@@ -37,6 +37,8 @@ type ReadTx interface {
 	ByStatus(status Status, limit int) ([]*Task, error)
 	// Count counts the tasks in a status without reading them.
 	Count(status Status) (int, error)
+	// CountOpen counts a printer's open tasks without reading them.
+	CountOpen(printerID string) (int, error)
 	Failover(printerID string) (*Failover, error) // nil when none recorded
 	Audit(after uint64, limit int) ([]*AuditEntry, error)
 	// Outbox returns up to limit events with seq > after, in seq order.

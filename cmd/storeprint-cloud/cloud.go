@@ -137,7 +137,7 @@ func (m *Main) logger() *slog.Logger {
 	if m.LogFormat == "json" {
 		return slog.New(slog.NewJSONHandler(m.Stderr, nil))
 	}
-	return slog.New(slog.NewTextHandler(m.Stderr, nil))
+	return slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: logLevel()}))
 }
 
 // Ready is closed once run serves requests.
@@ -217,4 +217,11 @@ func (m *Main) Close() error {
 		m.DB.Close()
 	}
 	return err
+}
+
+func logLevel() slog.Level {
+	if os.Getenv("STOREPRINT_DEBUG") != "" {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
 }

@@ -60,12 +60,6 @@ func prefix(space byte, parts ...string) []byte {
 	return k
 }
 
-func seqOf(k []byte) uint64 {
-	if len(k) < 8 {
-		return 0
-	}
-	return binary.BigEndian.Uint64(k[len(k)-8:])
-}
 
 const (
 	spaceTask     = 't'

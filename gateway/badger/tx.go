@@ -61,10 +61,15 @@ func (t *tx) del(k []byte) {
 // scan calls fn for each key with the prefix in key order, merging the
 // overlay over the transaction, until fn returns false.
 func (t *tx) scan(p []byte, fn func(k, v []byte) (bool, error)) error {
-	// Overlay keys under the prefix, sorted.
+	return t.scanFrom(p, p, fn)
+}
+
+// scanFrom is scan starting at the first key >= start.
+func (t *tx) scanFrom(p, start []byte, fn func(k, v []byte) (bool, error)) error {
+	// Overlay keys under the prefix from start, sorted.
 	var ov []string
 	for k := range t.overlay {
-		if bytes.HasPrefix([]byte(k), p) {
+		if bytes.HasPrefix([]byte(k), p) && k >= string(start) {
 			ov = append(ov, k)
 		}
 	}
@@ -74,7 +79,7 @@ func (t *tx) scan(p []byte, fn func(k, v []byte) (bool, error)) error {
 	opts.Prefix = p
 	it := t.txn.NewIterator(opts)
 	defer it.Close()
-	it.Seek(p)
+	it.Seek(start)
 	i := 0
 	for {
 		var k []byte
@@ -220,8 +225,15 @@ func (t *tx) ByStatus(status gateway.Status, limit int) ([]*gateway.Task, error)
 }
 
 func (t *tx) Count(status gateway.Status) (int, error) {
+	return t.count(prefix(spaceStatus, string(status)))
+}
+
+func (t *tx) CountOpen(printerID string) (int, error) {
+	return t.count(prefix(spaceQueue, printerID))
+}
+
+func (t *tx) count(p []byte) (int, error) {
 	n := 0
-	p := prefix(spaceStatus, string(status))
 	if t.overlay == nil {
 		opts := bdg.DefaultIteratorOptions
 		opts.Prefix, opts.PrefetchValues = p, false
@@ -249,10 +261,7 @@ func (t *tx) Failover(printerID string) (*gateway.Failover, error) {
 
 func (t *tx) Audit(after uint64, limit int) ([]*gateway.AuditEntry, error) {
 	var out []*gateway.AuditEntry
-	err := t.scan(prefix(spaceAudit), func(k, v []byte) (bool, error) {
-		if seqOf(k) <= after {
-			return true, nil
-		}
+	err := t.scanFrom(prefix(spaceAudit), seqKey(spaceAudit, after+1), func(k, v []byte) (bool, error) {
 		var a gateway.AuditEntry
 		if err := decode(v, &a); err != nil {
 			return false, err
@@ -265,10 +274,7 @@ func (t *tx) Audit(after uint64, limit int) ([]*gateway.AuditEntry, error) {
 
 func (t *tx) Outbox(after uint64, limit int) ([]sync.Event, error) {
 	var out []sync.Event
-	err := t.scan(prefix(spaceEvent), func(k, v []byte) (bool, error) {
-		if seqOf(k) <= after {
-			return true, nil
-		}
+	err := t.scanFrom(prefix(spaceEvent), seqKey(spaceEvent, after+1), func(k, v []byte) (bool, error) {
 		var e sync.Event
 		if err := decode(v, &e); err != nil {
 			return false, err

@@ -224,6 +224,13 @@ func (c *Client) connect(ctx context.Context, welcomed *bool) error {
 	ping := time.NewTicker(c.PingEvery)
 	defer ping.Stop()
 	sent := acked
+	compacted, compactedAt := acked, time.Now()
+	defer func() {
+		// Leave the outbox compacted up to what the cloud has.
+		if acked > compacted {
+			c.Gateway.OutboxAcked(context.WithoutCancel(ctx), acked)
+		}
+	}()
 	statusDirty := true
 	var lastStatus string
 	var lastStatusAt time.Time
@@ -264,15 +271,29 @@ func (c *Client) connect(ctx context.Context, welcomed *bool) error {
 		case err := <-readErr:
 			return err
 		case cur := <-acks:
+			// Take every ack that is waiting; only the highest matters.
+			for more := true; more; {
+				select {
+				case c2 := <-acks:
+					cur = max(cur, c2)
+				default:
+					more = false
+				}
+			}
 			if cur > acked {
 				acked = cur
 				c.setCursor(acked)
-				if err := c.Gateway.OutboxAcked(ctx, acked); err != nil {
-					return err
-				}
 			}
 			if sent < acked {
 				sent = acked
+			}
+			// Compact the outbox now and then, not on every ack: each
+			// compaction is a durable write on the store's disk.
+			if acked-compacted >= uint64(c.BatchSize)*4 || time.Since(compactedAt) > time.Second {
+				if err := c.Gateway.OutboxAcked(ctx, acked); err != nil {
+					return err
+				}
+				compacted, compactedAt = acked, time.Now()
 			}
 		case seq := <-downAcks:
 			if err := writeFrame(conn, &sync.Frame{Type: sync.FrameDownAck, Seq: seq}); err != nil {
@@ -282,6 +303,12 @@ func (c *Client) connect(ctx context.Context, welcomed *bool) error {
 			statusDirty = true
 		case <-ping.C:
 			statusDirty = time.Since(lastStatusAt) > 30*time.Second
+			if acked > compacted {
+				if err := c.Gateway.OutboxAcked(ctx, acked); err != nil {
+					return err
+				}
+				compacted, compactedAt = acked, time.Now()
+			}
 			if err := conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(5*time.Second)); err != nil {
 				return fmt.Errorf("ping: %w", err)
 			}

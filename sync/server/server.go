@@ -268,8 +268,10 @@ func (l *link) upstream(ctx context.Context) error {
 			case <-ctx.Done():
 				return ctx.Err()
 			}
+			start := time.Now()
 			cursor, err := s.Ingester.Ingest(ctx, l.gw.ID, l.gw.StoreID, f.Events)
 			<-s.slots
+			l.log.Debug("ingested", "events", len(f.Events), "cursor", cursor, "took", time.Since(start))
 			if err != nil {
 				if cloud.ErrorCode(err) == cloud.EINTERNAL {
 					l.log.Error("ingest", "err", err)

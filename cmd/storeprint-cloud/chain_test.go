@@ -1,0 +1,639 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	nethttp "net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	stdsync "sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
+	"github.com/storeprint/storeprint/printerdrivers/printersim"
+)
+
+// The whole chain: real gateway processes, real cloud programs, a real
+// PostgreSQL, real websockets, simulated printers.
+
+var (
+	gwBuild   stdsync.Once
+	gwBinDir  string
+	gwBinPath string
+	gwErr     error
+)
+
+func gatewayBinary(t testing.TB) string {
+	t.Helper()
+	gwBuild.Do(func() {
+		gwBinDir, gwErr = os.MkdirTemp("", "storeprint-chain")
+		if gwErr != nil {
+			return
+		}
+		gwBinPath = filepath.Join(gwBinDir, "storeprint-gateway")
+		out, err := exec.Command("go", "build", "-o", gwBinPath, "../storeprint-gateway").CombinedOutput()
+		if err != nil {
+			gwErr = fmt.Errorf("build gateway: %v\n%s", err, out)
+		}
+	})
+	if gwErr != nil {
+		t.Fatal(gwErr)
+	}
+	return gwBinPath
+}
+
+var httpc = &nethttp.Client{Timeout: 30 * time.Second, Transport: &nethttp.Transport{MaxIdleConnsPerHost: 32}}
+
+// do sends a JSON request and decodes the answer into out.
+func do(t testing.TB, tok, method, url string, body, out any) int {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := nethttp.NewRequest(method, url, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := httpc.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if out != nil && len(data) > 0 {
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatalf("%s %s: decode %q: %v", method, url, data, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// cloudNode is one storeprint-cloud program in this process.
+type cloudNode struct {
+	m    *Main
+	base string
+	stop context.CancelFunc
+	done chan error
+}
+
+func startCloud(t testing.TB, dbURL, addr string) *cloudNode {
+	t.Helper()
+	m, out := newMain(nil)
+	if f := os.Getenv("CHAIN_CLOUD_LOG"); f != "" {
+		lf, _ := os.OpenFile(f, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		m.Stderr = lf
+	}
+	if err := m.ParseFlags([]string{"run", "--listen", addr, "--admin-token", adminToken, "--database-url", dbURL}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n := &cloudNode{m: m, stop: cancel, done: make(chan error, 1)}
+	go func() { n.done <- m.Run(ctx) }()
+	select {
+	case <-m.Ready():
+	case err := <-n.done:
+		t.Fatalf("cloud did not start: %v\n%s", err, out)
+	}
+	n.base = m.HTTP.URL()
+	t.Cleanup(n.close)
+	return n
+}
+
+func (n *cloudNode) close() {
+	if n.stop == nil {
+		return
+	}
+	n.stop()
+	<-n.done
+	n.m.Close()
+	n.stop = nil
+}
+
+// proxy forwards TCP connections and can cut them all at once.
+type proxy struct {
+	ln     net.Listener
+	target string
+	mu     stdsync.Mutex
+	conns  map[net.Conn]struct{}
+	down   bool
+}
+
+func startProxy(t testing.TB, target string) *proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	go p.serve()
+	t.Cleanup(func() { ln.Close(); p.Cut() })
+	return p
+}
+
+func (p *proxy) addr() string { return p.ln.Addr().String() }
+
+func (p *proxy) serve() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		down := p.down
+		p.mu.Unlock()
+		if down {
+			c.Close()
+			continue
+		}
+		u, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns[c], p.conns[u] = struct{}{}, struct{}{}
+		p.mu.Unlock()
+		go func() { io.Copy(u, c); u.Close() }()
+		go func() { io.Copy(c, u); c.Close() }()
+	}
+}
+
+// Cut drops every open connection.
+func (p *proxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		c.Close()
+	}
+	p.conns = map[net.Conn]struct{}{}
+}
+
+// SetDown refuses new connections (and cuts the open ones) while down.
+func (p *proxy) SetDown(down bool) {
+	p.mu.Lock()
+	p.down = down
+	p.mu.Unlock()
+	if down {
+		p.Cut()
+	}
+}
+
+// store is a tenant, a store and a gateway credential in the cloud.
+type store struct {
+	id, gatewayID, token string
+}
+
+func createStore(t testing.TB, base, tenant, id string) store {
+	t.Helper()
+	do(t, adminToken, "POST", base+"/v1/admin/tenants", map[string]string{"tenant_id": tenant, "name": tenant}, nil)
+	if code := do(t, adminToken, "POST", base+"/v1/admin/stores", map[string]string{"store_id": id, "tenant_id": tenant, "name": id}, nil); code != 201 && code != 200 {
+		t.Fatalf("create store: %d", code)
+	}
+	var gw struct {
+		GatewayID string `json:"gateway_id"`
+		Token     string `json:"token"`
+	}
+	if code := do(t, adminToken, "POST", base+"/v1/admin/stores/"+id+"/gateways", map[string]string{"reason": "test"}, &gw); code != 201 {
+		t.Fatalf("create gateway: %d", code)
+	}
+	return store{id: id, gatewayID: gw.GatewayID, token: gw.Token}
+}
+
+// gatewayProc is the real gateway program.
+type gatewayProc struct {
+	dbURL  string // the cloud's database, for failure messages
+	cmd    *exec.Cmd
+	base   string
+	exited chan struct{}
+	mu     stdsync.Mutex
+	log    strings.Builder
+}
+
+var gwListen = regexp.MustCompile(`msg="gateway running".* listen=(\S+)`)
+
+const posToken = "chain-pos-token"
+
+func startGateway(t testing.TB, st store, cloudAddr string, printers map[string]string) *gatewayProc {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "store_id = %q\ndata_dir = %q\nlisten = \"127.0.0.1:0\"\napi_tokens = [%q]\n", st.id, filepath.Join(t.TempDir(), "data"), posToken)
+	fmt.Fprintf(&b, "[cloud]\nurl = \"ws://%s/v1/sync\"\ngateway_id = %q\ntoken = %q\n", cloudAddr, st.gatewayID, st.token)
+	for id, addr := range printers {
+		fmt.Fprintf(&b, "\n[[printers]]\nid = %q\ndriver = \"tcp\"\naddress = %q\nconfirm_timeout = \"3s\"\n", id, addr)
+	}
+	for id := range printers {
+		fmt.Fprintf(&b, "\n[[stations]]\nname = %q\nprinter = %q\n", strings.TrimSuffix(id, "-1"), id)
+	}
+	cfg := filepath.Join(t.TempDir(), "gateway.toml")
+	if err := os.WriteFile(cfg, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(gatewayBinary(t), "run", "--config", cfg)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	g := &gatewayProc{cmd: cmd, exited: make(chan struct{})}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			g.mu.Lock()
+			g.log.WriteString(sc.Text() + "\n")
+			g.mu.Unlock()
+			if m := gwListen.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+		cmd.Wait()
+		close(g.exited)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-g.exited
+		if t.Failed() {
+			g.mu.Lock()
+			t.Logf("gateway log (last lines):\n%s", tail(g.log.String(), 40))
+			g.mu.Unlock()
+		}
+	})
+	select {
+	case a := <-addr:
+		g.base = "http://" + a
+	case <-g.exited:
+		t.Fatalf("gateway exited:\n%s", g.log.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("gateway did not start")
+	}
+	return g
+}
+
+// describeEvents says what the cloud stored, for failure messages.
+func describeEvents(t testing.TB, dbURL string) string {
+	if dbURL == "" {
+		return "?"
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return err.Error()
+	}
+	defer conn.Close(ctx)
+	var cursor, n, lo, hi int64
+	err = conn.QueryRow(ctx, `SELECT c.seq, count(e.seq), coalesce(min(e.seq), 0), coalesce(max(e.seq), 0)
+		FROM gateway_cursors c LEFT JOIN task_events e ON e.store_id = c.store_id AND e.gateway_id = c.gateway_id AND e.seq > c.seq
+		GROUP BY c.seq`).Scan(&cursor, &n, &lo, &hi)
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("cursor %d, %d events above it (seq %d..%d)", cursor, n, lo, hi)
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+type linkState struct {
+	Cloud struct {
+		Connected bool   `json:"connected"`
+		Cursor    uint64 `json:"cursor"`
+		LastSeq   uint64 `json:"last_seq"`
+		Pending   uint64 `json:"pending"`
+	} `json:"cloud"`
+}
+
+// waitSynced waits until the cloud acknowledged every event of the gateway
+// and no task is still moving.
+func waitSynced(t testing.TB, g *gatewayProc, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	report := time.Now().Add(5 * time.Second)
+	for {
+		var h linkState
+		do(t, posToken, "GET", g.base+"/healthz", nil, &h)
+		var open []struct{}
+		for _, s := range []string{"queued", "printing", "retry_wait"} {
+			var ts []struct{}
+			do(t, posToken, "GET", g.base+"/v1/tasks?limit=1&status="+s, nil, &ts)
+			open = append(open, ts...)
+		}
+		if h.Cloud.Connected && h.Cloud.Pending == 0 && len(open) == 0 {
+			// One more look: nothing was written between the two reads.
+			var h2 linkState
+			do(t, posToken, "GET", g.base+"/healthz", nil, &h2)
+			if h2.Cloud.Pending == 0 && h2.Cloud.LastSeq == h.Cloud.LastSeq {
+				return
+			}
+		}
+		if time.Now().After(report) {
+			t.Logf("syncing: link %+v, open tasks: %t", h.Cloud, len(open) > 0)
+			report = time.Now().Add(5 * time.Second)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not synced after %s: link %+v, open tasks: %t; cloud: %s", timeout, h.Cloud, len(open) > 0, describeEvents(t, g.dbURL))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func startSim(t testing.TB) (*printersim.Printer, string) {
+	t.Helper()
+	p, err := printersim.New(printersim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go p.Serve(ln)
+	t.Cleanup(func() { p.Close() })
+	return p, ln.Addr().String()
+}
+
+func postOrder(t testing.TB, base, id string, stations ...string) int {
+	t.Helper()
+	var items []map[string]any
+	for _, s := range stations {
+		items = append(items, map[string]any{"name": "牛肉面", "qty": 1, "station": s})
+	}
+	return do(t, posToken, "POST", base+"/v1/orders", map[string]any{"order_id": id, "items": items}, nil)
+}
+
+type gwTask struct {
+	TaskNo string `json:"task_no"`
+	Status string `json:"status"`
+}
+
+// compare checks that the cloud holds every task of the gateway in the
+// gateway's final state, once each, with each task's events in order.
+func compare(t testing.TB, dbURL string, g *gatewayProc, st store) int {
+	t.Helper()
+	var tasks []gwTask
+	do(t, posToken, "GET", g.base+"/v1/tasks?limit=100000", nil, &tasks)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT task_no, status FROM print_tasks WHERE store_id = $1`, st.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cloudStatus := map[string]string{}
+	for rows.Next() {
+		var no, status string
+		if err := rows.Scan(&no, &status); err != nil {
+			t.Fatal(err)
+		}
+		cloudStatus[no] = status
+	}
+	if len(cloudStatus) != len(tasks) {
+		t.Errorf("cloud has %d tasks, the gateway %d", len(cloudStatus), len(tasks))
+	}
+	for _, tk := range tasks {
+		if got := cloudStatus[tk.TaskNo]; got != tk.Status {
+			t.Errorf("task %s: cloud says %q, gateway %q", tk.TaskNo, got, tk.Status)
+		}
+	}
+	// Each task's events in order: versions grow with seq.
+	var disorder int
+	err = conn.QueryRow(ctx, `
+		SELECT count(*) FROM (
+		  SELECT (data->>'version')::bigint < lag((data->>'version')::bigint) OVER (PARTITION BY task_no ORDER BY seq) AS back
+		  FROM task_events WHERE store_id = $1 AND kind = 'task') e
+		WHERE back`, st.id).Scan(&disorder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if disorder != 0 {
+		t.Errorf("%d task events out of order", disorder)
+	}
+	var gaps int
+	err = conn.QueryRow(ctx, `
+		SELECT count(*) FROM (SELECT seq - lag(seq) OVER (ORDER BY seq) AS d FROM task_events WHERE store_id = $1) e
+		WHERE d <> 1`, st.id).Scan(&gaps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gaps != 0 {
+		t.Errorf("%d gaps in the stored event seqs", gaps)
+	}
+	return len(tasks)
+}
+
+// 2,000 orders with the link cut at random moments and the cloud restarted
+// once: afterwards the cloud has every task in the gateway's final state, no
+// duplicate rows, and each task's events in order.
+func TestChain_ReplayThroughCuts(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.NewDatabase(t)
+	node := startCloud(t, dbURL, "127.0.0.1:0")
+	cloudAddr := strings.TrimPrefix(node.base, "http://")
+	st := createStore(t, node.base, "t1", "s-replay")
+	px := startProxy(t, cloudAddr)
+	hot, hotAddr := startSim(t)
+	cold, coldAddr := startSim(t)
+	g := startGateway(t, st, px.addr(), map[string]string{"hot-1": hotAddr, "cold-1": coldAddr})
+	g.dbURL = dbURL
+
+	const orders = 2000
+	stop := make(chan struct{})
+	cutterDone := make(chan struct{})
+	go func() {
+		defer close(cutterDone)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Duration(50+(i*37)%250) * time.Millisecond):
+				px.Cut()
+			}
+		}
+	}()
+	var wg stdsync.WaitGroup
+	next := make(chan int)
+	begin := time.Now()
+	go func() {
+		for i := 0; i < orders; i++ {
+			if i == orders/2 {
+				// Restart the cloud on the same address while orders flow.
+				node.close()
+				node = startCloud(t, dbURL, cloudAddr)
+			}
+			next <- i
+		}
+		close(next)
+	}()
+	for c := 0; c < 8; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				stations := []string{"hot"}
+				if i%2 == 1 {
+					stations = []string{"hot", "cold"}
+				}
+				if code := postOrder(t, g.base, fmt.Sprintf("r%04d", i), stations...); code != 201 {
+					t.Errorf("order %d: %d", i, code)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("orders accepted after %s", time.Since(begin).Round(time.Millisecond))
+	close(stop)
+	<-cutterDone
+	waitSynced(t, g, 2*time.Minute)
+	t.Logf("synced after %s", time.Since(begin).Round(time.Millisecond))
+	n := compare(t, dbURL, g, st)
+	if want := orders + orders/2; n != want {
+		t.Errorf("got %d tasks, want %d", n, want)
+	}
+	if got := len(hot.Printed()) + len(cold.Printed()); got != n {
+		t.Errorf("got %d tickets on paper, want %d", got, n)
+	}
+}
+
+// The cloud down for the whole of 500 orders: all printed in the store;
+// when the cloud returns it catches up.
+func TestChain_CloudDown(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.NewDatabase(t)
+	node := startCloud(t, dbURL, "127.0.0.1:0")
+	st := createStore(t, node.base, "t1", "s-down")
+	px := startProxy(t, strings.TrimPrefix(node.base, "http://"))
+	hot, hotAddr := startSim(t)
+	g := startGateway(t, st, px.addr(), map[string]string{"hot-1": hotAddr})
+	px.SetDown(true)
+	for i := 0; i < 500; i++ {
+		if code := postOrder(t, g.base, fmt.Sprintf("d%03d", i), "hot"); code != 201 {
+			t.Fatalf("order %d: %d", i, code)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := hot.WaitPrinted(ctx, 500); err != nil {
+		t.Fatalf("printed %d of 500 with the cloud down: %v", len(hot.Printed()), err)
+	}
+	px.SetDown(false)
+	waitSynced(t, g, time.Minute)
+	if n := compare(t, dbURL, g, st); n != 500 {
+		t.Fatalf("got %d tasks, want 500", n)
+	}
+}
+
+// A cloud-originated order is on paper in the store within 1 s while
+// online; one posted while the store is cut off prints once after it
+// reconnects. Two cloud nodes on one database: an order posted on the node
+// the gateway is not connected to still arrives within 1 s.
+func TestChain_CloudOrders(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.NewDatabase(t)
+	node1 := startCloud(t, dbURL, "127.0.0.1:0")
+	node2 := startCloud(t, dbURL, "127.0.0.1:0")
+	st := createStore(t, node1.base, "t1", "s-cloud")
+	px := startProxy(t, strings.TrimPrefix(node1.base, "http://"))
+	hot, hotAddr := startSim(t)
+	g := startGateway(t, st, px.addr(), map[string]string{"hot-1": hotAddr})
+	waitSynced(t, g, 30*time.Second)
+
+	order := func(node *cloudNode, id string) {
+		t.Helper()
+		body := map[string]any{"order_id": id, "table": "外卖", "items": []map[string]any{{"name": "外卖套餐", "qty": 1, "station": "hot"}}}
+		if code := do(t, adminToken, "POST", node.base+"/v1/stores/"+st.id+"/orders", body, nil); code != 201 {
+			t.Fatalf("cloud order %s: %d", id, code)
+		}
+	}
+	waitPaper := func(n int, within time.Duration) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), within)
+		defer cancel()
+		if _, err := hot.WaitPrinted(ctx, n); err != nil {
+			t.Fatalf("%d tickets within %s: got %d", n, within, len(hot.Printed()))
+		}
+	}
+	for i, node := range []*cloudNode{node1, node2} {
+		start := time.Now()
+		order(node, fmt.Sprintf("online-%d", i))
+		waitPaper(i+1, time.Second)
+		t.Logf("cloud order via node %d on paper after %s", i+1, time.Since(start).Round(time.Millisecond))
+	}
+
+	px.SetDown(true)
+	order(node2, "offline-1")
+	px.SetDown(false)
+	waitPaper(3, 30*time.Second)
+	waitSynced(t, g, 30*time.Second)
+	if n := len(hot.Printed()); n != 3 {
+		t.Fatalf("got %d tickets, want 3", n)
+	}
+	var task struct {
+		Status string `json:"status"`
+	}
+	do(t, adminToken, "GET", node2.base+"/v1/stores/"+st.id+"/tasks/order_offline-1_station_hot", nil, &task)
+	if task.Status != "done" {
+		t.Fatalf("cloud sees the offline order as %q, want done", task.Status)
+	}
+}
+
+// A revoked gateway's open link is cut at once and not let back in;
+// printing in the store goes on.
+func TestChain_Revoke(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.NewDatabase(t)
+	node := startCloud(t, dbURL, "127.0.0.1:0")
+	st := createStore(t, node.base, "t1", "s-revoke")
+	hot, hotAddr := startSim(t)
+	g := startGateway(t, st, strings.TrimPrefix(node.base, "http://"), map[string]string{"hot-1": hotAddr})
+	waitSynced(t, g, 30*time.Second)
+	if code := do(t, adminToken, "DELETE", node.base+"/v1/admin/gateways/"+st.gatewayID, map[string]string{"reason": "stolen"}, nil); code != 200 {
+		t.Fatalf("revoke: %d", code)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var h linkState
+		do(t, posToken, "GET", g.base+"/healthz", nil, &h)
+		if !h.Cloud.Connected {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the revoked gateway's link is still up")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	postOrder(t, g.base, "after-revoke", "hot")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := hot.WaitPrinted(ctx, 1); err != nil {
+		t.Fatal("the store stopped printing after its gateway was revoked")
+	}
+	if links := node.m.Sync.Links(); links != 0 {
+		t.Fatalf("node holds %d links, want 0", links)
+	}
+}
