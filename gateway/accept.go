@@ -2,7 +2,12 @@ package gateway
 
 import (
 	"context"
+	"strings"
 )
+
+// ActionDuplicatePrevented is the audit action of an order replayed with
+// the same content: answered, not printed again.
+const ActionDuplicatePrevented = "duplicate_prevented"
 
 // Sources of orders.
 const (
@@ -58,7 +63,11 @@ func (g *Gateway) AcceptOrder(ctx context.Context, o *Order, source string) (res
 				}
 				res.Tasks = append(res.Tasks, TaskResult{TaskNo: t.TaskNo, Station: t.Station, PrinterID: t.firstPrinter(), Status: StatusQueued})
 			}
-			return nil
+			// A replay prints nothing; HQ counts the duplicates prevented.
+			return tx.AppendAudit(&AuditEntry{
+				Action: ActionDuplicatePrevented, Operator: source, TaskNo: strings.Join(rec.TaskNos, ","),
+				Reason: "order " + o.OrderID + " sent again with the same content",
+			})
 		case !isNotFound(err):
 			return err
 		}

@@ -121,6 +121,11 @@ func TestMain_Idempotency(t *testing.T) {
 	if tj := getTask(t, base, "order_idem-1_station_hot"); tj.Status != "done" || tj.Attempt != 1 {
 		t.Fatalf("got %+v, want done after 1 attempt", tj)
 	}
+	var audit []struct{ Action string }
+	call(t, "GET", base+"/v1/audit", nil, &audit)
+	if len(audit) != 3 || audit[0].Action != "duplicate_prevented" {
+		t.Fatalf("got audit %v, want the 3 replays counted as duplicates prevented", audit)
+	}
 }
 
 func TestMain_BadInput(t *testing.T) {
