@@ -153,10 +153,10 @@ func (m *Main) run(ctx context.Context) error {
 		return fmt.Errorf("data_dir %s: %w", cfg.DataDir, err)
 	}
 	m.printers = map[string]gateway.Printer{}
-	for _, pc := range cfg.Printers {
+	for i, pc := range cfg.Printers {
 		p, err := openPrinter(pc, cfg.StoreID)
 		if err != nil {
-			return fmt.Errorf("printers (id %q): %w", pc.ID, err)
+			return fmt.Errorf("config %s: printers[%d] (id %q).%w", m.ConfigPath, i, pc.ID, err)
 		}
 		m.printers[pc.ID] = p
 	}
