@@ -60,7 +60,6 @@ func prefix(space byte, parts ...string) []byte {
 	return k
 }
 
-
 const (
 	spaceTask     = 't'
 	spaceOrder    = 'o'
