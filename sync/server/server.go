@@ -40,7 +40,7 @@ type Server struct {
 	// from a day offline cannot swamp the database or starve the others.
 	IngestSlots int           // default 4
 	Poll        time.Duration // fallback poll for commands and revocation; default 10s
-	PingWait    time.Duration // a link silent this long is dead; default 20s
+	PingWait    time.Duration // a link silent this long is dead; default 6s (the gateway pings every 2s)
 
 	once     stdsync.Once
 	base     context.Context
@@ -59,7 +59,7 @@ func (s *Server) init() {
 			s.Poll = 10 * time.Second
 		}
 		if s.PingWait == 0 {
-			s.PingWait = 20 * time.Second
+			s.PingWait = 6 * time.Second
 		}
 		if s.Logger == nil {
 			s.Logger = slog.Default()
