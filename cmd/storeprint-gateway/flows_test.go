@@ -282,3 +282,34 @@ func TestMain_MakeUp(t *testing.T) {
 		t.Fatalf("got audit %v, want %s", actions, want)
 	}
 }
+
+// With failback_after set, the stations move back by themselves once the
+// printer has been healthy that long; the failover stays shown until a
+// person acknowledges it.
+func TestMain_FailbackAfterHealthy(t *testing.T) {
+	t.Parallel()
+	hot, pass := startSim(t, printersim.FaultDown), startSim(t, printersim.FaultNone)
+	cfg := writeConfig(t, t.TempDir(), []printerConf{
+		{id: "hot-1", addr: hot.addr, backup: "pass-1", extra: "failover_after = \"1s\"\nfailback_after = \"1s\"\n"},
+		{id: "pass-1", addr: pass.addr},
+	}, []stationConf{{name: "hot", printer: "hot-1"}})
+	_, base := runGateway(t, cfg)
+	call(t, "POST", base+"/v1/orders", order("fb-1", "hot"), nil)
+	waitPrinted(t, pass, 1, 10*time.Second)
+	hot.SetFault(printersim.FaultNone)
+	p := waitPrinter(t, base, "hot-1", 15*time.Second, func(p printerJSON) bool { return p.Failover != nil && !p.Failover.Active })
+	if p.Failover.Acknowledged {
+		t.Fatalf("got %+v, want the failover still shown until acknowledged", p.Failover)
+	}
+	call(t, "POST", base+"/v1/orders", order("fb-2", "hot"), nil)
+	got := waitPrinted(t, hot, 1, 10*time.Second)
+	if got[0].TaskNo != "order_fb-2_station_hot" {
+		t.Fatalf("got %s on hot-1, want fb-2", got[0].TaskNo)
+	}
+	if code := call(t, "POST", base+"/v1/printers/hot-1/acknowledge", staff, nil); code != 200 {
+		t.Fatalf("acknowledge: %d", code)
+	}
+	if p := getPrinter(t, base, "hot-1"); p.Failover != nil {
+		t.Fatalf("got %+v after acknowledging, want no failover shown", p.Failover)
+	}
+}
