@@ -44,4 +44,9 @@ type OrderService interface {
 	// order_id with other content is ECONFLICT, as is a task_no the store
 	// already has.
 	CreateOrder(ctx context.Context, storeID string, o *gateway.Order) (res *OrderResult, created bool, err error)
+
+	// FindOrder returns a cloud order as it was accepted: the body to post
+	// again, to the cloud or to the store's POS API, as a replay. An
+	// unknown order, or one of another tenant's store, is ENOTFOUND.
+	FindOrder(ctx context.Context, storeID, orderID string) (*gateway.Order, error)
 }

@@ -61,6 +61,12 @@ const (
 type TaskFilter struct {
 	Status gateway.Status // empty: any
 	Limit  int            // 0: DefaultTaskLimit
+	// After pages through a store's tasks: when set, the tasks come in
+	// task_no order, starting after *After ("" for the first page; pass a
+	// page's last task_no for the next one). Unlike created_at, a task_no
+	// never changes, so no task already stored is skipped or seen twice.
+	// Nil: oldest first.
+	After *string
 }
 
 // Validate checks the filter and fills the default limit.
@@ -82,7 +88,8 @@ type TaskService interface {
 	// FindTask returns one task with its receipts, or ENOTFOUND.
 	FindTask(ctx context.Context, storeID, taskNo string) (*Task, error)
 
-	// FindTasks lists a store's tasks, oldest first, with their receipts.
-	// An unknown or foreign store is ENOTFOUND.
+	// FindTasks lists a store's tasks, oldest first (in task_no order when
+	// paging with f.After), with their receipts. An unknown or foreign
+	// store is ENOTFOUND.
 	FindTasks(ctx context.Context, storeID string, f TaskFilter) ([]*Task, error)
 }

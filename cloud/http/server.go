@@ -141,6 +141,7 @@ func (s *Server) Handler() http.Handler {
 	api("DELETE /v1/admin/gateways/{gateway_id}", s.handleRevokeGateway)
 	api("GET /v1/stores", s.handleFindStores)
 	api("POST /v1/stores/{store_id}/orders", s.handleCreateOrder)
+	api("GET /v1/stores/{store_id}/orders/{order_id}", s.handleFindOrder)
 	api("GET /v1/stores/{store_id}/tasks", s.handleFindTasks)
 	api("GET /v1/stores/{store_id}/tasks/{task_no}", s.handleFindTask)
 	api("POST /v1/stores/{store_id}/tasks/{task_no}/retry", s.handleCommand(cloud.CommandRetry))

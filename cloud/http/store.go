@@ -39,6 +39,17 @@ func (s *Server) handleCreateOrder(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
+// GET /v1/stores/{store_id}/orders/{order_id}: a cloud order's body as
+// accepted, to post again (a replay) where it did not arrive.
+func (s *Server) handleFindOrder(w http.ResponseWriter, r *http.Request) error {
+	o, err := s.OrderService.FindOrder(r.Context(), r.PathValue("store_id"), r.PathValue("order_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, o)
+	return nil
+}
+
 // GET /v1/stores/{store_id}/tasks/{task_no}
 func (s *Server) handleFindTask(w http.ResponseWriter, r *http.Request) error {
 	t, err := s.TaskService.FindTask(r.Context(), r.PathValue("store_id"), r.PathValue("task_no"))
@@ -49,13 +60,19 @@ func (s *Server) handleFindTask(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// GET /v1/stores/{store_id}/tasks?status=S&limit=N
+// GET /v1/stores/{store_id}/tasks?status=S&limit=N&after=TASK_NO: with
+// after (empty for the first page), in task_no order after it.
 func (s *Server) handleFindTasks(w http.ResponseWriter, r *http.Request) error {
 	limit, err := queryInt(r, "limit")
 	if err != nil {
 		return err
 	}
-	f := cloud.TaskFilter{Status: gateway.Status(r.URL.Query().Get("status")), Limit: limit}
+	q := r.URL.Query()
+	f := cloud.TaskFilter{Status: gateway.Status(q.Get("status")), Limit: limit}
+	if q.Has("after") {
+		after := q.Get("after")
+		f.After = &after
+	}
 	tasks, err := s.TaskService.FindTasks(r.Context(), r.PathValue("store_id"), f)
 	if err != nil {
 		return err

@@ -104,6 +104,31 @@ func (s *OrderService) CreateOrder(ctx context.Context, storeID string, o *gatew
 	return res, created, nil
 }
 
+// FindOrder implements cloud.OrderService.
+func (s *OrderService) FindOrder(ctx context.Context, storeID, orderID string) (*gateway.Order, error) {
+	a, err := cloud.RequireActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var body []byte
+	err = s.db.pool.QueryRow(ctx, `
+		SELECT o.body FROM cloud_orders o JOIN stores s ON s.store_id = o.store_id
+		WHERE o.store_id = $1 AND o.order_id = $2 AND ($3::text IS NULL OR s.tenant_id = $3)`,
+		storeID, orderID, tenantScope(a)).Scan(&body)
+	if isNoRows(err) {
+		// Also for another tenant's store: a 404 tells nothing.
+		return nil, cloud.Errorf(cloud.ENOTFOUND, "order %s not found at store %s", orderID, storeID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find order %s: %w", orderID, interpret(err))
+	}
+	var o gateway.Order
+	if err := json.Unmarshal(body, &o); err != nil {
+		return nil, fmt.Errorf("decode order %s: %w", orderID, err)
+	}
+	return &o, nil
+}
+
 // replay answers an order whose insert found a row: the same content is a
 // replay, other content a conflict, and no row at all an unknown store.
 func replay(ctx context.Context, tx pgx.Tx, a *cloud.Actor, storeID, orderID, digest string) error {

@@ -160,3 +160,45 @@ func TestOrderService_CreateOrder_Concurrent(t *testing.T) {
 		t.Errorf("got downstream last_seq %d, want 1: no seq is skipped", n)
 	}
 }
+
+func TestOrderService_FindOrder(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.mustStore(t, "acme", "s1")
+	f.mustStore(t, "globex", "g1")
+	ctx := tenantCtx("acme")
+	o := newOrder("d1")
+	o.Note = "no peanuts"
+	o.Items[0].Note = "mild"
+	if _, _, err := f.orders.CreateOrder(ctx, "s1", o); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("OK", func(t *testing.T) {
+		got, err := f.orders.FindOrder(ctx, "s1", "d1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, o) || got.Digest() != o.Digest() {
+			t.Fatalf("got %+v, want %+v", got, o)
+		}
+		// Posted again, it is a replay.
+		if _, created, err := f.orders.CreateOrder(ctx, "s1", got); err != nil || created {
+			t.Fatalf("posting the order found: created %v err %v, want a replay", created, err)
+		}
+	})
+	t.Run("ErrNotFound", func(t *testing.T) {
+		_, err := f.orders.FindOrder(ctx, "s1", "d2")
+		wantCode(t, err, cloud.ENOTFOUND)
+		_, err = f.orders.FindOrder(adminCtx, "nowhere", "d1")
+		wantCode(t, err, cloud.ENOTFOUND)
+	})
+	t.Run("ErrOtherTenant", func(t *testing.T) {
+		_, err := f.orders.FindOrder(tenantCtx("globex"), "s1", "d1")
+		wantCode(t, err, cloud.ENOTFOUND)
+	})
+	t.Run("ErrNoActor", func(t *testing.T) {
+		_, err := f.orders.FindOrder(context.Background(), "s1", "d1")
+		wantCode(t, err, cloud.EUNAUTHORIZED)
+	})
+}

@@ -74,12 +74,19 @@ func (s *TaskService) FindTasks(ctx context.Context, storeID string, f cloud.Tas
 		st := string(f.Status)
 		status = &st
 	}
+	// Paging walks the primary key (store_id, task_no); a task_no never
+	// changes, unlike created_at, which a gateway's report can move back.
+	after, order := f.After, "t.created_at, t.task_no"
+	if after != nil {
+		order = "t.task_no"
+	}
 	rows, err := s.db.pool.Query(ctx, `
 		SELECT `+taskColumns+`
 		FROM print_tasks t JOIN stores s ON s.store_id = t.store_id
 		WHERE t.store_id = $1 AND ($2::text IS NULL OR t.status = $2) AND ($3::text IS NULL OR s.tenant_id = $3)
-		ORDER BY t.created_at, t.task_no
-		LIMIT $4`, storeID, status, tenantScope(a), f.Limit)
+		  AND ($5::text IS NULL OR t.task_no > $5)
+		ORDER BY `+order+`
+		LIMIT $4`, storeID, status, tenantScope(a), f.Limit, after)
 	if err != nil {
 		return nil, fmt.Errorf("find tasks: %w", interpret(err))
 	}
