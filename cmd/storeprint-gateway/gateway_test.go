@@ -102,6 +102,7 @@ func TestMain_Idempotency(t *testing.T) {
 		t.Fatalf("got %d, want 201", code)
 	}
 	waitPrinted(t, hot, 2, 10*time.Second)
+	waitStatus(t, base, "order_idem-1_station_hot", "done", 10*time.Second)
 	for i := 0; i < 3; i++ {
 		if code := call(t, "POST", base+"/v1/orders", body, &again); code != 200 {
 			t.Fatalf("replay %d: got %d, want 200", i, code)
@@ -139,6 +140,7 @@ func TestMain_BadInput(t *testing.T) {
 		t.Fatalf("got %d, want 201", code)
 	}
 	waitPrinted(t, hot, 1, 10*time.Second)
+	waitStatus(t, base, "order_keep-1_station_hot", "done", 10*time.Second)
 
 	big := `{"order_id":"big","items":[{"name":"` + strings.Repeat("x", 1<<20) + `","qty":1,"station":"hot"}]}`
 	for _, tc := range []struct {
