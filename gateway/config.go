@@ -113,49 +113,55 @@ func (c *Config) SetDefaults() {
 		c.MaxRetries = &n
 	}
 	for i := range c.Printers {
-		p := &c.Printers[i]
-		if p.Encoding == "" {
-			p.Encoding = DefaultEncoding
-		}
-		if p.OnUncertain == "" {
-			p.OnUncertain = "hold"
-		}
-		if p.Width == 0 {
-			p.Width = DefaultWidth
-		}
-		if p.ConnectTimeout.Duration == 0 {
-			p.ConnectTimeout.Duration = DefaultConnectTimeout
-		}
-		if p.ConfirmTimeout.Duration == 0 {
-			p.ConfirmTimeout.Duration = DefaultConfirmTimeout
-		}
-		if p.FailoverAttempts == 0 {
-			p.FailoverAttempts = DefaultFailoverAttempts
-		}
-		if p.FailoverAfter.Duration == 0 {
-			p.FailoverAfter.Duration = DefaultFailoverAfter
-		}
-		if p.Driver == "serial" {
-			if p.Baud == 0 {
-				p.Baud = 19200
-			}
-			if p.DataBits == 0 {
-				p.DataBits = 8
-			}
-			if p.Parity == "" {
-				p.Parity = "none"
-			}
-			if p.StopBits == "" {
-				p.StopBits = "1"
-			}
-			if p.Flow == "" {
-				p.Flow = "none"
-			}
-		}
+		c.Printers[i].SetDefaults()
 	}
 	for i := range c.Stations {
 		if c.Stations[i].StaleAfter.Duration == 0 {
 			c.Stations[i].StaleAfter.Duration = DefaultStaleAfter
+		}
+	}
+}
+
+// SetDefaults fills the printer's unset fields with their defaults. The
+// drivers call it too, so a driver made from a partial configuration
+// behaves like the gateway's.
+func (p *PrinterConfig) SetDefaults() {
+	if p.Encoding == "" {
+		p.Encoding = DefaultEncoding
+	}
+	if p.OnUncertain == "" {
+		p.OnUncertain = "hold"
+	}
+	if p.Width == 0 {
+		p.Width = DefaultWidth
+	}
+	if p.ConnectTimeout.Duration == 0 {
+		p.ConnectTimeout.Duration = DefaultConnectTimeout
+	}
+	if p.ConfirmTimeout.Duration == 0 {
+		p.ConfirmTimeout.Duration = DefaultConfirmTimeout
+	}
+	if p.FailoverAttempts == 0 {
+		p.FailoverAttempts = DefaultFailoverAttempts
+	}
+	if p.FailoverAfter.Duration == 0 {
+		p.FailoverAfter.Duration = DefaultFailoverAfter
+	}
+	if p.Driver == "serial" {
+		if p.Baud == 0 {
+			p.Baud = 19200
+		}
+		if p.DataBits == 0 {
+			p.DataBits = 8
+		}
+		if p.Parity == "" {
+			p.Parity = "none"
+		}
+		if p.StopBits == "" {
+			p.StopBits = "1"
+		}
+		if p.Flow == "" {
+			p.Flow = "none"
 		}
 	}
 }

@@ -53,18 +53,7 @@ type Printer struct {
 // store. Zero values take the gateway's defaults. The device is opened by
 // the first call, not by New.
 func New(cfg gateway.PrinterConfig, storeID string) *Printer {
-	if cfg.ConnectTimeout.Duration <= 0 {
-		cfg.ConnectTimeout.Duration = gateway.DefaultConnectTimeout
-	}
-	if cfg.ConfirmTimeout.Duration <= 0 {
-		cfg.ConfirmTimeout.Duration = gateway.DefaultConfirmTimeout
-	}
-	if cfg.Encoding == "" {
-		cfg.Encoding = gateway.DefaultEncoding
-	}
-	if cfg.Width == 0 {
-		cfg.Width = gateway.DefaultWidth
-	}
+	cfg.SetDefaults()
 	if cfg.Baud == 0 {
 		cfg.Baud = DefaultBaud
 	}

@@ -138,18 +138,7 @@ type Printer struct {
 // tickets that do not name their store. Zero timeouts, encoding and width
 // take the gateway's defaults.
 func NewWithSpooler(sp Spooler, cfg gateway.PrinterConfig, storeID string) *Printer {
-	if cfg.ConnectTimeout.Duration <= 0 {
-		cfg.ConnectTimeout.Duration = gateway.DefaultConnectTimeout
-	}
-	if cfg.ConfirmTimeout.Duration <= 0 {
-		cfg.ConfirmTimeout.Duration = gateway.DefaultConfirmTimeout
-	}
-	if cfg.Encoding == "" {
-		cfg.Encoding = gateway.DefaultEncoding
-	}
-	if cfg.Width == 0 {
-		cfg.Width = gateway.DefaultWidth
-	}
+	cfg.SetDefaults()
 	return &Printer{cfg: cfg, storeID: storeID, sp: sp}
 }
 
