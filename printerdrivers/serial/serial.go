@@ -53,22 +53,8 @@ type Printer struct {
 // store. Zero values take the gateway's defaults. The device is opened by
 // the first call, not by New.
 func New(cfg gateway.PrinterConfig, storeID string) *Printer {
+	cfg.Driver = "serial"
 	cfg.SetDefaults()
-	if cfg.Baud == 0 {
-		cfg.Baud = DefaultBaud
-	}
-	if cfg.DataBits == 0 {
-		cfg.DataBits = DefaultDataBits
-	}
-	if cfg.Parity == "" {
-		cfg.Parity = "none"
-	}
-	if cfg.StopBits == "" {
-		cfg.StopBits = "1"
-	}
-	if cfg.Flow == "" {
-		cfg.Flow = "none"
-	}
 	mode, err := lineMode(cfg)
 	life, kill := context.WithCancel(context.Background())
 	return &Printer{
