@@ -1,6 +1,7 @@
 // Command storeprint is the operations tool of the storeprint print
-// gateway. Its subcommands: printersim runs a simulated ESC/POS printer for
-// tests, demos and drills.
+// gateway. Its subcommands: reconcile compares a store's tasks with the
+// cloud's after an outage and repairs what is safe to repair; printersim
+// runs a simulated ESC/POS printer for tests, demos and drills.
 package main
 
 import (
@@ -27,8 +28,9 @@ func main() {
 	if cerr := m.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
+	code, report := ExitCode(err)
+	if report {
 		fmt.Fprintln(os.Stderr, "storeprint:", err)
-		os.Exit(1)
 	}
+	os.Exit(code)
 }

@@ -12,6 +12,40 @@ import (
 // errHelp is returned by ParseFlags when help was asked for and printed.
 var errHelp = errors.New("help requested")
 
+// exitStatus is an error that ends the program with its own exit status.
+// With a nil err the output already said everything.
+type exitStatus struct {
+	code int
+	err  error
+}
+
+func (e *exitStatus) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitStatus) Unwrap() error { return e.err }
+
+func (e *exitStatus) exitCode() int { return e.code }
+
+// ExitCode returns the exit status for what Run returned: 0 for nil, the
+// error's own status where it has one, else 1; and whether the error still
+// needs to be printed.
+func ExitCode(err error) (code int, report bool) {
+	if err == nil {
+		return 0, false
+	}
+	var ec interface{ exitCode() int }
+	if errors.As(err, &ec) {
+		var es *exitStatus
+		silent := errors.As(err, &es) && es.err == nil
+		return ec.exitCode(), !silent
+	}
+	return 1, true
+}
+
 // command is one subcommand of storeprint.
 type command interface {
 	// parseFlags reads the subcommand's arguments (after its name).
@@ -22,13 +56,13 @@ type command interface {
 	close() error
 }
 
-// commands are the subcommands, in the order --help lists them. A new
-// subcommand (reconcile) is one more entry here.
+// commands are the subcommands, in the order --help lists them.
 var commands = []struct {
 	name    string
 	summary string
 	new     func(m *Main) command
 }{
+	{"reconcile", "list (and with --apply repair) tasks that differ between a store and the cloud", newReconcile},
 	{"printersim", "run a simulated ESC/POS printer on TCP or a serial line (tests, demos, drills)", newPrinterSim},
 }
 
@@ -47,13 +81,14 @@ func usage() string {
 type Main struct {
 	Stdout io.Writer
 	Stderr io.Writer
+	Getenv func(string) string // the STOREPRINT_* variables
 
 	cmd command
 }
 
 // NewMain returns a program writing to the process's stdout and stderr.
 func NewMain() *Main {
-	return &Main{Stdout: os.Stdout, Stderr: os.Stderr}
+	return &Main{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
 }
 
 // ParseFlags reads the command line: a subcommand name and its flags.
