@@ -22,10 +22,13 @@ unit: ## the test suite (starts its own PostgreSQL)
 	$(GO) test -count=1 -timeout 20m ./...
 
 fuzz: ## short fuzz runs of every parser (FUZZTIME=10s each)
-	@set -e; for pkg in $$($(GO) list ./...); do \
+	@set -e; log=$$(mktemp); trap 'rm -f $$log' EXIT; \
+	for pkg in $$($(GO) list ./...); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
 	    echo "fuzz $$pkg $$f"; \
-	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg >/dev/null; \
+	    if ! $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg >$$log 2>&1; then \
+	      tail -40 $$log; exit 1; \
+	    fi; \
 	  done; \
 	done
 
