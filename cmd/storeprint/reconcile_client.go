@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+
+	"github.com/hashicorp/go-retryablehttp"
 	"strconv"
 	"time"
 
@@ -263,10 +265,19 @@ func cloudOrder(ctx context.Context, a *api, storeID, orderID string) (*gateway.
 	return &o, nil
 }
 
-// newAPI returns the API of a side at base.
+// newAPI returns the API of a side at base. Requests are retried with
+// backoff on connection errors and 5xx answers (every call reconcile makes
+// is a read or an idempotent order post), so a link that is still shaky
+// after an outage does not end the check.
 func newAPI(side, urlFlag, tokenFlag string, base *url.URL, token string, timeout time.Duration) *api {
+	rc := retryablehttp.NewClient()
+	rc.RetryMax = 3
+	rc.RetryWaitMin = 200 * time.Millisecond
+	rc.RetryWaitMax = 2 * time.Second
+	rc.Logger = nil // requests carry tokens in headers; keep them out of logs
+	rc.HTTPClient.Timeout = timeout
 	return &api{
 		side: side, urlFlag: urlFlag, tokenFlag: tokenFlag, base: base, token: token,
-		client: &http.Client{Timeout: timeout},
+		client: rc.StandardClient(),
 	}
 }
