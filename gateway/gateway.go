@@ -309,6 +309,18 @@ func (g *Gateway) Tasks(ctx context.Context, status Status, limit int) ([]*Task,
 	return out, err
 }
 
+// TasksAfter pages through every task in task_no order: up to limit tasks
+// whose task_no sorts after the given one.
+func (g *Gateway) TasksAfter(ctx context.Context, after string, limit int) ([]*Task, error) {
+	var out []*Task
+	err := g.store.View(ctx, func(tx ReadTx) error {
+		var err error
+		out, err = tx.TasksAfter(after, limit)
+		return err
+	})
+	return out, err
+}
+
 // Receipts returns the receipts of a task's attempts.
 func (g *Gateway) Receipts(ctx context.Context, taskNo string) ([]*Receipt, error) {
 	var out []*Receipt

@@ -37,6 +37,9 @@ type ReadTx interface {
 	ByStatus(status Status, limit int) ([]*Task, error)
 	// Count counts the tasks in a status without reading them.
 	Count(status Status) (int, error)
+	// TasksAfter returns up to limit tasks with task_no greater than
+	// after, in task_no order: a cursor over every task.
+	TasksAfter(after string, limit int) ([]*Task, error)
 	// CountOpen counts a printer's open tasks without reading them.
 	CountOpen(printerID string) (int, error)
 	Failover(printerID string) (*Failover, error) // nil when none recorded

@@ -62,7 +62,7 @@ The --json report:
   {"store_id", "gateway", "cloud", "in_sync",
    "check": {"at", "link": {"configured","connected","since","cursor","last_seq",
              "pending","last_error"}, "link_behind", "link_note",
-             "gateway_tasks", "cloud_tasks", "gateway_truncated",
+             "gateway_tasks", "cloud_tasks",
              "differences": [{"task_no","order_id","kind","gateway","cloud",
                               "repair","note"}], "counts"},
    "before": {...},   with --apply, when it repaired something: the first check
@@ -74,8 +74,7 @@ The --json report:
 
 Exit status:
   0  in sync: every task the same at the store and in the cloud
-  1  differences remain (or the gateway had more tasks than it lists at once,
-     100000, so not all could be compared)
+  1  differences remain
   2  usage: a flag is missing or wrong, a token was refused, or the gateway
      serves another store; the message names the flag
   3  a side cannot be read; the message says which
@@ -307,7 +306,7 @@ func (c *reconcile) check(ctx context.Context) (*check, error) {
 	if err != nil {
 		return nil, err
 	}
-	gw, truncated, err := gatewayTasks(ctx, c.gw)
+	gw, err := gatewayTasks(ctx, c.gw)
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +317,7 @@ func (c *reconcile) check(ctx context.Context) (*check, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newCheck(gw, cl, link, truncated, c.now()), nil
+	return newCheck(gw, cl, link, c.now()), nil
 }
 
 // confirm reads each differing task again, from the cloud and then from the

@@ -21,8 +21,8 @@ import (
 // Reading both sides over their HTTP APIs. Every failure names the side
 // and the flag to look at; no message ever holds a token.
 
-// maxGatewayTasks is the most tasks the gateway lists in one answer.
-const maxGatewayTasks = 100000
+// gatewayPage is how many tasks reconcile asks the gateway for at once.
+const gatewayPage = 5000
 
 // errNotFound is a 404 answer to a single task or order.
 var errNotFound = errors.New("not found")
@@ -174,18 +174,25 @@ func gatewayLink(ctx context.Context, a *api) (linkState, error) {
 	return l, nil
 }
 
-// gatewayTasks lists the store's tasks: all of them in one answer, up to
-// maxGatewayTasks (truncated reports that the gateway had more to give).
-func gatewayTasks(ctx context.Context, a *api) (tasks map[string]*taskState, truncated bool, err error) {
-	var list []gatewayTask
-	if _, err := a.do(ctx, "GET", "/v1/tasks", url.Values{"limit": {strconv.Itoa(maxGatewayTasks)}}, nil, &list, false); err != nil {
-		return nil, false, err
+// gatewayTasks lists every task of the store, a page at a time through
+// the gateway's task_no cursor.
+func gatewayTasks(ctx context.Context, a *api) (map[string]*taskState, error) {
+	tasks := map[string]*taskState{}
+	after := ""
+	for {
+		var page []gatewayTask
+		q := url.Values{"limit": {strconv.Itoa(gatewayPage)}, "after": {after}}
+		if _, err := a.do(ctx, "GET", "/v1/tasks", q, nil, &page, false); err != nil {
+			return nil, err
+		}
+		for i := range page {
+			tasks[page[i].TaskNo] = page[i].state()
+		}
+		if len(page) < gatewayPage {
+			return tasks, nil
+		}
+		after = page[len(page)-1].TaskNo
 	}
-	tasks = make(map[string]*taskState, len(list))
-	for i := range list {
-		tasks[list[i].TaskNo] = list[i].state()
-	}
-	return tasks, len(list) >= maxGatewayTasks, nil
 }
 
 // gatewayTaskState reads one task; nil when the gateway has no such task.

@@ -191,21 +191,20 @@ func repairFor(d *difference, link linkState) (repair, string) {
 
 // check is one comparison of the two sides.
 type check struct {
-	At               time.Time    `json:"at"`
-	Link             linkState    `json:"link"`
-	LinkBehind       bool         `json:"link_behind"`
-	LinkNote         string       `json:"link_note,omitempty"`
-	GatewayTasks     int          `json:"gateway_tasks"`
-	CloudTasks       int          `json:"cloud_tasks"`
-	GatewayTruncated bool         `json:"gateway_truncated"` // the gateway listed its maximum; some tasks were not compared
-	Differences      []difference `json:"differences"`
-	Counts           map[kind]int `json:"counts"`
+	At           time.Time    `json:"at"`
+	Link         linkState    `json:"link"`
+	LinkBehind   bool         `json:"link_behind"`
+	LinkNote     string       `json:"link_note,omitempty"`
+	GatewayTasks int          `json:"gateway_tasks"`
+	CloudTasks   int          `json:"cloud_tasks"`
+	Differences  []difference `json:"differences"`
+	Counts       map[kind]int `json:"counts"`
 }
 
-func newCheck(gw, cl map[string]*taskState, link linkState, truncated bool, at time.Time) *check {
+func newCheck(gw, cl map[string]*taskState, link linkState, at time.Time) *check {
 	c := &check{
 		At: at, Link: link, LinkBehind: link.behind(), LinkNote: link.note(),
-		GatewayTasks: len(gw), CloudTasks: len(cl), GatewayTruncated: truncated,
+		GatewayTasks: len(gw), CloudTasks: len(cl),
 		Differences: compare(gw, cl, link), Counts: map[kind]int{},
 	}
 	if c.Differences == nil {
@@ -218,7 +217,7 @@ func newCheck(gw, cl map[string]*taskState, link linkState, truncated bool, at t
 }
 
 // inSync reports whether every task was compared and none differs.
-func (c *check) inSync() bool { return len(c.Differences) == 0 && !c.GatewayTruncated }
+func (c *check) inSync() bool { return len(c.Differences) == 0 }
 
 // summary is the check in one line.
 func (c *check) summary() string {
@@ -237,9 +236,6 @@ func (c *check) summary() string {
 		fmt.Fprintf(&b, " (%s)", strings.Join(parts, ", "))
 	}
 	fmt.Fprintf(&b, " between %s at the store and %d in the cloud", plural(c.GatewayTasks, "task"), c.CloudTasks)
-	if c.GatewayTruncated {
-		fmt.Fprintf(&b, "; the gateway listed only %d tasks, so tasks beyond those were not compared", maxGatewayTasks)
-	}
 	if c.LinkNote != "" {
 		b.WriteString("; " + c.LinkNote)
 	}

@@ -162,12 +162,11 @@ func TestCheck_Summary(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
-		name      string
-		gw, cl    map[string]*taskState
-		link      linkState
-		truncated bool
-		inSync    bool
-		want      []string
+		name   string
+		gw, cl map[string]*taskState
+		link   linkState
+		inSync bool
+		want   []string
 	}{
 		{
 			name: "InSync", inSync: true, link: linkUp,
@@ -189,12 +188,6 @@ func TestCheck_Summary(t *testing.T) {
 			want: []string{"1 difference (1 different status)", "the link is down"},
 		},
 		{
-			name: "Truncated", link: linkUp, truncated: true,
-			gw:   map[string]*taskState{"a": st("done", 1)},
-			cl:   map[string]*taskState{"a": st("done", 1)},
-			want: []string{"0 differences", "listed only 100000 tasks"},
-		},
-		{
 			name: "NoLink", link: linkNone,
 			want: []string{"in sync"}, inSync: true,
 		},
@@ -202,7 +195,7 @@ func TestCheck_Summary(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c := newCheck(tt.gw, tt.cl, tt.link, tt.truncated, at)
+			c := newCheck(tt.gw, tt.cl, tt.link, at)
 			if c.inSync() != tt.inSync {
 				t.Errorf("got in sync %v, want %v", c.inSync(), tt.inSync)
 			}
@@ -227,9 +220,9 @@ func TestReconcile_WriteText(t *testing.T) {
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	gw := map[string]*taskState{"order_p1_station_hot": st("done", 1)}
 	cl := map[string]*taskState{"order_w1_station_hot": {OrderID: "w1", Status: cloud.StatusPendingDelivery}}
-	before := newCheck(gw, cl, linkDown, false, at)
+	before := newCheck(gw, cl, linkDown, at)
 	gw["order_w1_station_hot"] = &taskState{OrderID: "w1", Status: gateway.StatusQueued}
-	after := newCheck(gw, cl, linkDown, false, at)
+	after := newCheck(gw, cl, linkDown, at)
 
 	t.Run("Check", func(t *testing.T) {
 		t.Parallel()
@@ -276,7 +269,7 @@ func TestReconcile_WriteText(t *testing.T) {
 		}
 		var b strings.Builder
 		c := &reconcile{}
-		c.writeText(&b, &report{Check: newCheck(gw, nil, linkDown, false, at)})
+		c.writeText(&b, &report{Check: newCheck(gw, nil, linkDown, at)})
 		if got := b.String(); strings.Count(got, "missing_in_cloud") != maxRows || !strings.Contains(got, "... and 7 more (--json lists them all)") {
 			t.Fatalf("got:\n%s\nwant %d rows and a count of the rest", got, maxRows)
 		}

@@ -242,3 +242,40 @@ func TestDB_DiskFull(t *testing.T) {
 		t.Fatal("want storage trouble reported by Health")
 	}
 }
+
+func TestTx_TasksAfter(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, _ := setup(t)
+	err := db.Update(ctx, func(tx gateway.Tx) error {
+		for _, no := range []string{"c", "a", "b", "b_copy_1"} {
+			if err := tx.PutTask(newTask(tx, no, "p1")); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	after := ""
+	for {
+		var page []*gateway.Task
+		_ = db.View(ctx, func(tx gateway.ReadTx) error {
+			var err error
+			page, err = tx.TasksAfter(after, 2)
+			return err
+		})
+		if len(page) == 0 {
+			break
+		}
+		for _, p := range page {
+			got = append(got, p.TaskNo)
+		}
+		after = page[len(page)-1].TaskNo
+	}
+	if want := "a b b_copy_1 c"; fmt.Sprint(got) != "["+want+"]" {
+		t.Fatalf("got %v, want [%s]", got, want)
+	}
+}

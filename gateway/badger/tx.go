@@ -248,6 +248,23 @@ func (t *tx) count(p []byte) (int, error) {
 	return n, err
 }
 
+func (t *tx) TasksAfter(after string, limit int) ([]*gateway.Task, error) {
+	start := prefix(spaceTask)
+	if after != "" {
+		start = append(key(spaceTask, after), 0) // the first key after it
+	}
+	var out []*gateway.Task
+	err := t.scanFrom(prefix(spaceTask), start, func(_, v []byte) (bool, error) {
+		var task gateway.Task
+		if err := decode(v, &task); err != nil {
+			return false, err
+		}
+		out = append(out, &task)
+		return limit <= 0 || len(out) < limit, nil
+	})
+	return out, err
+}
+
 func (t *tx) Failover(printerID string) (*gateway.Failover, error) {
 	var f gateway.Failover
 	if err := t.getValue(key(spaceFailover, printerID), &f); err != nil {

@@ -331,7 +331,19 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	tasks, err := s.g.Tasks(r.Context(), gateway.Status(r.URL.Query().Get("status")), limit)
+	q := r.URL.Query()
+	var tasks []*gateway.Task
+	var err error
+	if q.Has("after") {
+		// A cursor over every task, in task_no order.
+		if q.Get("status") != "" {
+			writeError(w, r, s.log, gateway.Errorf(gateway.EINVALID, "after pages through every task; it does not combine with status"))
+			return
+		}
+		tasks, err = s.g.TasksAfter(r.Context(), q.Get("after"), limit)
+	} else {
+		tasks, err = s.g.Tasks(r.Context(), gateway.Status(q.Get("status")), limit)
+	}
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
