@@ -1,0 +1,10 @@
+BEGIN;
+DROP INDEX IF EXISTS audit_events_resource_idx;
+DROP INDEX IF EXISTS printers_trouble_idx;
+DROP INDEX IF EXISTS alerts_raised_idx;
+DROP INDEX IF EXISTS alerts_open_raised_idx;
+DROP INDEX IF EXISTS task_events_task_idx;
+DROP INDEX IF EXISTS print_tasks_task_no_idx;
+DROP INDEX IF EXISTS print_tasks_order_idx;
+DROP INDEX IF EXISTS print_tasks_printed_idx;
+COMMIT;
