@@ -1,0 +1,182 @@
+package cloud
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/storeprint/storeprint/gateway"
+)
+
+// ActionDuplicatePrevented is the audit action of an order sent again with
+// the same content and answered without printing (gateway.ActionDuplicatePrevented).
+const ActionDuplicatePrevented = gateway.ActionDuplicatePrevented
+
+// Dashboard limits. The dashboard shows a bounded page of stores (the ones
+// in trouble first), so one answer stays small for a chain of any size.
+const (
+	DefaultDashboardStores = 100
+	MaxDashboardStores     = 500
+	MaxDashboardQueue      = 200 // open alerts, oldest first
+	MaxDashboardPrinters   = 200 // printers in trouble
+	// MaxDashboardWindow is how far back "today" may start: a day in any
+	// time zone, with room for clock skew.
+	MaxDashboardWindow = 48 * time.Hour
+)
+
+// DashboardFilter is what the dashboard asks for.
+type DashboardFilter struct {
+	Since time.Time // start of "today" in the viewer's time zone; zero: midnight UTC
+	Limit int       // stores; 0: DefaultDashboardStores
+}
+
+// Validate checks the filter against now and fills the defaults.
+func (f *DashboardFilter) Validate(now time.Time) error {
+	if f.Since.IsZero() {
+		y, m, d := now.UTC().Date()
+		f.Since = time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+	}
+	if f.Since.After(now.Add(time.Minute)) {
+		return Errorf(EINVALID, "since %s is in the future", f.Since.Format(time.RFC3339))
+	}
+	if f.Since.Before(now.Add(-MaxDashboardWindow)) {
+		return Errorf(EINVALID, "since must be within the last %d hours", int(MaxDashboardWindow.Hours()))
+	}
+	if f.Limit < 0 || f.Limit > MaxDashboardStores {
+		return Errorf(EINVALID, "limit must be between 1 and %d", MaxDashboardStores)
+	}
+	if f.Limit == 0 {
+		f.Limit = DefaultDashboardStores
+	}
+	return nil
+}
+
+// Dashboard is what HQ sees: the stores, the printers in trouble, the
+// tickets that need a person across stores, and today's work per store.
+type Dashboard struct {
+	At       time.Time         `json:"at"`    // the database's clock when read
+	Since    time.Time         `json:"since"` // start of "today"
+	Summary  DashboardSummary  `json:"summary"`
+	Stores   []*StoreDay       `json:"stores"` // in trouble first, then by tenant and id; at most the limit
+	Printers []*StorePrinter   `json:"printers_in_trouble"`
+	Queue    []*DashboardAlert `json:"queue"` // open alerts, oldest first
+}
+
+// DashboardSummary counts over every store the actor sees, not only the
+// page of stores shown.
+type DashboardSummary struct {
+	Stores            int `json:"stores"`
+	Online            int `json:"online"`
+	StoresInTrouble   int `json:"stores_in_trouble"`
+	PrintersInTrouble int `json:"printers_in_trouble"`
+	OpenAlerts        int `json:"open_alerts"`
+}
+
+// StoreDay is a store with its state and today's counts.
+type StoreDay struct {
+	StoreStatus
+	Trouble bool      `json:"trouble"` // offline, a printer in trouble, or an open alert
+	Today   DayCounts `json:"today"`
+}
+
+// DayCounts is a store's work since the start of the day.
+type DayCounts struct {
+	Printed             int `json:"printed"`              // tickets the printer confirmed
+	Failed              int `json:"failed"`               // tickets that failed (retries used up)
+	Flagged             int `json:"flagged"`              // tickets flagged attention_required
+	DuplicatesPrevented int `json:"duplicates_prevented"` // orders sent again and not printed again
+	// MedianToPaperMS is the median time from acceptance to the printer's
+	// confirmation of today's printed tickets; null when none.
+	MedianToPaperMS *int64 `json:"median_to_paper_ms"`
+}
+
+// StorePrinter is a printer in trouble with its store, for the
+// cross-store list: a fault the gateway read (offline, paper end, cover
+// open), or its stations moved to the backup.
+type StorePrinter struct {
+	StoreID     string `json:"store_id"`
+	StoreName   string `json:"store_name"`
+	StoreOnline bool   `json:"store_online"` // false: the state is as last reported
+	Printer
+}
+
+// DashboardAlert is an open alert with its store and its task as the
+// cloud knows it.
+type DashboardAlert struct {
+	Alert
+	StoreName  string         `json:"store_name"`
+	OrderID    string         `json:"order_id"`
+	Station    string         `json:"station"`
+	TaskStatus gateway.Status `json:"task_status"`
+	Reason     string         `json:"reason,omitempty"`
+	LastError  string         `json:"last_error,omitempty"`
+	Attempt    int            `json:"attempt"`
+}
+
+// Task search limits.
+const (
+	DefaultSearchLimit = 20
+	MaxSearchLimit     = 100
+	MaxHistoryEvents   = 500 // per task, oldest first
+	MaxHistoryAudit    = 100 // per task, oldest first
+)
+
+// TaskSearch finds tasks by order id or task_no.
+type TaskSearch struct {
+	Query   string // an order id or a task_no, exactly
+	StoreID string // empty: every store the actor sees
+	Limit   int    // tasks; 0: DefaultSearchLimit
+}
+
+// Validate checks the search and fills the default limit.
+func (s *TaskSearch) Validate() error {
+	if s.Query == "" {
+		return Errorf(EINVALID, "q is required: an order id or a task_no")
+	}
+	if err := checkText("q", s.Query, 200); err != nil {
+		return err
+	}
+	if s.StoreID != "" {
+		if err := validID("store_id", s.StoreID); err != nil {
+			return err
+		}
+	}
+	if s.Limit < 0 || s.Limit > MaxSearchLimit {
+		return Errorf(EINVALID, "limit must be between 1 and %d", MaxSearchLimit)
+	}
+	if s.Limit == 0 {
+		s.Limit = DefaultSearchLimit
+	}
+	return nil
+}
+
+// TaskHistory is a task with everything that happened to it: the events
+// its gateway replayed (states, receipts, actions at the store), and the
+// audit trail of actions on it.
+type TaskHistory struct {
+	Task
+	StoreName string             `json:"store_name"`
+	Events    []*TaskEventRecord `json:"events"`
+	Audit     []*AuditEvent      `json:"audit"`
+}
+
+// TaskEventRecord is one event a gateway replayed, as stored.
+type TaskEventRecord struct {
+	GatewayID  string          `json:"gateway_id"`
+	Seq        uint64          `json:"seq"`
+	Kind       string          `json:"kind"` // sync.KindTask, KindReceipt, KindAudit
+	At         time.Time       `json:"at"`
+	ReceivedAt time.Time       `json:"received_at"`
+	Data       json.RawMessage `json:"data"`
+}
+
+// DashboardService answers the HQ dashboard.
+type DashboardService interface {
+	// Dashboard reads the dashboard for the stores the actor sees.
+	Dashboard(ctx context.Context, f DashboardFilter) (*Dashboard, error)
+
+	// SearchTasks returns the tasks whose order id or task_no is the
+	// query, newest first, with their receipts, events and audit trail.
+	// A store_id the actor may not see is ENOTFOUND.
+	SearchTasks(ctx context.Context, s TaskSearch) ([]*TaskHistory, error)
+}
