@@ -44,12 +44,14 @@ if [ -n "$pgbin" ] && { [ "$(id -u)" != 0 ] || id postgres >/dev/null 2>&1; }; t
   pgdata="$PWD/$out/pg/data"
   mkdir -p "$out/pg"
   [ "$(id -u)" = 0 ] && chown -R postgres "$out/pg"
+  pgport=55432
+  while (echo >"/dev/tcp/127.0.0.1/$pgport") 2>/dev/null; do pgport=$((pgport + 1)); done
   runpg "$pgbin/initdb" -D "$pgdata" -U postgres -A trust >/dev/null
   runpg "$pgbin/pg_ctl" -D "$pgdata" -l "$PWD/$out/pg/log" -w \
-    -o "-p 55432 -k $PWD/$out/pg -c listen_addresses=127.0.0.1" start >/dev/null
+    -o "-p $pgport -k $PWD/$out/pg -c listen_addresses=127.0.0.1" start >/dev/null
   admin=demo-admin-token-0123456789
   bin/storeprint-cloud run --listen 127.0.0.1:9090 --admin-token "$admin" \
-    --database-url "postgres://postgres@127.0.0.1:55432/postgres?sslmode=disable" 2>"$out/cloud.log" >/dev/null &
+    --database-url "postgres://postgres@127.0.0.1:$pgport/postgres?sslmode=disable" 2>"$out/cloud.log" >/dev/null &
   pids+=($!)
   waitfor http://127.0.0.1:9090/healthz "${pids[-1]}" "$out/cloud.log"
   api() { curl -fsS -X "$1" "http://127.0.0.1:9090$2" -H "Authorization: Bearer $admin" -H 'Content-Type: application/json' --data-binary "$3"; }
