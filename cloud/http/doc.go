@@ -1,7 +1,10 @@
 // Package http serves the cloud's JSON API (DESIGN.md, "Cloud API") on top
 // of the cloud services: admin actions, cloud-originated orders, tasks
 // with their receipts, stores with their gateways and printers, commands
-// for the stores' gateways, the audit trail, /healthz and /metrics.
+// for the stores' gateways, the audit trail, /healthz and /metrics; and
+// the HQ dashboard: an embedded page at / (web/, under a CSP that allows
+// only this origin) that reads GET /v1/dashboard every 2 s and GET
+// /v1/search, and sends make-up prints through the audited retry command.
 //
 // Every /v1 request carries "Authorization: Bearer <token>": the admin
 // token sees everything, a tenant token only its tenant's stores (another

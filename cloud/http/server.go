@@ -41,6 +41,8 @@ type Server struct {
 	TaskService    cloud.TaskService
 	CommandService cloud.CommandService
 	AuditService   cloud.AuditService
+	// DashboardService answers the HQ dashboard at / (see page.go).
+	DashboardService cloud.DashboardService
 	// Sync serves the gateways' websocket link at /v1/sync (sync/server).
 	Sync http.Handler
 
@@ -149,6 +151,9 @@ func (s *Server) Handler() http.Handler {
 	api("POST /v1/stores/{store_id}/printers/{printer_id}/failover/ack", s.handleCommand(cloud.CommandFailoverAck))
 	api("GET /v1/stores/{store_id}/alerts", s.handleFindAlerts)
 	api("GET /v1/audit", s.handleFindAudit)
+	api("GET /v1/dashboard", s.handleDashboard)
+	api("GET /v1/search", s.handleSearch)
+	s.pageRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, cloud.Errorf(cloud.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
 	})

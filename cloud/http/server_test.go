@@ -48,6 +48,7 @@ func setup(t *testing.T) *env {
 	s.TaskService = postgres.NewTaskService(db)
 	s.CommandService = postgres.NewCommandService(db)
 	s.AuditService = postgres.NewAuditService(db)
+	s.DashboardService = postgres.NewDashboardService(db)
 	if err := s.Open(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,452 @@
+// storeprint HQ dashboard: every store's gateway and printers, the tickets
+// that need a person across stores, today's counts, and the full history
+// of a ticket. It reads /v1/dashboard every 2 s; every cloud node answers
+// it alike from the database. No external resources.
+"use strict";
+
+const T = {
+  en: {
+    title: "storeprint HQ", connection: "Connection", signout: "Sign out", signin_title: "Sign in", signin: "Sign in",
+    signin_help: "Enter your HQ token.", token: "HQ token", bad_token: "That token was not accepted.",
+    stale: "No answer from the cloud since {time} — what you see may be out of date.",
+    unreachable: "The cloud does not answer. Trying again…",
+    queue_title: "Needs a person", printers_title: "Printers in trouble", stores_title: "Stores", search_title: "Find a ticket",
+    s_online: "Stores online", s_trouble: "Stores in trouble", s_printers: "Printers in trouble", s_alerts: "Tickets need a person",
+    col_store: "Store", col_gateway: "Gateway", col_printers: "Printers", col_alerts: "Needs a person", col_printed: "Printed today",
+    col_failed: "Failed", col_flagged: "Flagged", col_duplicates: "Duplicates prevented", col_median: "Median time to paper",
+    stores_note: "Showing {shown} of {total} stores, those in trouble first.",
+    no_queue: "Nothing needs a person.", no_printers: "Every printer is fine.", no_stores: "No stores yet.",
+    online: "Online", offline: "Offline", never: "never seen", seen: "seen {ago}",
+    ago_s: "{n} s ago", ago_m: "{n} min ago", ago_h: "{n} h ago", ago_d: "{n} d ago",
+    ready: "Ready", paper_end: "Out of paper", cover_open: "Cover open", unknown: "Unknown",
+    failover: "stations on {backup}", stations: "Stations", reported: "reported {ago}", stale_state: "store offline: last known state",
+    r_uncertain: "May have printed — check the pass", r_stale: "Too old — held back, not printed",
+    r_retries: "Could not print — retries used up", r_failed: "Could not print",
+    retry: "Make-up print", history: "History", sent: "Sent to the store — waiting for the printer",
+    q_retry: "Make-up print of {task} at {store}?", t_retry: "The store prints the ticket again, once. Only if it is not on paper.",
+    operator: "Your name", reason: "Reason", cancel: "Cancel", confirm: "Confirm",
+    search: "Search", search_placeholder: "Order id or task number", no_results: "No ticket {q} in your stores.",
+    h_store: "Store", h_order: "Order", h_station: "Station", h_printer: "Printer", h_source: "Source", h_created: "Accepted",
+    h_printed: "On paper", h_to_paper: "Time to paper", h_attempts: "Attempts", h_events: "Events from the store", h_audit: "Actions",
+    h_error: "Last error", h_copy_of: "Copy of", h_backup_from: "Backup for",
+    attempt: "Attempt {n}", no_attempts: "Not sent to a printer yet.", no_events: "No events yet.", no_audit: "No actions.",
+    ev_task: "{status} (version {version}, attempt {attempt})", ev_receipt: "attempt {attempt}: {state} on {printer}",
+    ev_audit: "{action} by {operator}", by: "by {who}",
+    prepared: "prepared", submitted: "sent", printed: "printed", confirmed: "confirmed by the cloud",
+    pending_delivery: "waiting for the store", queued: "queued", printing: "printing", retry_wait: "waiting to retry",
+    done: "done", failed: "failed", attention_required: "needs a person", cancelled: "cancelled",
+  },
+  zh: {
+    title: "storeprint 总部", connection: "连接", signout: "退出", signin_title: "登录", signin: "登录",
+    signin_help: "请输入总部令牌。", token: "总部令牌", bad_token: "令牌无效。",
+    stale: "自 {time} 起云端无响应，页面内容可能已过时。",
+    unreachable: "云端无响应，正在重试…",
+    queue_title: "需要处理", printers_title: "故障打印机", stores_title: "门店", search_title: "查找小票",
+    s_online: "在线门店", s_trouble: "异常门店", s_printers: "故障打印机", s_alerts: "待处理小票",
+    col_store: "门店", col_gateway: "网关", col_printers: "打印机", col_alerts: "待处理", col_printed: "今日已打印",
+    col_failed: "失败", col_flagged: "待确认", col_duplicates: "已拦截重复", col_median: "出票中位时长",
+    stores_note: "显示 {shown} / {total} 家门店，异常门店在前。",
+    no_queue: "暂无需要处理的小票。", no_printers: "所有打印机正常。", no_stores: "暂无门店。",
+    online: "在线", offline: "离线", never: "从未连接", seen: "{ago}在线",
+    ago_s: "{n} 秒前", ago_m: "{n} 分钟前", ago_h: "{n} 小时前", ago_d: "{n} 天前",
+    ready: "就绪", paper_end: "缺纸", cover_open: "纸仓盖打开", unknown: "未知",
+    failover: "档口已转到 {backup}", stations: "档口", reported: "{ago}上报", stale_state: "门店离线：最后已知状态",
+    r_uncertain: "可能已打印，请到出餐口确认", r_stale: "超时未打印，已暂停",
+    r_retries: "无法打印，重试已用完", r_failed: "无法打印",
+    retry: "补打", history: "历史", sent: "已发送到门店，等待打印",
+    q_retry: "补打 {store} 的 {task}？", t_retry: "门店将重新打印这张小票一次。仅在确认没有出票时补打。",
+    operator: "您的姓名", reason: "原因", cancel: "取消", confirm: "确认",
+    search: "查找", search_placeholder: "订单号或任务号", no_results: "您的门店中没有小票 {q}。",
+    h_store: "门店", h_order: "订单", h_station: "档口", h_printer: "打印机", h_source: "来源", h_created: "接单",
+    h_printed: "出票", h_to_paper: "出票时长", h_attempts: "打印尝试", h_events: "门店事件", h_audit: "操作记录",
+    h_error: "最近错误", h_copy_of: "复制自", h_backup_from: "代打",
+    attempt: "第 {n} 次", no_attempts: "尚未发送到打印机。", no_events: "暂无事件。", no_audit: "暂无操作。",
+    ev_task: "{status}（版本 {version}，第 {attempt} 次）", ev_receipt: "第 {attempt} 次：{printer} {state}",
+    ev_audit: "{operator}：{action}", by: "操作人 {who}",
+    prepared: "已准备", submitted: "已发送", printed: "已打印", confirmed: "云端已确认",
+    pending_delivery: "等待门店接收", queued: "排队中", printing: "打印中", retry_wait: "等待重试",
+    done: "完成", failed: "失败", attention_required: "需要处理", cancelled: "已取消",
+  },
+};
+
+const POLL_MS = 2000;
+const store = window.localStorage;
+const TOKEN_KEY = "storeprint.hq.token";
+let lang = store.getItem("storeprint.lang") || ((navigator.language || "").toLowerCase().startsWith("zh") ? "zh" : "en");
+let token = store.getItem(TOKEN_KEY) || "";
+let dash = null;
+let lastOK = null;
+let timer = null;
+let generation = 0;
+let results = null; // the last search: {q, tasks}
+const sent = new Set(); // alert ids whose make-up print was sent
+
+function t(key, vars) {
+  let s = (T[lang] && T[lang][key]) || T.en[key] || key;
+  for (const k in vars || {}) s = s.split("{" + k + "}").join(vars[k]);
+  return s;
+}
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const k in attrs || {}) {
+    const v = attrs[k];
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") e.className = v;
+    else if (k === "onclick") e.addEventListener("click", v);
+    else if (k.startsWith("data-") || k === "type" || k === "title" || k === "role" || k === "colspan") e.setAttribute(k, v);
+    else e[k] = v;
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+function locale() { return lang === "zh" ? "zh-CN" : "en-GB"; }
+
+function clock(iso) {
+  if (!iso) return "—";
+  const d = new Date(iso);
+  const today = new Date();
+  const opts = { hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false };
+  if (d.toDateString() !== today.toDateString()) Object.assign(opts, { month: "short", day: "numeric" });
+  return d.toLocaleString(locale(), opts);
+}
+
+// ago says how long before the server's clock something happened, so a
+// wrong clock in the browser changes nothing.
+function ago(iso) {
+  if (!iso || !dash) return "";
+  const s = Math.max(0, Math.round((new Date(dash.at) - new Date(iso)) / 1000));
+  if (s < 90) return t("ago_s", { n: s });
+  if (s < 5400) return t("ago_m", { n: Math.round(s / 60) });
+  if (s < 172800) return t("ago_h", { n: Math.round(s / 3600) });
+  return t("ago_d", { n: Math.round(s / 86400) });
+}
+
+function duration(ms) {
+  if (ms === null || ms === undefined) return "—";
+  if (ms < 1000) return ms + " ms";
+  if (ms < 60000) return (ms / 1000).toFixed(1) + " s";
+  return (ms / 60000).toFixed(1) + " min";
+}
+
+function applyStatic() {
+  document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
+  document.title = t("title");
+  document.getElementById("lang").textContent = lang === "zh" ? "English" : "中文";
+  for (const e of document.querySelectorAll("[data-i18n]")) e.textContent = t(e.dataset.i18n);
+  for (const e of document.querySelectorAll("[data-i18n-placeholder]")) e.placeholder = t(e.dataset.i18nPlaceholder);
+  for (const e of document.querySelectorAll("[data-i18n-title]")) e.title = t(e.dataset.i18nTitle);
+}
+
+function show(signedIn) {
+  document.getElementById("signin").hidden = signedIn;
+  document.getElementById("app").hidden = !signedIn;
+  document.getElementById("signout").hidden = !signedIn;
+}
+
+function signOut(message) {
+  token = "";
+  generation++;
+  clearTimeout(timer);
+  store.removeItem(TOKEN_KEY);
+  dash = null;
+  results = null;
+  sent.clear();
+  document.getElementById("results").replaceChildren();
+  show(false);
+  document.getElementById("signin-error").textContent = message || "";
+  document.getElementById("token").focus();
+}
+
+async function api(method, path, body) {
+  const resp = await fetch(path, {
+    method, cache: "no-store",
+    headers: { "Authorization": "Bearer " + token, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const data = await resp.json().catch(() => ({}));
+  if (resp.status === 401 || resp.status === 403) {
+    const msg = resp.status === 401 ? t("bad_token") : (data.error || t("bad_token"));
+    signOut(msg);
+    throw new Error(msg);
+  }
+  if (!resp.ok) throw new Error(data.error || resp.statusText);
+  return data;
+}
+
+// since is the start of today in the browser's time zone.
+function since() {
+  const d = new Date();
+  d.setHours(0, 0, 0, 0);
+  return d.toISOString();
+}
+
+// poll reads the dashboard every POLL_MS, one request at a time.
+async function poll() {
+  const gen = generation;
+  const live = document.getElementById("live");
+  try {
+    const d = await api("GET", "/v1/dashboard?since=" + encodeURIComponent(since()));
+    if (gen !== generation) return;
+    dash = d;
+    lastOK = new Date();
+    live.className = "dot live";
+    show(true);
+    render();
+  } catch (e) {
+    if (gen !== generation || !token) return;
+    live.className = "dot down";
+    show(true);
+    renderStale();
+  }
+  timer = setTimeout(poll, POLL_MS);
+}
+
+function start() {
+  generation++;
+  clearTimeout(timer);
+  poll();
+}
+
+function renderStale() {
+  const banner = document.getElementById("stale");
+  const old = !lastOK || (new Date() - lastOK) > 3 * POLL_MS;
+  banner.hidden = !old || !token;
+  if (old) banner.textContent = lastOK ? t("stale", { time: clock(lastOK.toISOString()) }) : t("unreachable");
+}
+
+function printerState(p) {
+  if (p.status === "ready" && !p.failover) return "ok";
+  if (p.status === "unknown" && !p.failover) return "unknown";
+  return "bad";
+}
+
+function printerWords(p) {
+  return t(p.status) + (p.failover ? " · " + t("failover", { backup: p.backup || "?" }) : "");
+}
+
+function reasonWords(a) {
+  if (a.task_status === "failed" || a.kind === "failed") return a.reason === "retries" ? t("r_retries") : t("r_failed");
+  if (a.reason === "stale") return t("r_stale");
+  return t("r_uncertain");
+}
+
+function render() {
+  renderStale();
+  if (!dash) return;
+  const s = dash.summary;
+  const tile = (key, n, of, bad) => el("div", { class: "tile " + (bad ? "bad" : "ok"), "data-summary": key },
+    el("div", { class: "n" }, of === undefined ? n : n + " / " + of), el("div", {}, t(key)));
+  document.getElementById("summary").replaceChildren(
+    tile("s_online", s.online, s.stores, s.online < s.stores),
+    tile("s_trouble", s.stores_in_trouble, undefined, s.stores_in_trouble > 0),
+    tile("s_printers", s.printers_in_trouble, undefined, s.printers_in_trouble > 0),
+    tile("s_alerts", s.open_alerts, undefined, s.open_alerts > 0));
+
+  const queue = document.getElementById("queue");
+  queue.replaceChildren();
+  if (dash.queue.length === 0) queue.append(el("p", { class: "muted" }, t("no_queue")));
+  for (const a of dash.queue) {
+    const canRetry = a.task_status === "failed" || a.task_status === "attention_required";
+    const wasSent = sent.has(a.store_id + "/" + a.alert_id);
+    queue.append(el("div", { class: "card bad", "data-store": a.store_id, "data-task": a.task_no, "data-status": a.task_status || a.kind },
+      el("h3", {}, a.store_name + " · " + (a.station || "") + (a.order_id ? " · " + a.order_id : "")),
+      el("div", { class: "state bad" }, reasonWords(a)),
+      el("div", { class: "muted" }, a.task_no + (a.last_error ? " — " + a.last_error : "")),
+      el("div", { class: "muted" }, (a.printer_id ? a.printer_id + " · " : "") + ago(a.raised_at)),
+      wasSent && el("div", { class: "state warn" }, t("sent")),
+      el("div", { class: "row" },
+        canRetry && el("button", { class: "big", type: "button", "data-action": "retry", disabled: wasSent,
+          onclick: () => makeUp(a) }, t("retry")),
+        el("button", { class: "big secondary", type: "button", "data-action": "history",
+          onclick: () => search(a.task_no, a.store_id, true) }, t("history")))));
+  }
+
+  const printers = document.getElementById("printers");
+  printers.replaceChildren();
+  if (dash.printers_in_trouble.length === 0) printers.append(el("p", { class: "muted" }, t("no_printers")));
+  for (const p of dash.printers_in_trouble) {
+    printers.append(el("div", { class: "card bad", "data-store": p.store_id, "data-printer": p.printer_id, "data-status": p.status },
+      el("h3", {}, p.store_name + " · " + p.printer_id),
+      el("div", { class: "state bad" }, printerWords(p)),
+      p.stations.length > 0 && el("div", { class: "muted" }, t("stations") + ": " + p.stations.join(", ")),
+      el("div", { class: "muted" }, p.store_online ? t("reported", { ago: ago(p.updated_at) }) : t("stale_state"))));
+  }
+
+  const tbody = document.querySelector("#stores tbody");
+  tbody.replaceChildren();
+  document.getElementById("stores-note").textContent =
+    dash.stores.length < s.stores ? t("stores_note", { shown: dash.stores.length, total: s.stores }) : "";
+  if (dash.stores.length === 0) tbody.append(el("tr", {}, el("td", { colspan: "9", class: "muted" }, t("no_stores"))));
+  const tenants = new Set(dash.stores.map(st => st.tenant_id));
+  for (const st of dash.stores) {
+    const d = st.today;
+    tbody.append(el("tr", { class: st.trouble ? "trouble" : "", "data-store-row": st.store_id, "data-online": String(st.online) },
+      el("td", {}, el("strong", {}, st.name), el("div", { class: "muted" }, st.store_id + (tenants.size > 1 ? " · " + st.tenant_id : ""))),
+      el("td", { class: st.online ? "" : "bad" }, el("span", { class: "dot " + (st.online ? "live" : "down") }), " ",
+        st.online ? t("online") : t("offline"),
+        el("div", { class: "muted" }, st.last_seen ? t("seen", { ago: ago(st.last_seen) }) : t("never"))),
+      el("td", {}, st.printers.map(p => el("span", { class: "chip " + printerState(p), "data-store": st.store_id,
+        "data-printer": p.printer_id, "data-status": p.status }, p.printer_id + " · " + printerWords(p)))),
+      el("td", { class: "num" + (st.open_alerts > 0 ? " bad" : "") }, st.open_alerts),
+      el("td", { class: "num", "data-count": "printed" }, d.printed),
+      el("td", { class: "num" + (d.failed > 0 ? " bad" : ""), "data-count": "failed" }, d.failed),
+      el("td", { class: "num" + (d.flagged > 0 ? " bad" : ""), "data-count": "flagged" }, d.flagged),
+      el("td", { class: "num", "data-count": "duplicates_prevented" }, d.duplicates_prevented),
+      el("td", { class: "num", "data-count": "median_to_paper" }, duration(d.median_to_paper_ms))));
+  }
+}
+
+// makeUp asks who and why, then queues the audited make-up print; the
+// store's gateway prints the ticket again, once.
+function makeUp(a) {
+  const dlg = document.getElementById("confirm");
+  const vars = { task: a.task_no, store: a.store_name };
+  document.getElementById("confirm-title").textContent = t("q_retry", vars);
+  document.getElementById("confirm-text").textContent = t("t_retry");
+  document.getElementById("confirm-error").textContent = "";
+  const op = document.getElementById("operator");
+  op.value = store.getItem("storeprint.operator") || "";
+  document.getElementById("reason").value = "";
+  // One command id per dialog: sending again after an error cannot queue
+  // a second print.
+  const commandID = "hq-" + Array.from(crypto.getRandomValues(new Uint8Array(12)), b => b.toString(16).padStart(2, "0")).join("");
+  const form = document.getElementById("confirm-form");
+  const ok = document.getElementById("confirm-ok");
+  form.onsubmit = async (ev) => {
+    ev.preventDefault();
+    const operator = op.value.trim();
+    if (!operator) { op.focus(); return; }
+    store.setItem("storeprint.operator", operator);
+    const reason = document.getElementById("reason").value.trim() || t("q_retry", vars);
+    ok.disabled = true;
+    try {
+      await api("POST", "/v1/stores/" + encodeURIComponent(a.store_id) + "/tasks/" + encodeURIComponent(a.task_no) + "/retry",
+        { operator, reason, command_id: commandID });
+      sent.add(a.store_id + "/" + a.alert_id);
+      dlg.close();
+      render();
+    } catch (e) {
+      document.getElementById("confirm-error").textContent = e.message;
+    } finally {
+      ok.disabled = false;
+    }
+  };
+  document.getElementById("confirm-cancel").onclick = () => dlg.close();
+  dlg.showModal();
+  (op.value ? ok : op).focus();
+}
+
+async function search(q, storeID, scroll) {
+  q = (q || "").trim();
+  if (!q) return;
+  document.getElementById("q").value = q;
+  document.getElementById("search-error").textContent = "";
+  history.replaceState(null, "", location.pathname + "#q=" + encodeURIComponent(q));
+  try {
+    let path = "/v1/search?q=" + encodeURIComponent(q);
+    if (storeID) path += "&store_id=" + encodeURIComponent(storeID);
+    results = await api("GET", path);
+    renderResults();
+    if (scroll) document.getElementById("results").scrollIntoView({ block: "start" });
+  } catch (e) {
+    document.getElementById("search-error").textContent = e.message;
+  }
+}
+
+function statusBadge(status) {
+  const cls = status === "done" ? "ok" : (status === "failed" || status === "attention_required") ? "bad" : "";
+  return el("span", { class: "badge " + cls, "data-status": status }, t(status));
+}
+
+function eventWords(e) {
+  const d = e.data || {};
+  if (e.kind === "task") return t("ev_task", { status: t(d.status), version: d.version, attempt: d.attempt }) + (d.last_error ? " — " + d.last_error : "");
+  if (e.kind === "receipt") return t("ev_receipt", { attempt: d.attempt, state: t(d.state), printer: d.printer_id });
+  if (e.kind === "audit") return t("ev_audit", { action: d.action, operator: d.operator || "?" }) + (d.reason ? " — " + d.reason : "");
+  return e.kind;
+}
+
+function renderResults() {
+  const out = document.getElementById("results");
+  out.replaceChildren();
+  if (!results) return;
+  if (results.tasks.length === 0) {
+    out.append(el("p", { class: "muted", "data-results": "none" }, t("no_results", { q: results.q })));
+    return;
+  }
+  for (const h of results.tasks) {
+    const attempts = new Map();
+    for (const r of h.receipts) {
+      if (!attempts.has(r.attempt)) attempts.set(r.attempt, []);
+      attempts.get(r.attempt).push(r);
+    }
+    const toPaper = h.printed_at ? new Date(h.printed_at) - new Date(h.created_at) : null;
+    const row = (k, v) => v ? [el("dt", {}, t(k)), el("dd", {}, v)] : [];
+    out.append(el("article", { class: "card history", "data-history": h.task_no, "data-store": h.store_id },
+      el("h3", {}, h.task_no, " ", statusBadge(h.status)),
+      el("dl", {},
+        row("h_store", h.store_name + " (" + h.store_id + ")"),
+        row("h_order", h.order_id), row("h_station", h.station), row("h_printer", h.printer_id),
+        row("h_source", h.source), row("h_copy_of", h.copy_of), row("h_backup_from", h.backup_from),
+        row("h_created", clock(h.created_at)), row("h_printed", h.printed_at && clock(h.printed_at)),
+        row("h_to_paper", toPaper !== null && duration(toPaper)), row("h_error", h.last_error)),
+      el("h4", {}, t("h_attempts")),
+      attempts.size === 0 ? el("p", { class: "muted" }, t("no_attempts")) :
+        el("ol", { class: "timeline", "data-list": "attempts" }, [...attempts].map(([n, rs]) => el("li", { "data-attempt": n },
+          el("strong", {}, t("attempt", { n })), " · " + (rs[0].printer_id || "") + " · ",
+          rs.map(r => t(r.state) + " " + clock(r.at)).join(" → ")))),
+      el("h4", {}, t("h_events")),
+      h.events.length === 0 ? el("p", { class: "muted" }, t("no_events")) :
+        el("ol", { class: "timeline", "data-list": "events" }, h.events.map(e => el("li", { "data-kind": e.kind },
+          clock(e.at) + " · " + eventWords(e)))),
+      el("h4", {}, t("h_audit")),
+      h.audit.length === 0 ? el("p", { class: "muted" }, t("no_audit")) :
+        el("ol", { class: "timeline", "data-list": "audit" }, h.audit.map(a => el("li", { "data-action": a.action },
+          clock(a.at) + " · " + a.action + " · " + t("by", { who: (a.operator ? a.operator + " (" + a.actor + ")" : a.actor) }) +
+          (a.reason ? " — " + a.reason : ""))))));
+  }
+}
+
+function init() {
+  const params = new URLSearchParams(location.search);
+  if (params.has("token")) {
+    // A setup link: keep the token, take it out of the address bar.
+    token = params.get("token");
+    store.setItem(TOKEN_KEY, token);
+    history.replaceState(null, "", location.pathname + location.hash);
+  }
+  applyStatic();
+  document.getElementById("lang").onclick = () => {
+    lang = lang === "zh" ? "en" : "zh";
+    store.setItem("storeprint.lang", lang);
+    applyStatic();
+    render();
+    renderResults();
+  };
+  document.getElementById("signout").onclick = () => signOut("");
+  document.getElementById("signin-form").onsubmit = (ev) => {
+    ev.preventDefault();
+    const input = document.getElementById("token");
+    token = input.value.trim();
+    input.value = "";
+    if (!token) return;
+    store.setItem(TOKEN_KEY, token);
+    document.getElementById("signin-error").textContent = "";
+    start();
+  };
+  document.getElementById("search-form").onsubmit = (ev) => {
+    ev.preventDefault();
+    search(document.getElementById("q").value, "", true);
+  };
+  if (!token) { show(false); return; }
+  start();
+  const hash = new URLSearchParams(location.hash.slice(1));
+  if (hash.get("q")) search(hash.get("q"));
+}
+
+init();
