@@ -36,7 +36,7 @@ func screenshot(t *testing.T, ctx context.Context, base string, hot, pass *sim, 
 			t.Fatal(err)
 		}
 		within(t, ctx, 10*time.Second, "reload", chromedp.Reload(), chromedp.WaitVisible(`[data-task="order_1042_station_pass"]`))
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatal(err)
 		}
