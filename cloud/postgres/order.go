@@ -132,11 +132,11 @@ func (s *OrderService) FindOrder(ctx context.Context, storeID, orderID string) (
 // replay answers an order whose insert found a row: the same content is a
 // replay, other content a conflict, and no row at all an unknown store.
 func replay(ctx context.Context, tx pgx.Tx, a *cloud.Actor, storeID, orderID, digest string) error {
-	var got string
+	var got, tenantID string
 	err := tx.QueryRow(ctx, `
-		SELECT o.digest FROM cloud_orders o JOIN stores s ON s.store_id = o.store_id
+		SELECT o.digest, s.tenant_id FROM cloud_orders o JOIN stores s ON s.store_id = o.store_id
 		WHERE o.store_id = $1 AND o.order_id = $2 AND ($3::text IS NULL OR s.tenant_id = $3)`,
-		storeID, orderID, tenantScope(a)).Scan(&got)
+		storeID, orderID, tenantScope(a)).Scan(&got, &tenantID)
 	if isNoRows(err) {
 		return cloud.Errorf(cloud.ENOTFOUND, "store %q not found", storeID)
 	}
@@ -146,7 +146,9 @@ func replay(ctx context.Context, tx pgx.Tx, a *cloud.Actor, storeID, orderID, di
 	if got != digest {
 		return cloud.Errorf(cloud.ECONFLICT, "order %s was already accepted with different content", orderID)
 	}
-	return nil
+	// Answered, not queued again: HQ counts the duplicates prevented.
+	return audit(ctx, tx, a, cloud.Note{Reason: "order sent again with the same content"}, tenantID, storeID,
+		cloud.ActionDuplicatePrevented, "order:"+orderID, nil, nil)
 }
 
 // insertCommand appends c to the store's downstream queue and returns its

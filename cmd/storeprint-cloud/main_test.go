@@ -246,8 +246,8 @@ func TestMain_Run(t *testing.T) {
 		c := &client{t: t, base: c.base}
 		c.do("GET", "/v1/audit?tenant_id=acme", adminToken, nil, 200, &events)
 		// tenant, token, store, gateway, revocation
-		if len(events) != 5 {
-			t.Fatalf("got %d audit events for acme, want 5", len(events))
+		if len(events) != 6 {
+			t.Fatalf("got %d audit events for acme, want 6 (5 actions and one duplicate prevented)", len(events))
 		}
 	})
 }
