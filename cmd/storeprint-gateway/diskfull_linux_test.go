@@ -51,7 +51,7 @@ func fill(t *testing.T, dir string, leave int64) string {
 // loses none it had accepted, and resumes when space is freed.
 func TestMain_DiskFull(t *testing.T) {
 	if testing.Short() {
-		t.Skip("mounts a tmpfs")
+		t.Skip("skipped under testing.Short: it mounts a tmpfs")
 	}
 	t.Parallel()
 	disk := mountSmallDisk(t, "256m")
