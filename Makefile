@@ -16,7 +16,7 @@ build: ## build the three binaries into bin/
 demo: build ## run a gateway with two simulated printers and post sample orders (Ctrl-C stops)
 	./scripts/demo.sh
 
-test: lint windows unit fuzz ## everything CI checks: lint, Windows build, tests, short fuzz runs
+test: lint windows fuzz unit ## everything CI checks: lint, Windows build, tests, short fuzz runs
 
 unit: ## the test suite (starts its own PostgreSQL)
 	$(GO) test -count=1 -timeout 20m ./...
