@@ -41,8 +41,11 @@ windows: ## cross-compile and vet for Windows
 	GOOS=windows $(GO) build ./...
 	GOOS=windows $(GO) vet ./...
 
-bench: ## benchmarks: gateway throughput and latency, cloud ingest
-	$(GO) test -run '^$$' -bench . -benchtime 3s -count 1 ./...
+bench: ## benchmarks: gateway throughput and latency, store, cloud ingest, sync replay and idle links
+	$(GO) test -run '^$$' -bench . -benchtime 3s -count 1 ./cmd/storeprint-gateway/ ./gateway/badger/
+	$(GO) test -run '^$$' -bench 'BenchmarkIngest/(first-delivery|replay)/batch' -benchtime 50x -count 1 ./cloud/postgres/
+	$(GO) test -run '^$$' -bench 'BenchmarkIngest/first-delivery/many' -benchtime 4000x -count 1 ./cloud/postgres/
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./cmd/storeprint-cloud/
 
 screenshots: ## refresh the README's screenshots from the browser tests (needs chromium and CJK fonts)
 	@fc-list :lang=zh 2>/dev/null | grep -q . || { echo "installing CJK fonts for the screenshots"; apt-get install -y -qq fonts-noto-cjk >/dev/null; }
