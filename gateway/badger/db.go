@@ -96,6 +96,10 @@ func Open(dir string, opts Options) (*DB, error) {
 		bdb.Close()
 		return nil, err
 	}
+	if err := d.countStatuses(); err != nil {
+		bdb.Close()
+		return nil, err
+	}
 	d.wg.Add(2)
 	go d.writer()
 	go d.gc()
@@ -138,6 +142,34 @@ func (d *DB) loadCounters() error {
 			*c.p = binary.BigEndian.Uint64(v)
 		}
 		return nil
+	})
+}
+
+var metaCounted = key(spaceMeta, "counted")
+
+// countStatuses sets the per-status task counters from the status index,
+// once, for data written before the counters existed.
+func (d *DB) countStatuses() error {
+	return d.db.Update(func(txn *bdg.Txn) error {
+		if _, err := txn.Get(metaCounted); err == nil {
+			return nil
+		} else if !errors.Is(err, bdg.ErrKeyNotFound) {
+			return fmt.Errorf("read counters: %w", err)
+		}
+		for _, s := range gateway.Statuses {
+			opts := bdg.DefaultIteratorOptions
+			opts.Prefix, opts.PrefetchValues = prefix(spaceStatus, string(s)), false
+			it := txn.NewIterator(opts)
+			n := uint64(0)
+			for it.Rewind(); it.Valid(); it.Next() {
+				n++
+			}
+			it.Close()
+			if err := txn.Set(statusCountKey(s), binary.BigEndian.AppendUint64(nil, n)); err != nil {
+				return err
+			}
+		}
+		return txn.Set(metaCounted, []byte{1})
 	})
 }
 

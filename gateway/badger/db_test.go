@@ -279,3 +279,45 @@ func TestTx_TasksAfter(t *testing.T) {
 		t.Fatalf("got %v, want [%s]", got, want)
 	}
 }
+
+func TestTx_Count(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, dir := setup(t)
+	err := db.Update(ctx, func(tx gateway.Tx) error {
+		for _, no := range []string{"a", "b", "c"} {
+			if err := tx.PutTask(newTask(tx, no, "p1")); err != nil {
+				return err
+			}
+		}
+		a, _ := tx.Task("a")
+		a.Status = gateway.StatusDone
+		if err := tx.PutTask(a); err != nil {
+			return err
+		}
+		a.LastError = "same status again"
+		return tx.PutTask(a)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(db *badger.DB) {
+		t.Helper()
+		_ = db.View(ctx, func(tx gateway.ReadTx) error {
+			for s, want := range map[gateway.Status]int{gateway.StatusQueued: 2, gateway.StatusDone: 1, gateway.StatusFailed: 0} {
+				if got, _ := tx.Count(s); got != want {
+					t.Errorf("count %s: got %d, want %d", s, got, want)
+				}
+			}
+			return nil
+		})
+	}
+	check(db)
+	db.Close()
+	db2, err := badger.Open(dir, badger.Options{MinFreeBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	check(db2)
+}

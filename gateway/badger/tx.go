@@ -224,8 +224,33 @@ func (t *tx) ByStatus(status gateway.Status, limit int) ([]*gateway.Task, error)
 	return t.tasksAt(prefix(spaceStatus, string(status)), limit)
 }
 
+// Count reads the status's counter, kept by PutTask, so counting costs the
+// same however many tasks a store has printed.
 func (t *tx) Count(status gateway.Status) (int, error) {
-	return t.count(prefix(spaceStatus, string(status)))
+	n, err := t.counter(status)
+	return int(n), err
+}
+
+func statusCountKey(s gateway.Status) []byte { return key(spaceMeta, "count", string(s)) }
+
+func (t *tx) counter(s gateway.Status) (int64, error) {
+	b, err := t.get(statusCountKey(s))
+	if errors.Is(err, bdg.ErrKeyNotFound) {
+		return 0, nil
+	}
+	if err != nil || len(b) != 8 {
+		return 0, fmt.Errorf("read count of %s: bad value %v", s, err)
+	}
+	return int64(binary.BigEndian.Uint64(b)), nil
+}
+
+func (t *tx) addCount(s gateway.Status, d int64) error {
+	n, err := t.counter(s)
+	if err != nil {
+		return err
+	}
+	t.set(statusCountKey(s), binary.BigEndian.AppendUint64(nil, uint64(n+d)))
+	return nil
 }
 
 func (t *tx) CountOpen(printerID string) (int, error) {
@@ -320,6 +345,16 @@ func (t *tx) PutTask(task *gateway.Task) error {
 	old, err := t.Task(task.TaskNo)
 	if err != nil && gateway.ErrorCode(err) != gateway.ENOTFOUND {
 		return err
+	}
+	if old == nil || old.Status != task.Status {
+		if err := t.addCount(task.Status, 1); err != nil {
+			return err
+		}
+		if old != nil {
+			if err := t.addCount(old.Status, -1); err != nil {
+				return err
+			}
+		}
 	}
 	if old != nil {
 		if old.Seq != task.Seq {
