@@ -24,6 +24,7 @@ const T = {
     q_failback: "Move {printer}'s stations back to it?", done_msg: "Done", table: "Table",
     queued: "queued", printing: "printing", retry_wait: "waiting to retry", attention_required: "needs a person", failed: "failed",
     backup_from: "backup for {printer}",
+    cloud_up: "HQ linked", cloud_behind: "HQ linked · {n} to send", cloud_down: "HQ offline · printing goes on · {n} to send",
   },
   zh: {
     connection: "连接", signout: "退出", signin_title: "登录", signin: "登录",
@@ -45,6 +46,7 @@ const T = {
     q_failback: "把 {printer} 的档口切回？", done_msg: "完成", table: "桌号",
     queued: "排队中", printing: "打印中", retry_wait: "等待重试", attention_required: "需要处理", failed: "失败",
     backup_from: "代 {printer} 打印",
+    cloud_up: "总部已连接", cloud_behind: "总部已连接 · 待同步 {n} 条", cloud_down: "总部离线 · 照常打印 · 待同步 {n} 条",
   },
 };
 
@@ -163,6 +165,14 @@ function itemsText(task) {
 function render() {
   if (!board) return;
   document.getElementById("store").textContent = "storeprint · " + board.store_id;
+  const cloud = document.getElementById("cloud");
+  cloud.hidden = !board.cloud;
+  if (board.cloud) {
+    const n = board.cloud.pending || 0;
+    cloud.className = "chip" + (board.cloud.connected ? "" : " down");
+    cloud.dataset.connected = board.cloud.connected ? "true" : "false";
+    cloud.textContent = t(!board.cloud.connected ? "cloud_down" : n > 0 ? "cloud_behind" : "cloud_up", { n });
+  }
 
   const banners = document.getElementById("banners");
   banners.replaceChildren();
