@@ -70,8 +70,9 @@ func (w *worker) run(ctx context.Context) {
 			}
 			continue
 		}
-		if g.PrinterState(w.id) != PrinterReady && g.PrinterState(w.id) != PrinterUnknown {
-			// Known trouble: send nothing; ask again soon.
+		if st := g.PrinterState(w.id); st == PrinterPaperEnd || st == PrinterCoverOpen {
+			// The printer says a person must act: send nothing (it is not
+			// a failure) and ask again soon.
 			w.pollStatus(ctx)
 			if g.PrinterState(w.id) != PrinterReady {
 				w.checkFailover(ctx)
@@ -79,11 +80,13 @@ func (w *worker) run(ctx context.Context) {
 				continue
 			}
 		}
-		if head.Status == StatusRetryWait && now.Before(head.NextAt) {
-			// Back off, but retry at once when the printer answers ready.
+		if now.Before(head.NextAt) {
+			// Back off (after a failure, or briefly after "not ready"), but
+			// retry at once when a printer in trouble answers ready again.
+			prev := g.PrinterState(w.id)
 			w.pause(ctx, min(head.NextAt.Sub(now), g.opts.StatusPoll))
 			if g.now().Before(head.NextAt) {
-				if st := w.pollStatus(ctx); st != PrinterReady {
+				if st := w.pollStatus(ctx); st != PrinterReady || prev == PrinterReady {
 					w.checkFailover(ctx)
 					continue
 				}
@@ -340,7 +343,7 @@ func (g *Gateway) lease(ctx context.Context, w *worker, taskNo string) (*lease, 
 		if g.isStale(t, now) {
 			return g.flagStale(tx, t, now)
 		}
-		if t.Status == StatusRetryWait && now.Before(t.NextAt) && g.PrinterState(w.id) != PrinterReady {
+		if now.Before(t.NextAt) && g.PrinterState(w.id) != PrinterReady {
 			return nil
 		}
 		t.Attempt++
@@ -485,10 +488,12 @@ func (g *Gateway) release(ctx context.Context, l *lease, cause error, failure bo
 		t.LeaseToken, t.LeaseExpires = "", time.Time{}
 		t.LastError = cause.Error()
 		if !failure {
+			// Not ready is no failure: ask again after a status poll.
 			t.Status = StatusQueued
 			if t.Failures > 0 {
 				t.Status = StatusRetryWait
 			}
+			t.NextAt = now.Add(g.opts.StatusPoll)
 		} else {
 			t.Failures++
 			if t.Failures > *g.cfg.MaxRetries {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -311,5 +312,42 @@ func TestMain_FailbackAfterHealthy(t *testing.T) {
 	}
 	if p := getPrinter(t, base, "hot-1"); p.Failover != nil {
 		t.Fatalf("got %+v after acknowledging, want no failover shown", p.Failover)
+	}
+}
+
+// An unreachable printer: each attempt fails without sending a byte, the
+// task waits out the backoff, and once the retries are used up it is
+// failed (an alert); a make-up print after the printer is back prints it
+// once.
+func TestMain_RetriesUsedUp(t *testing.T) {
+	t.Parallel()
+	hot := startSim(t, printersim.FaultDown)
+	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte("max_retries = 1\n"+string(b)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, base := runGateway(t, cfg)
+	no := "order_ru-1_station_hot"
+	call(t, "POST", base+"/v1/orders", order("ru-1", "hot"), nil)
+	tj := waitStatus(t, base, no, "retry_wait", 5*time.Second)
+	if tj.Attempt != 1 {
+		t.Fatalf("got attempt %d in retry_wait, want 1", tj.Attempt)
+	}
+	tj = waitStatus(t, base, no, "failed", 15*time.Second)
+	if tj.Attempt != 2 || tj.Reason != "retries" || tj.LastError == "" {
+		t.Fatalf("got %+v, want failed after 2 attempts with the reason", tj)
+	}
+	if n := len(hot.Printed()); n != 0 {
+		t.Fatalf("got %d tickets from an unreachable printer", n)
+	}
+	hot.SetFault(printersim.FaultNone)
+	call(t, "POST", base+"/v1/tasks/"+no+"/retry", staff, nil)
+	waitStatus(t, base, no, "done", 10*time.Second)
+	if got := waitPrinted(t, hot, 1, 5*time.Second); len(got) != 1 || strings.Contains(got[0].Text, "REPRINT") {
+		t.Fatalf("got %+v, want one ticket without REPRINT (nothing could have printed before)", got)
 	}
 }
