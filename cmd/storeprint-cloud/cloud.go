@@ -33,7 +33,8 @@ Flags:
 
 Environment (a flag wins over its variable):
   STOREPRINT_LISTEN, STOREPRINT_ADMIN_TOKEN, STOREPRINT_MIGRATE,
-  STOREPRINT_LOG_FORMAT, STOREPRINT_DATABASE_URL (else DATABASE_URL)
+  STOREPRINT_LOG_FORMAT, STOREPRINT_DATABASE_URL (else DATABASE_URL);
+  STOREPRINT_DEBUG=1 logs at debug level (e.g. every ingested batch)
 `
 
 // MinAdminTokenLen is the shortest admin token run accepts.
@@ -135,9 +136,9 @@ func (m *Main) env(k, def string) string {
 
 func (m *Main) logger() *slog.Logger {
 	if m.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(m.Stderr, nil))
+		return slog.New(slog.NewJSONHandler(m.Stderr, &slog.HandlerOptions{Level: m.logLevel()}))
 	}
-	return slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: logLevel()}))
+	return slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: m.logLevel()}))
 }
 
 // Ready is closed once run serves requests.
@@ -220,8 +221,8 @@ func (m *Main) Close() error {
 	return err
 }
 
-func logLevel() slog.Level {
-	if os.Getenv("STOREPRINT_DEBUG") != "" {
+func (m *Main) logLevel() slog.Level {
+	if m.Getenv("STOREPRINT_DEBUG") != "" {
 		return slog.LevelDebug
 	}
 	return slog.LevelInfo
