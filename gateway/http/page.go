@@ -37,20 +37,20 @@ func (s *Server) pageRoutes() {
 		w.Header().Set("Cache-Control", "no-cache")
 		files.ServeHTTP(w, r)
 	})))
-	s.mux.Handle("GET /v1/board", s.auth(s.getBoard))
+	s.mux.Handle("GET /v1/board", s.auth(s.api(s.getBoard)))
 	s.mux.Handle("GET /v1/events", s.auth(s.events))
-	s.mux.Handle("POST /v1/printers/{printer_id}/test-page", s.auth(s.testPage))
+	s.mux.Handle("POST /v1/printers/{printer_id}/test-page", s.auth(s.api(s.testPage)))
 }
 
-func (s *Server) getBoard(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getBoard(w http.ResponseWriter, r *http.Request) error {
 	b, err := s.g.Board(r.Context())
 	if err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return err
 	}
 	v := viewBoard(b)
 	v.Cloud = s.linkState()
 	writeJSON(w, http.StatusOK, v)
+	return nil
 }
 
 // boardView is the board with tasks in the API's shape.
@@ -157,16 +157,15 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) testPage(w http.ResponseWriter, r *http.Request) {
+func (s *Server) testPage(w http.ResponseWriter, r *http.Request) error {
 	var a gateway.Actor
 	if err := decode(w, r, &a, true); err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return err
 	}
 	t, err := s.g.TestPage(r.Context(), r.PathValue("printer_id"), a)
 	if err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusCreated, viewTask(t))
+	return nil
 }

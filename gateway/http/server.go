@@ -63,19 +63,19 @@ func (s *Server) routes() {
 	m := s.mux
 	m.HandleFunc("GET /healthz", s.healthz)
 	m.Handle("GET /metrics", s.auth(s.metricsHandler))
-	m.Handle("POST /v1/orders", s.auth(s.createOrder))
-	m.Handle("POST /v1/orders/{order_id}/void", s.auth(s.voidOrder))
-	m.Handle("GET /v1/tasks", s.auth(s.listTasks))
-	m.Handle("GET /v1/tasks/{task_no}", s.auth(s.getTask))
-	m.Handle("GET /v1/tasks/{task_no}/receipts", s.auth(s.getReceipts))
-	m.Handle("POST /v1/tasks/{task_no}/retry", s.auth(s.retryTask))
-	m.Handle("POST /v1/tasks/{task_no}/reprint", s.auth(s.reprintTask))
-	m.Handle("POST /v1/tasks/{task_no}/resolve", s.auth(s.resolveTask))
-	m.Handle("GET /v1/printers", s.auth(s.listPrinters))
-	m.Handle("POST /v1/printers/{printer_id}/acknowledge", s.auth(s.ackFailover))
-	m.Handle("POST /v1/printers/{printer_id}/failback", s.auth(s.failback))
-	m.Handle("POST /v1/stations/{station}/print-stale", s.auth(s.printStale))
-	m.Handle("GET /v1/audit", s.auth(s.listAudit))
+	m.Handle("POST /v1/orders", s.auth(s.api(s.createOrder)))
+	m.Handle("POST /v1/orders/{order_id}/void", s.auth(s.api(s.voidOrder)))
+	m.Handle("GET /v1/tasks", s.auth(s.api(s.listTasks)))
+	m.Handle("GET /v1/tasks/{task_no}", s.auth(s.api(s.getTask)))
+	m.Handle("GET /v1/tasks/{task_no}/receipts", s.auth(s.api(s.getReceipts)))
+	m.Handle("POST /v1/tasks/{task_no}/retry", s.auth(s.api(s.retryTask)))
+	m.Handle("POST /v1/tasks/{task_no}/reprint", s.auth(s.api(s.reprintTask)))
+	m.Handle("POST /v1/tasks/{task_no}/resolve", s.auth(s.api(s.resolveTask)))
+	m.Handle("GET /v1/printers", s.auth(s.api(s.listPrinters)))
+	m.Handle("POST /v1/printers/{printer_id}/acknowledge", s.auth(s.api(s.ackFailover)))
+	m.Handle("POST /v1/printers/{printer_id}/failback", s.auth(s.api(s.failback)))
+	m.Handle("POST /v1/stations/{station}/print-stale", s.auth(s.api(s.printStale)))
+	m.Handle("GET /v1/audit", s.auth(s.api(s.listAudit)))
 	s.pageRoutes()
 	m.HandleFunc("/", s.notFound)
 }
@@ -109,6 +109,16 @@ func (s *Server) Serve() error {
 
 // Shutdown stops accepting requests and waits for those in flight.
 func (s *Server) Shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }
+
+// api adapts a handler that returns its error: a coded error becomes the
+// status of its code with {"error"}, anything else a logged 500.
+func (s *Server) api(h func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			writeError(w, r, s.log, err)
+		}
+	}
+}
 
 // auth requires a valid bearer token. Tokens are compared as SHA-256
 // hashes in constant time, and every configured token is compared.
@@ -233,36 +243,34 @@ func (s *Server) metricsHandler(w http.ResponseWriter, r *http.Request) {
 	s.metrics.ServeHTTP(w, r)
 }
 
-func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) error {
 	var o gateway.Order
 	if err := decode(w, r, &o, false); err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return err
 	}
 	res, created, err := s.g.AcceptOrder(r.Context(), &o, gateway.SourcePOS)
 	if err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return err
 	}
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
 	}
 	writeJSON(w, status, res)
+	return nil
 }
 
-func (s *Server) voidOrder(w http.ResponseWriter, r *http.Request) {
+func (s *Server) voidOrder(w http.ResponseWriter, r *http.Request) error {
 	var a gateway.Actor
 	if err := decode(w, r, &a, true); err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return err
 	}
 	res, err := s.g.Void(r.Context(), r.PathValue("order_id"), a)
 	if err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, res)
+	return nil
 }
 
 // taskView is a task as the API shows it.
@@ -300,34 +308,33 @@ func viewTask(t *gateway.Task) taskView {
 	return v
 }
 
-func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getTask(w http.ResponseWriter, r *http.Request) error {
 	t, err := s.g.Task(r.Context(), r.PathValue("task_no"))
 	if err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, viewTask(t))
+	return nil
 }
 
-func (s *Server) getReceipts(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getReceipts(w http.ResponseWriter, r *http.Request) error {
 	rs, err := s.g.Receipts(r.Context(), r.PathValue("task_no"))
 	if err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return err
 	}
 	if rs == nil {
 		rs = []*gateway.Receipt{}
 	}
 	writeJSON(w, http.StatusOK, rs)
+	return nil
 }
 
-func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) error {
 	limit := 1000
 	if l := r.URL.Query().Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > 100000 {
-			writeError(w, r, s.log, gateway.Errorf(gateway.EINVALID, "limit must be a number between 1 and 100000"))
-			return
+			return gateway.Errorf(gateway.EINVALID, "limit must be a number between 1 and 100000")
 		}
 		limit = n
 	}
@@ -337,135 +344,120 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 	if q.Has("after") {
 		// A cursor over every task, in task_no order.
 		if q.Get("status") != "" {
-			writeError(w, r, s.log, gateway.Errorf(gateway.EINVALID, "after pages through every task; it does not combine with status"))
-			return
+			return gateway.Errorf(gateway.EINVALID, "after pages through every task; it does not combine with status")
 		}
 		tasks, err = s.g.TasksAfter(r.Context(), q.Get("after"), limit)
 	} else {
 		tasks, err = s.g.Tasks(r.Context(), gateway.Status(q.Get("status")), limit)
 	}
 	if err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return err
 	}
-	out := make([]taskView, 0, len(tasks))
-	for _, t := range tasks {
-		out = append(out, viewTask(t))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, viewTasks(tasks))
+	return nil
 }
 
-func (s *Server) retryTask(w http.ResponseWriter, r *http.Request) {
+func (s *Server) retryTask(w http.ResponseWriter, r *http.Request) error {
 	var a gateway.Actor
 	if err := decode(w, r, &a, true); err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return err
 	}
 	res, err := s.g.Retry(r.Context(), r.PathValue("task_no"), a)
 	if err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"task": viewTask(res.Task), "changed": res.Changed, "message": res.Message})
+	return nil
 }
 
-func (s *Server) reprintTask(w http.ResponseWriter, r *http.Request) {
+func (s *Server) reprintTask(w http.ResponseWriter, r *http.Request) error {
 	var a gateway.Actor
 	if err := decode(w, r, &a, false); err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return err
 	}
 	t, err := s.g.Reprint(r.Context(), r.PathValue("task_no"), a)
 	if err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusCreated, viewTask(t))
+	return nil
 }
 
-func (s *Server) resolveTask(w http.ResponseWriter, r *http.Request) {
+func (s *Server) resolveTask(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Outcome string `json:"outcome"`
 		gateway.Actor
 	}
 	if err := decode(w, r, &body, false); err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return err
 	}
 	t, err := s.g.Resolve(r.Context(), r.PathValue("task_no"), body.Outcome, body.Actor)
 	if err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, viewTask(t))
+	return nil
 }
 
-func (s *Server) listPrinters(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listPrinters(w http.ResponseWriter, r *http.Request) error {
 	ps, err := s.g.Printers(r.Context())
 	if err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, ps)
+	return nil
 }
 
-func (s *Server) ackFailover(w http.ResponseWriter, r *http.Request) {
-	s.failoverAction(w, r, s.g.AckFailover)
+func (s *Server) ackFailover(w http.ResponseWriter, r *http.Request) error {
+	return s.failoverAction(w, r, s.g.AckFailover)
 }
 
-func (s *Server) failback(w http.ResponseWriter, r *http.Request) {
-	s.failoverAction(w, r, s.g.Failback)
+func (s *Server) failback(w http.ResponseWriter, r *http.Request) error {
+	return s.failoverAction(w, r, s.g.Failback)
 }
 
-func (s *Server) failoverAction(w http.ResponseWriter, r *http.Request, fn func(context.Context, string, string, string) (*gateway.Failover, error)) {
+func (s *Server) failoverAction(w http.ResponseWriter, r *http.Request, fn func(context.Context, string, string, string) (*gateway.Failover, error)) error {
 	var a gateway.Actor
 	if err := decode(w, r, &a, false); err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return err
 	}
 	f, err := fn(r.Context(), r.PathValue("printer_id"), a.Operator, a.Reason)
 	if err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, f)
+	return nil
 }
 
-func (s *Server) printStale(w http.ResponseWriter, r *http.Request) {
+func (s *Server) printStale(w http.ResponseWriter, r *http.Request) error {
 	var a gateway.Actor
 	if err := decode(w, r, &a, false); err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return err
 	}
 	tasks, err := s.g.PrintStale(r.Context(), r.PathValue("station"), a)
 	if err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return err
 	}
-	out := make([]taskView, 0, len(tasks))
-	for _, t := range tasks {
-		out = append(out, viewTask(t))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, viewTasks(tasks))
+	return nil
 }
 
-func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
 	var after uint64
 	if a := r.URL.Query().Get("after"); a != "" {
 		n, err := strconv.ParseUint(a, 10, 64)
 		if err != nil {
-			writeError(w, r, s.log, gateway.Errorf(gateway.EINVALID, "after must be a sequence number"))
-			return
+			return gateway.Errorf(gateway.EINVALID, "after must be a sequence number")
 		}
 		after = n
 	}
 	entries, err := s.g.Audit(r.Context(), after, 1000)
 	if err != nil {
-		writeError(w, r, s.log, err)
-		return
+		return err
 	}
 	if entries == nil {
 		entries = []*gateway.AuditEntry{}
 	}
 	writeJSON(w, http.StatusOK, entries)
+	return nil
 }
