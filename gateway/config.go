@@ -182,8 +182,8 @@ func (c *Config) Validate() error {
 		return Errorf(EINVALID, "api_tokens: at least one token is required")
 	}
 	for i, t := range c.APITokens {
-		if len(t) < 8 {
-			return Errorf(EINVALID, "api_tokens[%d]: a token must be at least 8 characters", i)
+		if strings.TrimSpace(t) == "" {
+			return Errorf(EINVALID, "api_tokens[%d]: a token must not be empty", i)
 		}
 	}
 	if c.MaxRetries != nil && (*c.MaxRetries < 0 || *c.MaxRetries > 100) {

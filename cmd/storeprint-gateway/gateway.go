@@ -145,6 +145,11 @@ func (m *Main) run(ctx context.Context) error {
 		return err
 	}
 	m.Config = cfg
+	for i, t := range cfg.APITokens {
+		if len(t) < 12 {
+			log.Warn("an API token is short and easy to guess; use 16 or more random characters", "key", fmt.Sprintf("api_tokens[%d]", i), "length", len(t))
+		}
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data_dir: %w", err)
 	}
