@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -41,7 +42,7 @@ type PrinterConfig struct {
 	Baud     int    `toml:"baud"`
 	DataBits int    `toml:"data_bits"`
 	Parity   string `toml:"parity"`    // none | odd | even | mark | space
-	StopBits string `toml:"stop_bits"` // 1 | 1.5 | 2
+	StopBits StopBits `toml:"stop_bits"` // 1 | 1.5 | 2 (a number or a string)
 	Flow     string `toml:"flow"`      // none | rtscts | xonxoff
 
 	// TrustSpooler (driver = "spooler"): count the spooler's "job
@@ -86,6 +87,25 @@ var Encodings = []string{"gb18030", "cp437", "utf-8"}
 // Drivers the gateway knows.
 var Drivers = []string{"tcp", "serial", "spooler"}
 
+// StopBits is a serial line's stop bits: "1", "1.5" or "2". The config
+// may write it as a number (stop_bits = 1) or a string (stop_bits = "1.5").
+type StopBits string
+
+// UnmarshalTOML implements toml.Unmarshaler.
+func (s *StopBits) UnmarshalTOML(v any) error {
+	switch x := v.(type) {
+	case string:
+		*s = StopBits(x)
+	case int64:
+		*s = StopBits(fmt.Sprint(x))
+	case float64:
+		*s = StopBits(strconv.FormatFloat(x, 'f', -1, 64))
+	default:
+		return fmt.Errorf("%v is not a number of stop bits (1, 1.5 or 2)", v)
+	}
+	return nil
+}
+
 // Duration is a time.Duration written as a Go duration string ("30m").
 type Duration struct{ time.Duration }
 
@@ -126,8 +146,23 @@ func (c *Config) SetDefaults() {
 // drivers call it too, so a driver made from a partial configuration
 // behaves like the gateway's.
 func (p *PrinterConfig) SetDefaults() {
-	if p.Encoding == "" {
+	p.Encoding = strings.ToLower(p.Encoding)
+	switch p.Encoding {
+	case "":
 		p.Encoding = DefaultEncoding
+	case "utf8":
+		p.Encoding = "utf-8"
+	case "gbk", "gb2312":
+		p.Encoding = "gb18030" // a superset of both
+	}
+	p.Parity = strings.ToLower(p.Parity)
+	switch f := strings.ToLower(p.Flow); f {
+	case "rts/cts", "rts_cts", "hardware":
+		p.Flow = "rtscts"
+	case "xon/xoff", "xon_xoff", "software":
+		p.Flow = "xonxoff"
+	default:
+		p.Flow = f
 	}
 	if p.OnUncertain == "" {
 		p.OnUncertain = "hold"

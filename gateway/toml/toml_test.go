@@ -88,3 +88,24 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestParse_SerialForms(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ line, want string }{
+		{"stop_bits = 1", "1"}, {"stop_bits = 1.5", "1.5"}, {`stop_bits = "2"`, "2"}, {"", "1"},
+	} {
+		cfg, err := toml.Parse(strings.Replace(base, `address = "127.0.0.1:9101"`,
+			"address = \"127.0.0.1:9101\"\n[[printers]]\nid = \"bar-1\"\ndriver = \"serial\"\naddress = \"/dev/ttyUSB0\"\nencoding = \"UTF8\"\nflow = \"RTS/CTS\"\n"+tc.line, 1))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.line, err)
+		}
+		p := cfg.Printers[2]
+		if string(p.StopBits) != tc.want || p.Encoding != "utf-8" || p.Flow != "rtscts" || p.Baud != 19200 {
+			t.Errorf("%q: got stop_bits %q encoding %q flow %q baud %d", tc.line, p.StopBits, p.Encoding, p.Flow, p.Baud)
+		}
+	}
+	if _, err := toml.Parse(strings.Replace(base, `address = "127.0.0.1:9101"`,
+		"address = \"127.0.0.1:9101\"\n[[printers]]\nid = \"bar-1\"\ndriver = \"serial\"\naddress = \"/dev/ttyUSB0\"\nstop_bits = 3", 1)); err == nil || !strings.Contains(err.Error(), "stop_bits") {
+		t.Fatalf("stop_bits = 3: got %v, want an error naming stop_bits", err)
+	}
+}
