@@ -12,10 +12,6 @@ import (
 // TimeLayout is how a ticket shows its acceptance time.
 const TimeLayout = "2006-01-02 15:04:05"
 
-// FeedLines is how many lines a ticket is fed after its last line, so the
-// task_no clears the cutter.
-const FeedLines = 4
-
 // Commands Encode emits.
 var (
 	cmdInit        = []byte{ESC, '@'}
@@ -28,8 +24,10 @@ var (
 	cmdBoldOff     = []byte{ESC, 'E', 0}
 	cmdSizeNormal  = []byte{GS, '!', 0x00}
 	cmdSizeDouble  = []byte{GS, '!', 0x11} // double width and height
-	cmdFeed        = []byte{ESC, 'd', FeedLines}
-	cmdCut         = []byte{GS, 'V', 1} // partial cut
+	// cmdCut feeds the paper to the cutter and cuts (GS V 66 0: partial cut
+	// after feeding to the cutting position). One command, so nothing but
+	// the cut follows the task_no line.
+	cmdCut = []byte{GS, 'V', 66, 0}
 )
 
 // Encode renders t as an ESC/POS kitchen ticket for a printer configured
@@ -126,7 +124,6 @@ func Encode(t gateway.Ticket, encoding string, width int, loc *time.Location) ([
 	w.separator()
 
 	w.line(te.glyphs(strings.TrimSpace(t.TaskNo)))
-	w.cmd(cmdFeed)
 	w.cmd(cmdCut)
 	return w.buf, nil
 }
