@@ -51,7 +51,7 @@ type PrinterConfig struct {
 	TrustSpooler bool `toml:"trust_spooler"`
 
 	ConnectTimeout Duration `toml:"connect_timeout"` // default 3s
-	ConfirmTimeout Duration `toml:"confirm_timeout"` // default 20s
+	ConfirmTimeout Duration `toml:"confirm_timeout"` // default 10s
 
 	// Failover to Backup after FailoverAttempts failed attempts in a row or
 	// FailoverAfter of continuous failure, whichever comes first.
@@ -73,7 +73,7 @@ type StationConfig struct {
 const (
 	DefaultMaxRetries       = 5
 	DefaultConnectTimeout   = 3 * time.Second
-	DefaultConfirmTimeout   = 20 * time.Second
+	DefaultConfirmTimeout   = 10 * time.Second
 	DefaultFailoverAttempts = 3
 	DefaultFailoverAfter    = 60 * time.Second
 	DefaultStaleAfter       = 30 * time.Minute
