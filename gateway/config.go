@@ -39,11 +39,11 @@ type PrinterConfig struct {
 	Width       int    `toml:"width"` // characters per line in normal type
 
 	// Serial line settings (driver = "serial").
-	Baud     int    `toml:"baud"`
-	DataBits int    `toml:"data_bits"`
-	Parity   string `toml:"parity"`    // none | odd | even | mark | space
+	Baud     int      `toml:"baud"`
+	DataBits int      `toml:"data_bits"`
+	Parity   string   `toml:"parity"`    // none | odd | even | mark | space
 	StopBits StopBits `toml:"stop_bits"` // 1 | 1.5 | 2 (a number or a string)
-	Flow     string `toml:"flow"`      // none | rtscts | xonxoff
+	Flow     string   `toml:"flow"`      // none | rtscts | xonxoff
 
 	// TrustSpooler (driver = "spooler"): count the spooler's "job
 	// complete" as the printer's confirmation. Off by default: the spooler
