@@ -13,14 +13,14 @@ pids=()
 pgdata=""
 runpg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 stop() {
-  trap - INT TERM EXIT
+  trap - INT TERM HUP PIPE EXIT
   echo
   echo "stopping..."
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   if [ -n "$pgdata" ]; then runpg "$pgbin/pg_ctl" -D "$pgdata" -m fast stop >/dev/null 2>&1 || true; fi
 }
-trap stop INT TERM EXIT
+trap stop INT TERM HUP PIPE EXIT
 
 waitfor() { # url, pid, log
   for _ in $(seq 1 100); do
