@@ -161,6 +161,8 @@ func TestMain_BadInput(t *testing.T) {
 		{"UnknownTask", "GET", "/v1/tasks/order_nope_station_hot", token, nil, 404, "not found"},
 		{"BadStatus", "GET", "/v1/tasks?status=eaten", token, nil, 400, "status"},
 		{"AfterWithStatus", "GET", "/v1/tasks?after=&status=done", token, nil, 400, "after"},
+		{"WrongMethod", "GET", "/v1/orders", token, nil, 405, "use POST"},
+		{"UnknownPath", "GET", "/v1/nothing", token, nil, 404, "no such endpoint"},
 		{"ConflictingReplay", "POST", "/v1/orders", token, order("keep-1", "hot", "hot"), 409, "different content"},
 		{"VoidUnknown", "POST", "/v1/orders/nope/void", token, nil, 404, "not found"},
 		{"ReprintNoReason", "POST", "/v1/tasks/order_keep-1_station_hot/reprint", token, `{"operator":"amy"}`, 400, "reason"},

@@ -37,9 +37,9 @@ func (s *Server) pageRoutes() {
 		w.Header().Set("Cache-Control", "no-cache")
 		files.ServeHTTP(w, r)
 	})))
-	s.mux.Handle("GET /v1/board", s.auth(s.api(s.getBoard)))
-	s.mux.Handle("GET /v1/events", s.auth(s.events))
-	s.mux.Handle("POST /v1/printers/{printer_id}/test-page", s.auth(s.api(s.testPage)))
+	s.handle("GET /v1/board", s.auth(s.api(s.getBoard)))
+	s.handle("GET /v1/events", s.auth(s.events))
+	s.handle("POST /v1/printers/{printer_id}/test-page", s.auth(s.api(s.testPage)))
 }
 
 func (s *Server) getBoard(w http.ResponseWriter, r *http.Request) error {

@@ -60,24 +60,34 @@ func NewServer(g *gateway.Gateway, tokens []string, metrics http.Handler, log *s
 }
 
 func (s *Server) routes() {
-	m := s.mux
-	m.HandleFunc("GET /healthz", s.healthz)
-	m.Handle("GET /metrics", s.auth(s.metricsHandler))
-	m.Handle("POST /v1/orders", s.auth(s.api(s.createOrder)))
-	m.Handle("POST /v1/orders/{order_id}/void", s.auth(s.api(s.voidOrder)))
-	m.Handle("GET /v1/tasks", s.auth(s.api(s.listTasks)))
-	m.Handle("GET /v1/tasks/{task_no}", s.auth(s.api(s.getTask)))
-	m.Handle("GET /v1/tasks/{task_no}/receipts", s.auth(s.api(s.getReceipts)))
-	m.Handle("POST /v1/tasks/{task_no}/retry", s.auth(s.api(s.retryTask)))
-	m.Handle("POST /v1/tasks/{task_no}/reprint", s.auth(s.api(s.reprintTask)))
-	m.Handle("POST /v1/tasks/{task_no}/resolve", s.auth(s.api(s.resolveTask)))
-	m.Handle("GET /v1/printers", s.auth(s.api(s.listPrinters)))
-	m.Handle("POST /v1/printers/{printer_id}/acknowledge", s.auth(s.api(s.ackFailover)))
-	m.Handle("POST /v1/printers/{printer_id}/failback", s.auth(s.api(s.failback)))
-	m.Handle("POST /v1/stations/{station}/print-stale", s.auth(s.api(s.printStale)))
-	m.Handle("GET /v1/audit", s.auth(s.api(s.listAudit)))
+	s.handle("GET /healthz", http.HandlerFunc(s.healthz))
+	s.handle("GET /metrics", s.auth(s.metricsHandler))
+	s.handle("POST /v1/orders", s.auth(s.api(s.createOrder)))
+	s.handle("POST /v1/orders/{order_id}/void", s.auth(s.api(s.voidOrder)))
+	s.handle("GET /v1/tasks", s.auth(s.api(s.listTasks)))
+	s.handle("GET /v1/tasks/{task_no}", s.auth(s.api(s.getTask)))
+	s.handle("GET /v1/tasks/{task_no}/receipts", s.auth(s.api(s.getReceipts)))
+	s.handle("POST /v1/tasks/{task_no}/retry", s.auth(s.api(s.retryTask)))
+	s.handle("POST /v1/tasks/{task_no}/reprint", s.auth(s.api(s.reprintTask)))
+	s.handle("POST /v1/tasks/{task_no}/resolve", s.auth(s.api(s.resolveTask)))
+	s.handle("GET /v1/printers", s.auth(s.api(s.listPrinters)))
+	s.handle("POST /v1/printers/{printer_id}/acknowledge", s.auth(s.api(s.ackFailover)))
+	s.handle("POST /v1/printers/{printer_id}/failback", s.auth(s.api(s.failback)))
+	s.handle("POST /v1/stations/{station}/print-stale", s.auth(s.api(s.printStale)))
+	s.handle("GET /v1/audit", s.auth(s.api(s.listAudit)))
 	s.pageRoutes()
-	m.HandleFunc("/", s.notFound)
+	s.mux.HandleFunc("/", s.notFound)
+}
+
+// handle registers "METHOD /path" and answers other methods on the path
+// with a JSON 405.
+func (s *Server) handle(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, h)
+	method, path, _ := strings.Cut(pattern, " ")
+	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", method)
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": fmt.Sprintf("%s is not allowed on %s; use %s", r.Method, r.URL.Path, method)})
+	})
 }
 
 // ServeHTTP implements http.Handler.
