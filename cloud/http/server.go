@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -133,8 +134,11 @@ func (s *Server) Handler() http.Handler {
 	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 
+	methods := map[string][]string{} // path → its methods, for a JSON 405
 	api := func(pattern string, h func(http.ResponseWriter, *http.Request) error) {
 		mux.Handle(pattern, s.authenticate(h))
+		method, path, _ := strings.Cut(pattern, " ")
+		methods[path] = append(methods[path], method)
 	}
 	api("POST /v1/admin/tenants", s.handleCreateTenant)
 	api("POST /v1/admin/tenants/{tenant_id}/tokens", s.handleCreateTenantToken)
@@ -154,6 +158,13 @@ func (s *Server) Handler() http.Handler {
 	api("GET /v1/dashboard", s.handleDashboard)
 	api("GET /v1/search", s.handleSearch)
 	s.pageRoutes(mux)
+	for path, ms := range methods {
+		allow := strings.Join(ms, ", ")
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": fmt.Sprintf("%s is not allowed on %s; use %s", r.Method, r.URL.Path, allow)})
+		})
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, cloud.Errorf(cloud.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
 	})

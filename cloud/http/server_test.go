@@ -173,3 +173,18 @@ func TestServer_Health(t *testing.T) {
 		e.wantError("GET", "/v1/nothing", adminToken, nil, 404, "no route for GET /v1/nothing")
 	})
 }
+
+// A known path with another method gets a JSON 405 naming the method to
+// use; an unknown path a JSON 404.
+func TestServer_Routes(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	code, body := e.do("GET", "/v1/admin/tenants", adminToken, nil)
+	if code != http.StatusMethodNotAllowed || !strings.Contains(string(body), "use POST") {
+		t.Fatalf("got %d %s, want 405 naming POST", code, body)
+	}
+	code, body = e.do("GET", "/v1/nothing", adminToken, nil)
+	if code != http.StatusNotFound || !strings.Contains(string(body), `"error"`) {
+		t.Fatalf("got %d %s, want a JSON 404", code, body)
+	}
+}
