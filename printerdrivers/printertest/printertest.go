@@ -142,6 +142,16 @@ func testStatus(t *testing.T, h Harness) {
 			t.Fatalf("got %+v, %v; want offline and no error", got, err)
 		}
 	})
+	t.Run("ErrCanceled", func(t *testing.T) {
+		t.Parallel()
+		p, _ := h.Open(t, Config(confirmTimeout), printersim.Options{})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		got, err := p.Status(ctx)
+		if !errors.Is(err, context.Canceled) || got.State != gateway.PrinterUnknown {
+			t.Fatalf("got %+v, %v; want unknown and context.Canceled", got, err)
+		}
+	})
 }
 
 func testPrint(t *testing.T, h Harness) {

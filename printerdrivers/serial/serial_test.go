@@ -383,18 +383,6 @@ func TestPrinter_Status(t *testing.T) {
 		}
 	})
 
-	t.Run("ErrCanceled", func(t *testing.T) {
-		t.Parallel()
-		_, path := printertest.StartSerial(t, printersim.Options{})
-		p := open(t, printertest.Config(5*time.Second), path)
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		st, err := p.Status(ctx)
-		if !errors.Is(err, context.Canceled) || st.State != gateway.PrinterUnknown {
-			t.Fatalf("got %+v, %v; want unknown and context.Canceled", st, err)
-		}
-	})
-
 	t.Run("ErrNoAnswer", func(t *testing.T) {
 		t.Parallel()
 		path := script(t, func(w io.Writer, r *bufio.Reader) { io.Copy(io.Discard, r) })

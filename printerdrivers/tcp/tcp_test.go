@@ -189,17 +189,6 @@ func TestPrinter_Print(t *testing.T) {
 
 func TestPrinter_Status(t *testing.T) {
 	t.Parallel()
-	t.Run("ErrCanceled", func(t *testing.T) {
-		t.Parallel()
-		_, addr := printertest.StartTCP(t, printersim.Options{})
-		p := open(t, printertest.Config(5*time.Second), addr)
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		st, err := p.Status(ctx)
-		if !errors.Is(err, context.Canceled) || st.State != gateway.PrinterUnknown {
-			t.Fatalf("got %+v, %v; want unknown and context.Canceled", st, err)
-		}
-	})
 	t.Run("ErrNoAnswer", func(t *testing.T) {
 		t.Parallel()
 		addr := script(t, func(c net.Conn, r *bufio.Reader) { io.Copy(io.Discard, r) })

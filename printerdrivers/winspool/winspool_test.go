@@ -403,17 +403,6 @@ func TestPrinter_Status(t *testing.T) {
 			t.Fatalf("got %+v, %v; want unknown and an error", st, err)
 		}
 	})
-
-	t.Run("ErrCanceled", func(t *testing.T) {
-		t.Parallel()
-		p, _, _, _ := setup(t, printertest.Config(5*time.Second), printersim.Options{}, winspooltest.QueueOptions{})
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		st, err := p.Status(ctx)
-		if !errors.Is(err, context.Canceled) || st.State != gateway.PrinterUnknown {
-			t.Fatalf("got %+v, %v; want unknown and context.Canceled", st, err)
-		}
-	})
 }
 
 func TestPrinterState(t *testing.T) {
