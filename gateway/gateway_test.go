@@ -6,13 +6,16 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/gateway/badger"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 	"github.com/storeprint/storeprint/printerdrivers/tcp"
+	"github.com/storeprint/storeprint/sync"
 )
 
 // pausing is a driver whose first Print stops before doing anything until
@@ -150,5 +153,43 @@ func TestGateway_StaleWorker(t *testing.T) {
 	}
 	if errors.Is(perr, context.Canceled) {
 		t.Fatal("want a fence refusal, not a cancellation")
+	}
+}
+
+// A command from HQ is applied once, durably, with the HQ operator's name
+// (cut to 64 characters, never mid-character); a replay does nothing.
+func TestGateway_ApplyDown(t *testing.T) {
+	t.Parallel()
+	g, sim, _ := setup(t, func(p gateway.Printer) gateway.Printer { return p })
+	ctx := context.Background()
+	if _, _, err := g.AcceptOrder(ctx, &gateway.Order{OrderID: "o1", Items: []gateway.Item{{Name: "面", Qty: 1, Station: "hot"}}}, gateway.SourcePOS); err != nil {
+		t.Fatal(err)
+	}
+	no := gateway.TaskNo("o1", "hot")
+	operator := strings.Repeat("张", 70)
+	cmds := []sync.Command{{Seq: 1, ID: "c1", Kind: sync.CommandReprint, TaskNo: no, Operator: operator, Reason: "dropped"}}
+	for i := 0; i < 2; i++ {
+		cur, err := g.ApplyDown(ctx, cmds)
+		if err != nil || cur != 1 {
+			t.Fatalf("apply %d: got cursor %d, %v; want 1", i, cur, err)
+		}
+	}
+	if _, err := g.Task(ctx, no+"_copy_1"); err != nil {
+		t.Fatalf("the copy was not made: %v", err)
+	}
+	if _, err := g.Task(ctx, no+"_copy_2"); err == nil {
+		t.Fatal("a replayed command made a second copy")
+	}
+	audit, err := g.Audit(ctx, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(audit) != 1 || !utf8.ValidString(audit[0].Operator) || utf8.RuneCountInString(audit[0].Operator) != 64 {
+		t.Fatalf("got audit %+v, want one entry with a 64-character operator", audit)
+	}
+	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := sim.WaitPrinted(tctx, 2); err != nil {
+		t.Fatal(err)
 	}
 }

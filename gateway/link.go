@@ -99,14 +99,22 @@ func (g *Gateway) OutboxAcked(ctx context.Context, cursor uint64) error {
 	}
 }
 
-// SyncState reports the outbox as the link sees it.
+// SyncState reports the outbox as the store last recorded it.
 type SyncState struct {
-	Acked   uint64 `json:"acked"`   // highest seq the cloud stored
-	Last    uint64 `json:"last"`    // newest event written
-	Pending uint64 `json:"pending"` // events the cloud has not acknowledged
+	Acked uint64 `json:"acked"` // highest seq the cloud stored, as of the last compaction
+	Last  uint64 `json:"last"`  // newest event written
 }
 
-// SyncState returns the outbox's acknowledged cursor and backlog.
+// Pending returns how many events the cloud has not acknowledged, given the
+// link's own cursor (which may be ahead of the last compaction).
+func (s SyncState) Pending(cursor uint64) uint64 {
+	if acked := max(cursor, s.Acked); s.Last > acked {
+		return s.Last - acked
+	}
+	return 0
+}
+
+// SyncState returns the outbox's acknowledged cursor and newest seq.
 func (g *Gateway) SyncState(ctx context.Context) (SyncState, error) {
 	var s SyncState
 	err := g.store.View(ctx, func(tx ReadTx) error {
@@ -114,13 +122,8 @@ func (g *Gateway) SyncState(ctx context.Context) (SyncState, error) {
 		if s.Acked, err = tx.Meta(metaAcked); err != nil {
 			return err
 		}
-		if s.Last, err = tx.LastEventSeq(); err != nil {
-			return err
-		}
-		if s.Last > s.Acked {
-			s.Pending = s.Last - s.Acked
-		}
-		return nil
+		s.Last, err = tx.LastEventSeq()
+		return err
 	})
 	return s, err
 }
@@ -181,8 +184,8 @@ func (g *Gateway) applyCommand(ctx context.Context, c sync.Command) error {
 	if strings.TrimSpace(c.Operator) == "" {
 		a.Operator = "hq"
 	}
-	if len(a.Operator) > 64 {
-		a.Operator = a.Operator[:64]
+	if r := []rune(a.Operator); len(r) > 64 {
+		a.Operator = string(r[:64]) // an operator is at most 64 characters
 	}
 	switch c.Kind {
 	case sync.CommandOrder:
