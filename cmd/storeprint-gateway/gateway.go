@@ -235,12 +235,7 @@ func (m *Main) linkState(ctx context.Context) any {
 	st := m.Sync.State()
 	out := map[string]any{"connected": st.Connected, "since": st.Since, "cursor": st.Cursor, "last_error": st.LastError}
 	if ss, err := m.Gateway.SyncState(ctx); err == nil {
-		// The link's own cursor is fresher than the store's compaction mark.
-		pending := uint64(0)
-		if ss.Last > max(st.Cursor, ss.Acked) {
-			pending = ss.Last - max(st.Cursor, ss.Acked)
-		}
-		out["last_seq"], out["pending"] = ss.Last, pending
+		out["last_seq"], out["pending"] = ss.Last, ss.Pending(st.Cursor)
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -213,13 +214,13 @@ func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error 
 		}
 		return gateway.Errorf(gateway.EINVALID, "read request body: %v", err)
 	}
-	if len(strings.TrimSpace(string(b))) == 0 {
+	if len(bytes.TrimSpace(b)) == 0 {
 		if optional {
 			return nil
 		}
 		return gateway.Errorf(gateway.EINVALID, "request body is empty; a JSON object is required")
 	}
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
