@@ -21,36 +21,15 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
+	"github.com/storeprint/storeprint/internal/testbin"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
 // The whole chain: real gateway processes, real cloud programs, a real
 // PostgreSQL, real websockets, simulated printers.
 
-var (
-	gwBuild   stdsync.Once
-	gwBinDir  string
-	gwBinPath string
-	gwErr     error
-)
-
 func gatewayBinary(t testing.TB) string {
-	t.Helper()
-	gwBuild.Do(func() {
-		gwBinDir, gwErr = os.MkdirTemp("", "storeprint-chain")
-		if gwErr != nil {
-			return
-		}
-		gwBinPath = filepath.Join(gwBinDir, "storeprint-gateway")
-		out, err := exec.Command("go", "build", "-o", gwBinPath, "../storeprint-gateway").CombinedOutput()
-		if err != nil {
-			gwErr = fmt.Errorf("build gateway: %v\n%s", err, out)
-		}
-	})
-	if gwErr != nil {
-		t.Fatal(gwErr)
-	}
-	return gwBinPath
+	return testbin.Build(t, "github.com/storeprint/storeprint/cmd/storeprint-gateway")
 }
 
 var httpc = &nethttp.Client{Timeout: 30 * time.Second, Transport: &nethttp.Transport{MaxIdleConnsPerHost: 32}}

@@ -13,9 +13,10 @@ import (
 	"github.com/storeprint/storeprint/cloud"
 	"github.com/storeprint/storeprint/cloud/postgres"
 	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
+	"github.com/storeprint/storeprint/internal/testbin"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(m, testbin.Cleanup) }
 
 const adminToken = "e2e-admin-token-0123456789"
 

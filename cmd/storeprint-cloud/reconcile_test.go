@@ -5,47 +5,23 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	stdsync "sync"
 	"testing"
 	"time"
 
 	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
+	"github.com/storeprint/storeprint/internal/testbin"
 )
 
 // storeprint reconcile, the ops CLI's command, run as the real program
 // against the real cloud, the real gateway program and a printer
 // simulator, with the sync link cut by a proxy.
 
-var (
-	spBuild   stdsync.Once
-	spBinPath string
-	spErr     error
-)
-
 func storeprintBinary(t testing.TB) string {
-	t.Helper()
-	spBuild.Do(func() {
-		dir, err := os.MkdirTemp("", "storeprint-cli")
-		if err != nil {
-			spErr = err
-			return
-		}
-		spBinPath = filepath.Join(dir, "storeprint")
-		out, err := exec.Command("go", "build", "-o", spBinPath, "../storeprint").CombinedOutput()
-		if err != nil {
-			spErr = fmt.Errorf("build storeprint: %v\n%s", err, out)
-		}
-	})
-	if spErr != nil {
-		t.Fatal(spErr)
-	}
-	return spBinPath
+	return testbin.Build(t, "github.com/storeprint/storeprint/cmd/storeprint")
 }
 
 // reconcileRun is one run of storeprint reconcile.

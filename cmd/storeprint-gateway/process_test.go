@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	stdsync "sync"
@@ -14,42 +13,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint/internal/testbin"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
-)
-
-var (
-	buildOnce stdsync.Once
-	binDir    string
-	binPath   string
-	buildErr  error
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	testbin.Cleanup()
 	os.Exit(code)
 }
 
 // gatewayBinary builds the real gateway with failpoints compiled in.
 func gatewayBinary(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "storeprint-gateway-bin")
-		if buildErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "storeprint-gateway")
-		out, err := exec.Command("go", "build", "-tags", "failpoints", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
+	return testbin.Build(t, "github.com/storeprint/storeprint/cmd/storeprint-gateway", "failpoints")
 }
 
 // proc is the gateway running as its own process.

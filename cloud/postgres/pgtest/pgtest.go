@@ -34,10 +34,15 @@ var (
 )
 
 // Main starts or finds the server, migrates the template database, runs
-// the tests and stops what it started. It exits the process. If no server
-// can be had, the tests fail with a message that says why.
-func Main(m *testing.M) {
-	os.Exit(run(m))
+// the tests, then the cleanups, and stops what it started. It exits the
+// process. If no server can be had, the tests fail with a message that
+// says why.
+func Main(m *testing.M, cleanups ...func()) {
+	code := run(m)
+	for _, c := range cleanups {
+		c()
+	}
+	os.Exit(code)
 }
 
 func run(m *testing.M) int {
