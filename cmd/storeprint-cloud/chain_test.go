@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,9 +9,7 @@ import (
 	"net"
 	nethttp "net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	stdsync "sync"
 	"testing"
@@ -197,15 +194,10 @@ func createStore(t testing.TB, base, tenant, id string) store {
 
 // gatewayProc is the real gateway program.
 type gatewayProc struct {
-	dbURL  string // the cloud's database, for failure messages
-	cmd    *exec.Cmd
-	base   string
-	exited chan struct{}
-	mu     stdsync.Mutex
-	log    strings.Builder
+	*testbin.Gateway
+	base  string
+	dbURL string // the cloud's database, for failure messages
 }
-
-var gwListen = regexp.MustCompile(`msg="gateway running".* listen=(\S+)`)
 
 const posToken = "chain-pos-token"
 
@@ -224,47 +216,8 @@ func startGateway(t testing.TB, st store, cloudAddr string, printers map[string]
 	if err := os.WriteFile(cfg, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(gatewayBinary(t), "run", "--config", cfg)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	g := &gatewayProc{cmd: cmd, exited: make(chan struct{})}
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			g.mu.Lock()
-			g.log.WriteString(sc.Text() + "\n")
-			g.mu.Unlock()
-			if m := gwListen.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-		cmd.Wait()
-		close(g.exited)
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-g.exited
-		if t.Failed() {
-			g.mu.Lock()
-			t.Logf("gateway log (last lines):\n%s", tail(g.log.String(), 40))
-			g.mu.Unlock()
-		}
-	})
-	select {
-	case a := <-addr:
-		g.base = "http://" + a
-	case <-g.exited:
-		t.Fatalf("gateway exited:\n%s", g.log.String())
-	case <-time.After(30 * time.Second):
-		t.Fatal("gateway did not start")
-	}
-	return g
+	g := testbin.StartGateway(t, gatewayBinary(t), cfg)
+	return &gatewayProc{Gateway: g, base: g.Base}
 }
 
 // describeEvents says what the cloud stored, for failure messages.
@@ -286,14 +239,6 @@ func describeEvents(t testing.TB, dbURL string) string {
 		return err.Error()
 	}
 	return fmt.Sprintf("cursor %d, %d events above it (seq %d..%d)", cursor, n, lo, hi)
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 type linkState struct {

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"regexp"
 	"strings"
 	stdsync "sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,81 +26,24 @@ func gatewayBinary(t testing.TB) string {
 
 // proc is the gateway running as its own process.
 type proc struct {
-	cmd    *exec.Cmd
-	base   string
-	exited chan struct{}
-	mu     stdsync.Mutex
-	log    strings.Builder
+	*testbin.Gateway
+	base string
 }
-
-var listenRE = regexp.MustCompile(`msg="gateway running".* listen=(\S+)`)
 
 func startProc(t testing.TB, cfg string, env ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(gatewayBinary(t), "run", "--config", cfg)
-	cmd.Env = append(os.Environ(), env...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{cmd: cmd, exited: make(chan struct{})}
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			p.log.WriteString(line + "\n")
-			p.mu.Unlock()
-			if m := listenRE.FindStringSubmatch(line); m != nil {
-				addr <- m[1]
-			}
-		}
-		cmd.Wait()
-		close(p.exited)
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-p.exited
-		if t.Failed() {
-			t.Logf("gateway log:\n%s", p.logText())
-		}
-	})
-	select {
-	case a := <-addr:
-		p.base = "http://" + a
-	case <-p.exited:
-		t.Fatalf("gateway exited at start:\n%s", p.logText())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("gateway did not start:\n%s", p.logText())
-	}
-	return p
+	g := testbin.StartGateway(t, gatewayBinary(t), cfg, env...)
+	return &proc{Gateway: g, base: g.Base}
 }
 
-func (p *proc) logText() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.log.String()
-}
-
-func (p *proc) kill(t testing.TB) {
-	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-p.exited
-}
+func (p *proc) kill(t testing.TB) { p.Kill(t) }
 
 func (p *proc) waitExit(t testing.TB, timeout time.Duration) {
 	t.Helper()
 	select {
-	case <-p.exited:
+	case <-p.Exited:
 	case <-time.After(timeout):
-		t.Fatalf("gateway did not stop at the failpoint:\n%s", p.logText())
+		t.Fatalf("gateway did not stop at the failpoint:\n%s", p.Log())
 	}
 }
 
@@ -170,7 +109,7 @@ func TestProcess_KillWhileStreaming(t *testing.T) {
 			}
 		}()
 	}
-	<-p.exited
+	<-p.Exited
 	stop()
 	wg.Wait()
 	mu.Lock()
