@@ -10,11 +10,13 @@ import (
 type changes struct {
 	mu   stdsync.Mutex
 	subs map[chan struct{}]struct{}
+	gen  uint64 // grows with every change
 }
 
 func (c *changes) signal() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.gen++
 	for ch := range c.subs {
 		select {
 		case ch <- struct{}{}:
@@ -40,7 +42,16 @@ func (g *Gateway) Subscribe() (<-chan struct{}, func()) {
 	}
 }
 
-// notifyingStore signals subscribers after every successful update.
+// Generation grows by one with every change subscribers are told of: a
+// snapshot read at one generation is current until it moves.
+func (g *Gateway) Generation() uint64 {
+	g.changes.mu.Lock()
+	defer g.changes.mu.Unlock()
+	return g.changes.gen
+}
+
+// notifyingStore signals subscribers after every successful update and
+// after a write that failed for storage trouble.
 type notifyingStore struct {
 	Store
 	c *changes
@@ -48,8 +59,8 @@ type notifyingStore struct {
 
 func (s notifyingStore) Update(ctx context.Context, fn func(Tx) error) error {
 	err := s.Store.Update(ctx, fn)
-	if err == nil {
-		s.c.signal()
+	if err == nil || ErrorCode(err) == EUNAVAILABLE {
+		s.c.signal() // a change, or storage trouble people must see
 	}
 	return err
 }

@@ -87,6 +87,13 @@ func TestMain_DiskFull(t *testing.T) {
 	if len(ps) == 0 || ps[0].Storage == "" {
 		t.Fatalf("printers: got %+v, want the storage problem shown", ps)
 	}
+	var board struct {
+		Storage string `json:"storage_error"`
+	}
+	call(t, "GET", base+"/v1/board", nil, &board)
+	if board.Storage == "" {
+		t.Fatal("the LAN page's board does not show the storage problem")
+	}
 	for _, id := range []string{"df-1", "df-2"} {
 		if tj := getTask(t, base, "order_"+id+"_station_hot"); tj.Status != "queued" && tj.Status != "retry_wait" {
 			t.Fatalf("accepted task %s: got %s", id, tj.Status)

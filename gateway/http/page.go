@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -88,8 +89,32 @@ func viewBoard(b *gateway.Board) boardView {
 	return v
 }
 
+// board returns the current board, read once per change however many
+// pages are open.
+func (s *Server) board(ctx context.Context) (*gateway.Board, error) {
+	gen := s.g.Generation()
+	s.boardMu.Lock()
+	defer s.boardMu.Unlock()
+	if s.boardCache != nil && s.boardGen == gen {
+		b := *s.boardCache
+		b.Storage = "" // storage recovers without a change: read it now
+		if err := s.g.Health(); err != nil {
+			b.Storage = gateway.ErrorMessage(err)
+		}
+		return &b, nil
+	}
+	b, err := s.g.Board(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Read at gen: a change during the read moved the generation, so the
+	// next caller reads again.
+	s.boardCache, s.boardGen = b, gen
+	return b, nil
+}
+
 // events streams the board as server-sent events: once at the start, again
-// within 100 ms of every change, and a heartbeat every 15 s.
+// within 100 ms of every change, and every 15 s.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
@@ -103,7 +128,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	send := func() bool {
-		b, err := s.g.Board(r.Context())
+		b, err := s.board(r.Context())
 		if err != nil {
 			s.log.Error("board for live update", "err", err)
 			return r.Context().Err() == nil
@@ -133,10 +158,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		case <-s.closing:
 			return
 		case <-ping.C:
-			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {
+			// Resend now and then: some states (storage recovering, the
+			// sync link) change without a notification.
+			if !send() {
 				return
 			}
-			flusher.Flush()
 		case <-changes:
 			// Let a burst of changes settle into one update.
 			t := time.NewTimer(100 * time.Millisecond)

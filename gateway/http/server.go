@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	stdsync "sync"
 	"time"
 
 	"github.com/storeprint/storeprint/gateway"
@@ -30,6 +31,10 @@ type Server struct {
 	mux     *http.ServeMux
 	closing chan struct{} // closed on Shutdown: ends live-update streams
 	link    func() any    // the sync link's state, when there is one
+
+	boardMu    stdsync.Mutex
+	boardCache *gateway.Board // the board as of boardGen
+	boardGen   uint64
 }
 
 // SetLink shows the sync link's state on the LAN page and /healthz.
