@@ -80,7 +80,7 @@ func (g *Gateway) recoverTask(ctx context.Context, taskNo string) error {
 		case ReceiptPrinted, ReceiptConfirmed:
 			t.Status, t.PrintedAt, t.Reason, t.LastError = StatusDone, r.PrintedAt, "", ""
 			t.LeaseToken, t.LeaseExpires = "", time.Time{}
-		default: // prepared, submitted, uncertain
+		default: // prepared, submitted
 			policy := "hold"
 			if pc := g.pcfg[t.PrinterID]; pc != nil {
 				policy = pc.OnUncertain

@@ -85,14 +85,15 @@ type OrderRecord struct {
 }
 
 // Receipt states of one attempt, written durably in this order. NotSent
-// closes an attempt whose bytes provably never left.
+// closes an attempt whose bytes provably never left. An attempt that ended
+// without confirmation keeps its last state (prepared or submitted) with
+// the error noted: nobody knows whether it printed.
 const (
 	ReceiptPrepared  = sync.ReceiptPrepared
 	ReceiptSubmitted = sync.ReceiptSubmitted
 	ReceiptPrinted   = sync.ReceiptPrinted
 	ReceiptConfirmed = sync.ReceiptConfirmed
 	ReceiptNotSent   = "not_sent"
-	ReceiptUncertain = "uncertain" // closed without confirmation: outcome unknown
 )
 
 // Receipt is the local record of one attempt of one task.
