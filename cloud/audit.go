@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/storeprint/storeprint"
 )
 
 // Audit sources.
@@ -16,31 +18,19 @@ const (
 // why, the state before and after, and when. The database refuses to
 // update or delete one.
 type AuditEvent struct {
-	TenantID string          `json:"tenant_id"`
-	ID       string          `json:"audit_id"`
-	StoreID  string          `json:"store_id,omitempty"`
-	Source   string          `json:"source"`
-	Actor    string          `json:"actor"`              // the credential (Actor.String)
-	Operator string          `json:"operator,omitempty"` // the person, when named
-	Action   string          `json:"action"`
-	Resource string          `json:"resource"`
-	Reason   string          `json:"reason,omitempty"`
-	Before   json.RawMessage `json:"before"`
-	After    json.RawMessage `json:"after"`
-	At       time.Time       `json:"at"`
+	TenantID string                 `json:"tenant_id"`
+	ID       string                 `json:"audit_id"`
+	StoreID  string                 `json:"store_id,omitempty"`
+	Source   string                 `json:"source"`
+	Actor    string                 `json:"actor"`              // the credential (Actor.String)
+	Operator string                 `json:"operator,omitempty"` // the person, when named
+	Action   storeprint.AuditAction `json:"action"`
+	Resource string                 `json:"resource"`
+	Reason   string                 `json:"reason,omitempty"`
+	Before   json.RawMessage        `json:"before"`
+	After    json.RawMessage        `json:"after"`
+	At       time.Time              `json:"at"`
 }
-
-// Admin actions recorded by the cloud.
-const (
-	ActionCreateTenant      = "tenant.create"
-	ActionCreateTenantToken = "tenant_token.create"
-	ActionCreateStore       = "store.create"
-	ActionCreateGateway     = "gateway.create"
-	ActionRevokeGateway     = "gateway.revoke"
-	ActionRetry             = "task.retry"
-	ActionReprint           = "task.reprint"
-	ActionFailoverAck       = "printer.failover_ack"
-)
 
 // Audit list limits.
 const (

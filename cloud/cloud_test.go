@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 )
 
@@ -105,13 +106,13 @@ func TestCommandRequest_Validate(t *testing.T) {
 		req  cloud.CommandRequest
 		code string
 	}{
-		"Retry":         {cloud.CommandRequest{Kind: cloud.CommandRetry, TaskNo: "order_1_station_hot"}, ""},
-		"FailoverAck":   {cloud.CommandRequest{Kind: cloud.CommandFailoverAck, PrinterID: "hot-1"}, ""},
-		"ErrNoTask":     {cloud.CommandRequest{Kind: cloud.CommandReprint}, cloud.EINVALID},
+		"Retry":         {cloud.CommandRequest{Kind: storeprint.CommandRetry, TaskNo: "order_1_station_hot"}, ""},
+		"FailoverAck":   {cloud.CommandRequest{Kind: storeprint.CommandFailoverAck, PrinterID: "hot-1"}, ""},
+		"ErrNoTask":     {cloud.CommandRequest{Kind: storeprint.CommandReprint}, cloud.EINVALID},
 		"ErrKind":       {cloud.CommandRequest{Kind: "order", TaskNo: "x"}, cloud.EINVALID},
-		"ErrCommandID":  {cloud.CommandRequest{ID: "a b", Kind: cloud.CommandRetry, TaskNo: "x"}, cloud.EINVALID},
-		"ErrLongReason": {cloud.CommandRequest{Kind: cloud.CommandRetry, TaskNo: "x", Note: cloud.Note{Reason: strings.Repeat("x", 501)}}, cloud.EINVALID},
-		"ErrControl":    {cloud.CommandRequest{Kind: cloud.CommandRetry, TaskNo: "x", Note: cloud.Note{Operator: "a\x1bb"}}, cloud.EINVALID},
+		"ErrCommandID":  {cloud.CommandRequest{ID: "a b", Kind: storeprint.CommandRetry, TaskNo: "x"}, cloud.EINVALID},
+		"ErrLongReason": {cloud.CommandRequest{Kind: storeprint.CommandRetry, TaskNo: "x", Note: cloud.Note{Reason: strings.Repeat("x", 501)}}, cloud.EINVALID},
+		"ErrControl":    {cloud.CommandRequest{Kind: storeprint.CommandRetry, TaskNo: "x", Note: cloud.Note{Operator: "a\x1bb"}}, cloud.EINVALID},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if got := cloud.ErrorCode(tc.req.Validate()); got != tc.code {

@@ -4,41 +4,33 @@ import (
 	"context"
 	"time"
 
-	"github.com/storeprint/storeprint/gateway"
-)
-
-// Command kinds: what the cloud sends down to a store.
-const (
-	CommandOrder       = "order"        // a cloud-originated order to print
-	CommandRetry       = "retry"        // a make-up print of a failed or attention_required task
-	CommandReprint     = "reprint"      // a deliberate copy, marked REPRINT
-	CommandFailoverAck = "failover_ack" // a person acknowledges a printer's failover
+	"github.com/storeprint/storeprint"
 )
 
 // Command is one entry of a store's downstream queue. Seq grows by one per
 // store, in commit order, so the sync server sends "everything for store S
 // after seq N" and the gateway acks the seq it made durable.
 type Command struct {
-	StoreID   string         `json:"store_id"`
-	Seq       uint64         `json:"seq"`
-	ID        string         `json:"command_id"` // idempotency key, unique per store
-	Kind      string         `json:"kind"`
-	TaskNo    string         `json:"task_no,omitempty"`
-	PrinterID string         `json:"printer_id,omitempty"`
-	Order     *gateway.Order `json:"order,omitempty"`
-	Reason    string         `json:"reason,omitempty"`
-	Operator  string         `json:"operator,omitempty"`
-	CreatedBy string         `json:"created_by"` // the actor
-	CreatedAt time.Time      `json:"created_at"`
+	StoreID   string                 `json:"store_id"`
+	Seq       uint64                 `json:"seq"`
+	ID        string                 `json:"command_id"` // idempotency key, unique per store
+	Kind      storeprint.CommandKind `json:"kind"`
+	TaskNo    string                 `json:"task_no,omitempty"`
+	PrinterID string                 `json:"printer_id,omitempty"`
+	Order     *storeprint.Order      `json:"order,omitempty"`
+	Reason    string                 `json:"reason,omitempty"`
+	Operator  string                 `json:"operator,omitempty"`
+	CreatedBy string                 `json:"created_by"` // the actor
+	CreatedAt time.Time              `json:"created_at"`
 }
 
 // CommandRequest is a person's request for a retry, reprint or failover
 // acknowledgement.
 type CommandRequest struct {
-	ID        string // optional idempotency key; a random one when empty
-	Kind      string // CommandRetry, CommandReprint or CommandFailoverAck
-	TaskNo    string // retry, reprint
-	PrinterID string // failover_ack
+	ID        string                 // optional idempotency key; a random one when empty
+	Kind      storeprint.CommandKind // retry, reprint or failover_ack
+	TaskNo    string                 // retry, reprint
+	PrinterID string                 // failover_ack
 	Note
 }
 
@@ -50,14 +42,14 @@ func (r *CommandRequest) Validate() error {
 		}
 	}
 	switch r.Kind {
-	case CommandRetry, CommandReprint:
+	case storeprint.CommandRetry, storeprint.CommandReprint:
 		if r.TaskNo == "" {
 			return Errorf(EINVALID, "task_no is required")
 		}
 		if err := checkText("task_no", r.TaskNo, 200); err != nil {
 			return err
 		}
-	case CommandFailoverAck:
+	case storeprint.CommandFailoverAck:
 		if err := validID("printer_id", r.PrinterID); err != nil {
 			return err
 		}

@@ -5,12 +5,8 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint"
 )
-
-// ActionDuplicatePrevented is the audit action of an order sent again with
-// the same content and answered without printing (gateway.ActionDuplicatePrevented).
-const ActionDuplicatePrevented = gateway.ActionDuplicatePrevented
 
 // Dashboard limits. The dashboard shows a bounded page of stores (the ones
 // in trouble first), so one answer stays small for a chain of any size.
@@ -104,13 +100,13 @@ type StorePrinter struct {
 // cloud knows it.
 type DashboardAlert struct {
 	Alert
-	StoreName  string         `json:"store_name"`
-	OrderID    string         `json:"order_id"`
-	Station    string         `json:"station"`
-	TaskStatus gateway.Status `json:"task_status"`
-	Reason     string         `json:"reason,omitempty"`
-	LastError  string         `json:"last_error,omitempty"`
-	Attempt    int            `json:"attempt"`
+	StoreName  string            `json:"store_name"`
+	OrderID    string            `json:"order_id"`
+	Station    string            `json:"station"`
+	TaskStatus storeprint.Status `json:"task_status"`
+	Reason     string            `json:"reason,omitempty"`
+	LastError  string            `json:"last_error,omitempty"`
+	Attempt    int               `json:"attempt"`
 }
 
 // Task search limits.

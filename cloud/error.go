@@ -3,6 +3,8 @@ package cloud
 import (
 	"errors"
 	"fmt"
+
+	"github.com/storeprint/storeprint"
 )
 
 // Error codes. The HTTP layer maps each to one status in one table.
@@ -30,11 +32,16 @@ func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// ErrorCode returns the code of a coded error in err's chain, or EINTERNAL.
+// ErrorCode returns the code of a coded error in err's chain (EINVALID for
+// a broken rule of package storeprint), or EINTERNAL.
 func ErrorCode(err error) string {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code
+	}
+	var inv *storeprint.InvalidError
+	if errors.As(err, &inv) {
+		return EINVALID
 	}
 	if err == nil {
 		return ""
@@ -47,6 +54,10 @@ func ErrorMessage(err error) string {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Message
+	}
+	var inv *storeprint.InvalidError
+	if errors.As(err, &inv) {
+		return inv.Message
 	}
 	return "internal error"
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint"
 )
 
 // Store is one restaurant of a tenant, with one gateway in service.
@@ -38,12 +38,12 @@ type StoreStatus struct {
 
 // Printer is a store's printer as its gateway last reported it.
 type Printer struct {
-	ID        string               `json:"printer_id"`
-	Status    gateway.PrinterState `json:"status"`
-	Stations  []string             `json:"stations"`
-	Backup    string               `json:"backup"`
-	Failover  bool                 `json:"failover"` // its stations print on the backup
-	UpdatedAt time.Time            `json:"updated_at"`
+	ID        string                  `json:"printer_id"`
+	Status    storeprint.PrinterState `json:"status"`
+	Stations  []string                `json:"stations"`
+	Backup    string                  `json:"backup"`
+	Failover  bool                    `json:"failover"` // its stations print on the backup
+	UpdatedAt time.Time               `json:"updated_at"`
 }
 
 // Validate checks a printer report.
@@ -52,7 +52,7 @@ func (p *Printer) Validate() error {
 		return err
 	}
 	switch p.Status {
-	case gateway.PrinterReady, gateway.PrinterOffline, gateway.PrinterPaperEnd, gateway.PrinterCoverOpen, gateway.PrinterUnknown:
+	case storeprint.PrinterReady, storeprint.PrinterOffline, storeprint.PrinterPaperEnd, storeprint.PrinterCoverOpen, storeprint.PrinterUnknown:
 	default:
 		return Errorf(EINVALID, "printer %q: unknown status %q", p.ID, p.Status)
 	}

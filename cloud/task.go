@@ -4,51 +4,51 @@ import (
 	"context"
 	"time"
 
-	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint"
 )
 
 // StatusPendingDelivery is the status of a cloud order's task that its
 // store's gateway has not reported yet. Every other status is the
-// gateway's own word (gateway.Statuses).
-const StatusPendingDelivery gateway.Status = "pending_delivery"
+// gateway's own word (storeprint.Statuses).
+const StatusPendingDelivery storeprint.Status = "pending_delivery"
 
 // ValidStatus reports whether s is a status the cloud knows.
-func ValidStatus(s gateway.Status) bool {
+func ValidStatus(s storeprint.Status) bool {
 	return s == StatusPendingDelivery || s.Valid()
 }
 
 // Task is a print task as the cloud knows it: the state of the highest
 // version its gateway reported, with its receipts.
 type Task struct {
-	StoreID    string         `json:"store_id"`
-	TaskNo     string         `json:"task_no"`
-	OrderID    string         `json:"order_id"`
-	Station    string         `json:"station"`
-	PrinterID  string         `json:"printer_id"`
-	Status     gateway.Status `json:"status"`
-	Version    uint64         `json:"version"`
-	Attempt    int            `json:"attempt"`
-	LastError  string         `json:"last_error"`
-	Reason     string         `json:"reason,omitempty"`
-	Source     string         `json:"source"` // pos | cloud
-	CopyOf     string         `json:"copy_of,omitempty"`
-	BackupFrom string         `json:"backup_from,omitempty"`
-	CreatedAt  time.Time      `json:"created_at"`
-	PrintedAt  *time.Time     `json:"printed_at"`
-	UpdatedAt  time.Time      `json:"updated_at"`
-	Receipts   []*Receipt     `json:"receipts"`
+	StoreID    string            `json:"store_id"`
+	TaskNo     string            `json:"task_no"`
+	OrderID    string            `json:"order_id"`
+	Station    string            `json:"station"`
+	PrinterID  string            `json:"printer_id"`
+	Status     storeprint.Status `json:"status"`
+	Version    uint64            `json:"version"`
+	Attempt    int               `json:"attempt"`
+	LastError  string            `json:"last_error"`
+	Reason     storeprint.Reason `json:"reason,omitempty"`
+	Source     storeprint.Source `json:"source"`
+	CopyOf     string            `json:"copy_of,omitempty"`
+	BackupFrom string            `json:"backup_from,omitempty"`
+	CreatedAt  time.Time         `json:"created_at"`
+	PrintedAt  *time.Time        `json:"printed_at"`
+	UpdatedAt  time.Time         `json:"updated_at"`
+	Receipts   []*Receipt        `json:"receipts"`
 }
 
 // Receipt is one step of one attempt of a task.
 type Receipt struct {
-	Attempt       int       `json:"attempt"`
-	State         string    `json:"state"`
-	PrinterID     string    `json:"printer_id"`
-	PayloadSHA256 string    `json:"payload_sha256,omitempty"`
-	ProcessID     string    `json:"process_id,omitempty"`
-	JobID         string    `json:"job_id,omitempty"`
-	Reprint       bool      `json:"reprint,omitempty"`
-	At            time.Time `json:"at"`
+	Attempt       int                     `json:"attempt"`
+	State         storeprint.ReceiptState `json:"state"`
+	PrinterID     string                  `json:"printer_id"`
+	PayloadSHA256 string                  `json:"payload_sha256,omitempty"`
+	ProcessID     string                  `json:"process_id,omitempty"`
+	JobID         string                  `json:"job_id,omitempty"`
+	Reprint       bool                    `json:"reprint,omitempty"`
+	At            time.Time               `json:"at"`
 }
 
 // Task list limits.
@@ -59,8 +59,8 @@ const (
 
 // TaskFilter selects tasks of a store.
 type TaskFilter struct {
-	Status gateway.Status // empty: any
-	Limit  int            // 0: DefaultTaskLimit
+	Status storeprint.Status // empty: any
+	Limit  int               // 0: DefaultTaskLimit
 	// After pages through a store's tasks: when set, the tasks come in
 	// task_no order, starting after *After ("" for the first page; pass a
 	// page's last task_no for the next one). Unlike created_at, a task_no

@@ -5,7 +5,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint"
 )
 
 // MaxNameLen bounds tenant and store names, in characters.
@@ -76,7 +76,7 @@ func validID(field, s string) error {
 	if s == "" {
 		return Errorf(EINVALID, "%s is required", field)
 	}
-	if !gateway.ValidID(s) {
+	if !storeprint.ValidID(s) {
 		return Errorf(EINVALID, "%s %q must be 1-64 characters of letters, digits, '-', '_' or '.'", field, s)
 	}
 	return nil

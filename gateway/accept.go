@@ -3,16 +3,8 @@ package gateway
 import (
 	"context"
 	"strings"
-)
 
-// ActionDuplicatePrevented is the audit action of an order replayed with
-// the same content: answered, not printed again.
-const ActionDuplicatePrevented = "duplicate_prevented"
-
-// Sources of orders.
-const (
-	SourcePOS   = "pos"
-	SourceCloud = "cloud"
+	"github.com/storeprint/storeprint"
 )
 
 // OrderResult is the answer to an accepted (or replayed) order.
@@ -23,10 +15,10 @@ type OrderResult struct {
 
 // TaskResult is one task of an order as the POS sees it.
 type TaskResult struct {
-	TaskNo    string `json:"task_no"`
-	Station   string `json:"station"`
-	PrinterID string `json:"printer_id"`
-	Status    Status `json:"status"`
+	TaskNo    string            `json:"task_no"`
+	Station   string            `json:"station"`
+	PrinterID string            `json:"printer_id"`
+	Status    storeprint.Status `json:"status"`
 }
 
 // AcceptOrder validates an order, splits it into one task per station and
@@ -34,7 +26,7 @@ type TaskResult struct {
 // same content returns the stored tasks with created false; different
 // content for the same order_id is ECONFLICT. The returned tasks show the
 // state they were created in, so a replay answers the same body.
-func (g *Gateway) AcceptOrder(ctx context.Context, o *Order, source string) (res *OrderResult, created bool, err error) {
+func (g *Gateway) AcceptOrder(ctx context.Context, o *storeprint.Order, source storeprint.Source) (res *OrderResult, created bool, err error) {
 	if err := o.Validate(); err != nil {
 		return nil, false, err
 	}
@@ -61,11 +53,11 @@ func (g *Gateway) AcceptOrder(ctx context.Context, o *Order, source string) (res
 				if err != nil {
 					return err
 				}
-				res.Tasks = append(res.Tasks, TaskResult{TaskNo: t.TaskNo, Station: t.Station, PrinterID: t.firstPrinter(), Status: StatusQueued})
+				res.Tasks = append(res.Tasks, TaskResult{TaskNo: t.TaskNo, Station: t.Station, PrinterID: t.firstPrinter(), Status: storeprint.StatusQueued})
 			}
 			// A replay prints nothing; HQ counts the duplicates prevented.
 			return tx.AppendAudit(&AuditEntry{
-				Action: ActionDuplicatePrevented, Operator: source, TaskNo: strings.Join(rec.TaskNos, ","),
+				Action: storeprint.ActionDuplicatePrevented, Operator: string(source), TaskNo: strings.Join(rec.TaskNos, ","),
 				Reason: "order " + o.OrderID + " sent again with the same content",
 			})
 		case !isNotFound(err):
@@ -73,7 +65,7 @@ func (g *Gateway) AcceptOrder(ctx context.Context, o *Order, source string) (res
 		}
 		rec = &OrderRecord{OrderID: o.OrderID, Digest: digest, Source: source, CreatedAt: now}
 		for _, s := range stations {
-			no := TaskNo(o.OrderID, s)
+			no := storeprint.TaskNo(o.OrderID, s)
 			if _, err := tx.Task(no); err == nil {
 				return Errorf(ECONFLICT, "task %q already exists", no)
 			} else if !isNotFound(err) {
@@ -82,7 +74,7 @@ func (g *Gateway) AcceptOrder(ctx context.Context, o *Order, source string) (res
 			printer, from := g.route(s)
 			t := &Task{
 				TaskNo: no, OrderID: o.OrderID, Station: s, PrinterID: printer, BackupFrom: from,
-				Status: StatusQueued, Source: source, Table: o.Table, Note: o.Note,
+				Status: storeprint.StatusQueued, Source: source, Table: o.Table, Note: o.Note,
 				Items: o.ItemsFor(s), Seq: tx.NextTaskSeq(), CreatedAt: now, NextAt: now,
 				FirstPrinter: printer,
 			}
@@ -90,7 +82,7 @@ func (g *Gateway) AcceptOrder(ctx context.Context, o *Order, source string) (res
 				return err
 			}
 			rec.TaskNos = append(rec.TaskNos, no)
-			res.Tasks = append(res.Tasks, TaskResult{TaskNo: no, Station: s, PrinterID: printer, Status: StatusQueued})
+			res.Tasks = append(res.Tasks, TaskResult{TaskNo: no, Station: s, PrinterID: printer, Status: storeprint.StatusQueued})
 			wake[printer] = true
 		}
 		created = true

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/storeprint/storeprint"
 )
 
 // Actor names who asks for an action and why; every action is audited.
@@ -18,10 +20,10 @@ func (a Actor) validate() error {
 	if strings.TrimSpace(a.Operator) == "" {
 		return Errorf(EINVALID, "operator is required")
 	}
-	if err := checkText("operator", a.Operator, 64); err != nil {
+	if err := storeprint.CheckText("operator", a.Operator, 64); err != nil {
 		return err
 	}
-	return checkText("reason", a.Reason, MaxNoteLen)
+	return storeprint.CheckText("reason", a.Reason, storeprint.MaxNoteLen)
 }
 
 func snapshot(v any) string {
@@ -71,7 +73,7 @@ func (g *Gateway) Void(ctx context.Context, orderID string, a Actor) (*VoidResul
 			}
 			before = append(before, taskSnapshot(t))
 			if g.cancellable(tx, t) {
-				t.Status, t.LeaseToken, t.LeaseExpires = StatusCancelled, "", time.Time{}
+				t.Status, t.LeaseToken, t.LeaseExpires = storeprint.StatusCancelled, "", time.Time{}
 				t.LastError = "order voided"
 				if err := tx.PutTask(t); err != nil {
 					return err
@@ -86,7 +88,7 @@ func (g *Gateway) Void(ctx context.Context, orderID string, a Actor) (*VoidResul
 			}
 		}
 		return tx.AppendAudit(&AuditEntry{
-			Action: "void", Operator: a.Operator, Reason: a.Reason,
+			Action: storeprint.ActionVoid, Operator: a.Operator, Reason: a.Reason,
 			Before: "[" + strings.Join(before, ",") + "]", After: snapshot(res.Tasks),
 		})
 	})
@@ -100,11 +102,11 @@ func (g *Gateway) Void(ctx context.Context, orderID string, a Actor) (*VoidResul
 // a printer, so voiding can cancel it.
 func (g *Gateway) cancellable(tx ReadTx, t *Task) bool {
 	switch t.Status {
-	case StatusQueued, StatusRetryWait, StatusFailed:
+	case storeprint.StatusQueued, storeprint.StatusRetryWait, storeprint.StatusFailed:
 		return true
-	case StatusAttention:
-		return t.Reason == ReasonStale
-	case StatusPrinting:
+	case storeprint.StatusAttention:
+		return t.Reason == storeprint.ReasonStale
+	case storeprint.StatusPrinting:
 		// Leased but the final fence not passed: the fence will refuse.
 		_, err := tx.Receipt(t.TaskNo, t.Attempt)
 		return isNotFound(err)
@@ -138,20 +140,20 @@ func (g *Gateway) Retry(ctx context.Context, taskNo string, a Actor) (*RetryResu
 			return err
 		}
 		switch t.Status {
-		case StatusDone:
+		case storeprint.StatusDone:
 			res = &RetryResult{Task: t, Message: "task is already printed; nothing to do (use reprint for a deliberate copy)"}
 			return nil
-		case StatusQueued, StatusRetryWait, StatusPrinting:
+		case storeprint.StatusQueued, storeprint.StatusRetryWait, storeprint.StatusPrinting:
 			res = &RetryResult{Task: t, Message: "task is already waiting to print; nothing to do"}
 			return nil
-		case StatusCancelled:
+		case storeprint.StatusCancelled:
 			return Errorf(ECONFLICT, "task %q was cancelled (its order was voided)", taskNo)
 		}
 		before := taskSnapshot(t)
-		if t.Status == StatusAttention && t.Reason == ReasonUncertain {
+		if t.Status == storeprint.StatusAttention && t.Reason == storeprint.ReasonUncertain {
 			t.Reprint = true // the earlier attempt may have printed
 		}
-		t.Status, t.Reason, t.Failures, t.StaleOK = StatusQueued, "", 0, true
+		t.Status, t.Reason, t.Failures, t.StaleOK = storeprint.StatusQueued, "", 0, true
 		t.NextAt = g.now()
 		if p := g.reroute(t); p != "" {
 			wake = p
@@ -163,7 +165,7 @@ func (g *Gateway) Retry(ctx context.Context, taskNo string, a Actor) (*RetryResu
 		}
 		res = &RetryResult{Task: t, Changed: true, Message: "queued for a make-up print"}
 		return tx.AppendAudit(&AuditEntry{
-			Action: "retry", Operator: a.Operator, Reason: a.Reason, TaskNo: taskNo,
+			Action: storeprint.ActionRetry, Operator: a.Operator, Reason: a.Reason, TaskNo: taskNo,
 			Before: before, After: taskSnapshot(t),
 		})
 	})
@@ -220,7 +222,7 @@ func (g *Gateway) reprintTx(tx Tx, taskNo string, a Actor) (*Task, error) {
 	cp := &Task{
 		TaskNo:  fmt.Sprintf("%s_copy_%d", orig.TaskNo, orig.Copies),
 		OrderID: orig.OrderID, Station: orig.Station, PrinterID: printer, FirstPrinter: printer,
-		BackupFrom: from, Status: StatusQueued, Source: orig.Source, Table: orig.Table,
+		BackupFrom: from, Status: storeprint.StatusQueued, Source: orig.Source, Table: orig.Table,
 		Note: orig.Note, Items: orig.Items, CopyOf: orig.TaskNo, Reprint: true, StaleOK: true,
 		Seq: tx.NextTaskSeq(), CreatedAt: now, NextAt: now,
 	}
@@ -228,7 +230,7 @@ func (g *Gateway) reprintTx(tx Tx, taskNo string, a Actor) (*Task, error) {
 		return nil, err
 	}
 	return cp, tx.AppendAudit(&AuditEntry{
-		Action: "reprint", Operator: a.Operator, Reason: a.Reason, TaskNo: orig.TaskNo,
+		Action: storeprint.ActionReprint, Operator: a.Operator, Reason: a.Reason, TaskNo: orig.TaskNo,
 		Before: before, After: snapshot(map[string]any{"copy": cp.TaskNo, "printer_id": cp.PrinterID}),
 	})
 }
@@ -248,18 +250,18 @@ func (g *Gateway) Resolve(ctx context.Context, taskNo, outcome string, a Actor) 
 		if t, err = tx.Task(taskNo); err != nil {
 			return err
 		}
-		if t.Status != StatusAttention {
+		if t.Status != storeprint.StatusAttention {
 			return Errorf(ECONFLICT, "task %q is %s; only attention_required tasks can be resolved", taskNo, t.Status)
 		}
 		before := taskSnapshot(t)
 		now := g.now()
-		t.Status, t.PrintedAt, t.Reason = StatusDone, &now, ""
+		t.Status, t.PrintedAt, t.Reason = storeprint.StatusDone, &now, ""
 		t.LastError = "resolved by " + a.Operator
 		if err := tx.PutTask(t); err != nil {
 			return err
 		}
 		return tx.AppendAudit(&AuditEntry{
-			Action: "resolve", Operator: a.Operator, Reason: a.Reason, TaskNo: taskNo,
+			Action: storeprint.ActionResolve, Operator: a.Operator, Reason: a.Reason, TaskNo: taskNo,
 			Before: before, After: taskSnapshot(t),
 		})
 	})
@@ -273,9 +275,9 @@ func (g *Gateway) PrintStale(ctx context.Context, station string, a Actor) ([]*T
 	}
 	var stale []*Task
 	if err := g.store.View(ctx, func(tx ReadTx) error {
-		all, err := tx.ByStatus(StatusAttention, 0)
+		all, err := tx.ByStatus(storeprint.StatusAttention, 0)
 		for _, t := range all {
-			if t.Station == station && t.Reason == ReasonStale {
+			if t.Station == station && t.Reason == storeprint.ReasonStale {
 				stale = append(stale, t)
 			}
 		}

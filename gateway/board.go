@@ -4,17 +4,19 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/storeprint/storeprint"
 )
 
 // Board is everything the kitchen's LAN page shows, read in one snapshot.
 type Board struct {
-	StoreID  string         `json:"store_id"`
-	Printers []PrinterInfo  `json:"printers"`
-	Stations []StationBoard `json:"stations"`
-	Alerts   []*Task        `json:"alerts"` // failed and attention_required tasks, oldest first
-	Counts   map[Status]int `json:"counts"`
-	Storage  string         `json:"storage_error,omitempty"`
-	At       time.Time      `json:"at"`
+	StoreID  string                    `json:"store_id"`
+	Printers []PrinterInfo             `json:"printers"`
+	Stations []StationBoard            `json:"stations"`
+	Alerts   []*Task                   `json:"alerts"` // failed and attention_required tasks, oldest first
+	Counts   map[storeprint.Status]int `json:"counts"`
+	Storage  string                    `json:"storage_error,omitempty"`
+	At       time.Time                 `json:"at"`
 }
 
 // StationBoard is one station's queue.
@@ -60,7 +62,7 @@ func (g *Gateway) Board(ctx context.Context) (*Board, error) {
 			}
 			b.Stations = append(b.Stations, StationBoard{Name: st.Name, Printer: p, BackupFrom: from, Queue: q})
 		}
-		for _, s := range []Status{StatusAttention, StatusFailed} {
+		for _, s := range []storeprint.Status{storeprint.StatusAttention, storeprint.StatusFailed} {
 			ts, err := tx.ByStatus(s, maxBoardTasks)
 			if err != nil {
 				return err
@@ -90,14 +92,14 @@ func (g *Gateway) TestPage(ctx context.Context, printerID string, a Actor) (*Tas
 		seq := tx.NextTaskSeq()
 		t = &Task{
 			TaskNo: fmt.Sprintf("testpage_%s_%d", printerID, seq), OrderID: "test", PrinterID: printerID,
-			FirstPrinter: printerID, Status: StatusQueued, Source: "test", StaleOK: true,
-			Items: []Item{{Name: "TEST PAGE 测试页", Qty: 1, Note: "printer " + printerID + " · " + a.Operator}},
+			FirstPrinter: printerID, Status: storeprint.StatusQueued, Source: storeprint.SourceTestPage, StaleOK: true,
+			Items: []storeprint.Item{{Name: "TEST PAGE 测试页", Qty: 1, Note: "printer " + printerID + " · " + a.Operator}},
 			Seq:   seq, CreatedAt: now, NextAt: now,
 		}
 		if err := tx.PutTask(t); err != nil {
 			return err
 		}
-		return tx.AppendAudit(&AuditEntry{Action: "test_page", Operator: a.Operator, Reason: a.Reason, TaskNo: t.TaskNo})
+		return tx.AppendAudit(&AuditEntry{Action: storeprint.ActionTestPage, Operator: a.Operator, Reason: a.Reason, TaskNo: t.TaskNo})
 	})
 	if err != nil {
 		return nil, err

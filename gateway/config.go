@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/storeprint/storeprint"
 )
 
 // Config is the gateway's configuration (TOML, see docs/config.md).
@@ -207,7 +209,7 @@ func (c *Config) Validate() error {
 	if c.StoreID == "" {
 		return Errorf(EINVALID, "store_id: required")
 	}
-	if !ValidID(c.StoreID) {
+	if !storeprint.ValidID(c.StoreID) {
 		return Errorf(EINVALID, "store_id: %q must be 1-64 characters of letters, digits, '-', '_' or '.'", c.StoreID)
 	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
@@ -245,7 +247,7 @@ func (c *Config) Validate() error {
 		if p.ID == "" {
 			return Errorf(EINVALID, "%s.id: required", key)
 		}
-		if !ValidID(p.ID) {
+		if !storeprint.ValidID(p.ID) {
 			return Errorf(EINVALID, "%s.id: %q must be 1-64 characters of letters, digits, '-', '_' or '.'", key, p.ID)
 		}
 		key = fmt.Sprintf("printers[%d] (id %q)", i, p.ID)
@@ -282,7 +284,7 @@ func (c *Config) Validate() error {
 	stations := map[string]bool{}
 	for i, s := range c.Stations {
 		key := fmt.Sprintf("stations[%d]", i)
-		if !ValidID(s.Name) {
+		if !storeprint.ValidID(s.Name) {
 			return Errorf(EINVALID, "%s.name: %q must be 1-64 characters of letters, digits, '-', '_' or '.'", key, s.Name)
 		}
 		if stations[s.Name] {

@@ -12,7 +12,7 @@ import (
 func (t *Task) Event() sync.TaskEvent {
 	return sync.TaskEvent{
 		TaskNo: t.TaskNo, Version: t.Version, OrderID: t.OrderID, Station: t.Station,
-		PrinterID: t.PrinterID, Status: string(t.Status), Attempt: t.Attempt,
+		PrinterID: t.PrinterID, Status: t.Status, Attempt: t.Attempt,
 		LastError: t.LastError, Reason: t.Reason, Source: t.Source, CopyOf: t.CopyOf,
 		BackupFrom: t.BackupFrom, CreatedAt: t.CreatedAt, PrintedAt: t.PrintedAt, UpdatedAt: t.UpdatedAt,
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/storeprint/storeprint"
 )
 
 // checkFailover moves the printer's stations to its backup once it has
@@ -75,7 +77,7 @@ func (g *Gateway) rerouteAll(tx Tx) ([]string, error) {
 			return nil, err
 		}
 		for _, t := range open {
-			if t.Status == StatusPrinting {
+			if t.Status == storeprint.StatusPrinting {
 				continue // its attempt finishes where it started; the fence sees the move
 			}
 			if p := g.reroute(t); p != "" {
@@ -99,7 +101,7 @@ func (w *worker) maybeFailback(ctx context.Context) {
 	g.mu.Lock()
 	s := *g.status[w.id]
 	g.mu.Unlock()
-	if s.State != PrinterReady || s.HealthySince.IsZero() || g.now().Sub(s.HealthySince) < w.cfg.FailbackAfter.Duration {
+	if s.State != storeprint.PrinterReady || s.HealthySince.IsZero() || g.now().Sub(s.HealthySince) < w.cfg.FailbackAfter.Duration {
 		return
 	}
 	reason := fmt.Sprintf("healthy for %s", g.now().Sub(s.HealthySince).Round(time.Second))
@@ -111,7 +113,7 @@ func (w *worker) maybeFailback(ctx context.Context) {
 // AckFailover records that a person saw the printer's failover. The
 // failover stays shown until acknowledged; routing does not change.
 func (g *Gateway) AckFailover(ctx context.Context, id, operator, reason string) (*Failover, error) {
-	return g.changeFailover(ctx, id, "acknowledge_failover", operator, reason, func(f *Failover) error {
+	return g.changeFailover(ctx, id, storeprint.ActionAcknowledgeFailover, operator, reason, func(f *Failover) error {
 		if f.Acknowledged {
 			return nil
 		}
@@ -123,7 +125,7 @@ func (g *Gateway) AckFailover(ctx context.Context, id, operator, reason string) 
 
 // Failback moves the printer's stations back from its backup.
 func (g *Gateway) Failback(ctx context.Context, id, operator, reason string) (*Failover, error) {
-	return g.changeFailover(ctx, id, "failback", operator, reason, func(f *Failover) error {
+	return g.changeFailover(ctx, id, storeprint.ActionFailback, operator, reason, func(f *Failover) error {
 		if !f.Active {
 			return Errorf(ECONFLICT, "printer %q is not failed over", id)
 		}
@@ -132,7 +134,7 @@ func (g *Gateway) Failback(ctx context.Context, id, operator, reason string) (*F
 	})
 }
 
-func (g *Gateway) changeFailover(ctx context.Context, id, action, operator, reason string, change func(*Failover) error) (*Failover, error) {
+func (g *Gateway) changeFailover(ctx context.Context, id string, action storeprint.AuditAction, operator, reason string, change func(*Failover) error) (*Failover, error) {
 	if g.pcfg[id] == nil {
 		return nil, Errorf(ENOTFOUND, "printer %q not found", id)
 	}

@@ -10,6 +10,8 @@ import (
 	"math/big"
 	stdsync "sync"
 	"time"
+
+	"github.com/storeprint/storeprint"
 )
 
 // DefaultBackoff is the wait after each failed attempt known not to have
@@ -75,7 +77,7 @@ type Gateway struct {
 
 // printerStatus is what the gateway last learned of a printer.
 type printerStatus struct {
-	State        PrinterState
+	State        storeprint.PrinterState
 	PaperNearEnd bool
 	CheckedAt    time.Time
 	LastError    string
@@ -86,16 +88,16 @@ type printerStatus struct {
 
 // PrinterInfo is a printer's state as shown to people.
 type PrinterInfo struct {
-	ID           string       `json:"id"`
-	Status       PrinterState `json:"status"`
-	PaperNearEnd bool         `json:"paper_near_end"`
-	Stations     []string     `json:"stations"`
-	Backup       string       `json:"backup"`
-	Failover     *Failover    `json:"failover"`
-	Queue        int          `json:"queue"`
-	LastError    string       `json:"last_error,omitempty"`
-	CheckedAt    *time.Time   `json:"checked_at,omitempty"`
-	Storage      string       `json:"storage_error,omitempty"`
+	ID           string                  `json:"id"`
+	Status       storeprint.PrinterState `json:"status"`
+	PaperNearEnd bool                    `json:"paper_near_end"`
+	Stations     []string                `json:"stations"`
+	Backup       string                  `json:"backup"`
+	Failover     *Failover               `json:"failover"`
+	Queue        int                     `json:"queue"`
+	LastError    string                  `json:"last_error,omitempty"`
+	CheckedAt    *time.Time              `json:"checked_at,omitempty"`
+	Storage      string                  `json:"storage_error,omitempty"`
 }
 
 // New returns a gateway over a validated configuration, its store and one
@@ -144,7 +146,7 @@ func New(cfg *Config, store Store, printers map[string]Printer, opts Options) (*
 		if printers[p.ID] == nil {
 			return nil, fmt.Errorf("no driver opened for printer %q", p.ID)
 		}
-		g.status[p.ID] = &printerStatus{State: PrinterUnknown}
+		g.status[p.ID] = &printerStatus{State: storeprint.PrinterUnknown}
 	}
 	return g, nil
 }
@@ -275,13 +277,13 @@ func (g *Gateway) Printers(ctx context.Context) ([]PrinterInfo, error) {
 }
 
 // PrinterState returns the printer's last known state.
-func (g *Gateway) PrinterState(id string) PrinterState {
+func (g *Gateway) PrinterState(id string) storeprint.PrinterState {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if s := g.status[id]; s != nil {
 		return s.State
 	}
-	return PrinterUnknown
+	return storeprint.PrinterUnknown
 }
 
 // Task returns one task.
@@ -296,7 +298,7 @@ func (g *Gateway) Task(ctx context.Context, taskNo string) (*Task, error) {
 }
 
 // Tasks lists tasks in a status (every task when status is empty).
-func (g *Gateway) Tasks(ctx context.Context, status Status, limit int) ([]*Task, error) {
+func (g *Gateway) Tasks(ctx context.Context, status storeprint.Status, limit int) ([]*Task, error) {
 	if status != "" && !status.Valid() {
 		return nil, Errorf(EINVALID, "status %q is not one of queued, printing, retry_wait, done, failed, attention_required, cancelled", status)
 	}
@@ -380,10 +382,10 @@ func (g *Gateway) Audit(ctx context.Context, after uint64, limit int) ([]*AuditE
 }
 
 // CountByStatus counts tasks in each status.
-func (g *Gateway) CountByStatus(ctx context.Context) (map[Status]int, error) {
-	out := map[Status]int{}
+func (g *Gateway) CountByStatus(ctx context.Context) (map[storeprint.Status]int, error) {
+	out := map[storeprint.Status]int{}
 	err := g.store.View(ctx, func(tx ReadTx) error {
-		for _, s := range Statuses {
+		for _, s := range storeprint.Statuses {
 			n, err := tx.Count(s)
 			if err != nil {
 				return err

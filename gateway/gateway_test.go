@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/gateway/badger"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
@@ -90,16 +91,16 @@ func TestGateway_StaleWorker(t *testing.T) {
 	pp := &pausing{entered: make(chan *gateway.PrintJob, 1), release: make(chan struct{}), returned: make(chan error, 1)}
 	g, sim, _ := setup(t, func(p gateway.Printer) gateway.Printer { pp.Printer = p; return pp })
 	ctx := context.Background()
-	if _, _, err := g.AcceptOrder(ctx, &gateway.Order{OrderID: "o1", Items: []gateway.Item{{Name: "面", Qty: 1, Station: "hot"}}}, gateway.SourcePOS); err != nil {
+	if _, _, err := g.AcceptOrder(ctx, &storeprint.Order{OrderID: "o1", Items: []storeprint.Item{{Name: "面", Qty: 1, Station: "hot"}}}, storeprint.SourcePOS); err != nil {
 		t.Fatal(err)
 	}
-	no := gateway.TaskNo("o1", "hot")
+	no := storeprint.TaskNo("o1", "hot")
 	<-pp.entered
 	first, err := g.Task(ctx, no)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.Attempt != 1 || first.Status != gateway.StatusPrinting {
+	if first.Attempt != 1 || first.Status != storeprint.StatusPrinting {
 		t.Fatalf("got attempt %d %s, want attempt 1 printing", first.Attempt, first.Status)
 	}
 	oldToken := first.LeaseToken
@@ -113,7 +114,7 @@ func TestGateway_StaleWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	var done *gateway.Task
-	for done == nil || done.Status != gateway.StatusDone {
+	for done == nil || done.Status != storeprint.StatusDone {
 		if tctx.Err() != nil {
 			t.Fatalf("task not done: %+v", done)
 		}
@@ -141,14 +142,14 @@ func TestGateway_StaleWorker(t *testing.T) {
 		t.Fatal("stale release accepted")
 	}
 	after, _ := g.Task(ctx, no)
-	if after.Status != gateway.StatusDone || after.Attempt != 2 || after.Version != done.Version {
+	if after.Status != storeprint.StatusDone || after.Attempt != 2 || after.Version != done.Version {
 		t.Fatalf("got %s attempt %d version %d, want the newer attempt's state unchanged (version %d)", after.Status, after.Attempt, after.Version, done.Version)
 	}
 	rs, err := g.Receipts(ctx, no)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rs) != 1 || rs[0].Attempt != 2 || rs[0].State != gateway.ReceiptPrinted {
+	if len(rs) != 1 || rs[0].Attempt != 2 || rs[0].State != storeprint.ReceiptPrinted {
 		t.Fatalf("got receipts %+v, want only attempt 2 printed", rs)
 	}
 	if errors.Is(perr, context.Canceled) {
@@ -162,12 +163,12 @@ func TestGateway_ApplyDown(t *testing.T) {
 	t.Parallel()
 	g, sim, _ := setup(t, func(p gateway.Printer) gateway.Printer { return p })
 	ctx := context.Background()
-	if _, _, err := g.AcceptOrder(ctx, &gateway.Order{OrderID: "o1", Items: []gateway.Item{{Name: "面", Qty: 1, Station: "hot"}}}, gateway.SourcePOS); err != nil {
+	if _, _, err := g.AcceptOrder(ctx, &storeprint.Order{OrderID: "o1", Items: []storeprint.Item{{Name: "面", Qty: 1, Station: "hot"}}}, storeprint.SourcePOS); err != nil {
 		t.Fatal(err)
 	}
-	no := gateway.TaskNo("o1", "hot")
+	no := storeprint.TaskNo("o1", "hot")
 	operator := strings.Repeat("张", 70)
-	cmds := []sync.Command{{Seq: 1, ID: "c1", Kind: sync.CommandReprint, TaskNo: no, Operator: operator, Reason: "dropped"}}
+	cmds := []sync.Command{{Seq: 1, ID: "c1", Kind: storeprint.CommandReprint, TaskNo: no, Operator: operator, Reason: "dropped"}}
 	for i := 0; i < 2; i++ {
 		cur, err := g.ApplyDown(ctx, cmds)
 		if err != nil || cur != 1 {

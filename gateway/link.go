@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/sync"
 )
 
@@ -72,7 +73,7 @@ func (g *Gateway) OutboxAcked(ctx context.Context, cursor uint64) error {
 					continue
 				}
 				var re sync.ReceiptEvent
-				if err := json.Unmarshal(e.Data, &re); err != nil || re.State != ReceiptPrinted {
+				if err := json.Unmarshal(e.Data, &re); err != nil || re.State != storeprint.ReceiptPrinted {
 					continue
 				}
 				r, err := tx.Receipt(re.TaskNo, re.Attempt)
@@ -82,8 +83,8 @@ func (g *Gateway) OutboxAcked(ctx context.Context, cursor uint64) error {
 					}
 					return err
 				}
-				if r.State == ReceiptPrinted {
-					r.State, r.ConfirmedAt = ReceiptConfirmed, &now
+				if r.State == storeprint.ReceiptPrinted {
+					r.State, r.ConfirmedAt = storeprint.ReceiptConfirmed, &now
 					if err := tx.PutReceipt(r); err != nil {
 						return err
 					}
@@ -188,29 +189,29 @@ func (g *Gateway) applyCommand(ctx context.Context, c sync.Command) error {
 		a.Operator = string(r[:64]) // an operator is at most 64 characters
 	}
 	switch c.Kind {
-	case sync.CommandOrder:
-		var o Order
+	case storeprint.CommandOrder:
+		var o storeprint.Order
 		if err := json.Unmarshal(c.Order, &o); err != nil {
 			return Errorf(EINVALID, "cloud order %d: %v", c.Seq, err)
 		}
 		// Accepting is idempotent by order_id, so a replay after a crash
 		// between accepting and moving the cursor prints nothing twice.
-		if _, _, err := g.AcceptOrder(ctx, &o, SourceCloud); err != nil {
+		if _, _, err := g.AcceptOrder(ctx, &o, storeprint.SourceCloud); err != nil {
 			return err
 		}
 		return g.setDownCursor(ctx, c.Seq)
-	case sync.CommandRetry:
+	case storeprint.CommandRetry:
 		// A make-up print of a done task is a no-op: replays are harmless.
 		if _, err := g.Retry(ctx, c.TaskNo, a); err != nil {
 			return err
 		}
 		return g.setDownCursor(ctx, c.Seq)
-	case sync.CommandFailoverAck:
+	case storeprint.CommandFailoverAck:
 		if _, err := g.AckFailover(ctx, c.PrinterID, a.Operator, a.Reason); err != nil {
 			return err
 		}
 		return g.setDownCursor(ctx, c.Seq)
-	case sync.CommandReprint:
+	case storeprint.CommandReprint:
 		// A copy is not idempotent: make it and move the cursor in one
 		// transaction.
 		var cp *Task
@@ -242,7 +243,7 @@ func (g *Gateway) PrinterStatuses(ctx context.Context) ([]sync.PrinterStatus, er
 	now := g.now()
 	out := make([]sync.PrinterStatus, 0, len(ps))
 	for _, p := range ps {
-		s := sync.PrinterStatus{ID: p.ID, Status: string(p.Status), Stations: p.Stations, Backup: p.Backup, At: now}
+		s := sync.PrinterStatus{ID: p.ID, Status: p.Status, Stations: p.Stations, Backup: p.Backup, At: now}
 		if p.CheckedAt != nil {
 			s.At = *p.CheckedAt
 		}

@@ -4,22 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-)
 
-// PrinterState is a printer's condition as last read from the printer.
-type PrinterState string
-
-const (
-	PrinterReady     PrinterState = "ready"
-	PrinterOffline   PrinterState = "offline"
-	PrinterPaperEnd  PrinterState = "paper_end"
-	PrinterCoverOpen PrinterState = "cover_open"
-	PrinterUnknown   PrinterState = "unknown"
+	"github.com/storeprint/storeprint"
 )
 
 // PrinterStatus is a status reading.
 type PrinterStatus struct {
-	State        PrinterState
+	State        storeprint.PrinterState
 	PaperNearEnd bool
 }
 
@@ -27,7 +18,7 @@ type PrinterStatus struct {
 // Printer is used by one goroutine at a time.
 type Printer interface {
 	// Status reads the printer's status (DLE EOT). A printer that cannot be
-	// reached reports PrinterOffline with a nil error.
+	// reached reports storeprint.PrinterOffline with a nil error.
 	Status(ctx context.Context) (PrinterStatus, error)
 
 	// Print renders and sends one ticket and waits, bounded, for the
@@ -84,13 +75,13 @@ func (o PrintOutcome) String() string {
 // PrintError is the result of a print that was not confirmed.
 type PrintError struct {
 	Outcome PrintOutcome
-	State   PrinterState // the printer's state when known (PrintNotReady always sets it)
+	State   storeprint.PrinterState // the printer's state when known (PrintNotReady always sets it)
 	Err     error
 }
 
 func (e *PrintError) Error() string {
 	s := "print " + e.Outcome.String()
-	if e.State != "" && e.State != PrinterReady {
+	if e.State != "" && e.State != storeprint.PrinterReady {
 		s += " (" + string(e.State) + ")"
 	}
 	if e.Err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/storeprint/storeprint"
 )
 
 // Recover settles every attempt that a previous run of the gateway left
@@ -35,7 +37,7 @@ func (g *Gateway) Recover(ctx context.Context) error {
 	var open []*Task
 	if err := g.store.View(ctx, func(tx ReadTx) error {
 		var err error
-		open, err = tx.ByStatus(StatusPrinting, 0)
+		open, err = tx.ByStatus(storeprint.StatusPrinting, 0)
 		return err
 	}); err != nil {
 		return err
@@ -54,31 +56,31 @@ func (g *Gateway) recoverTask(ctx context.Context, taskNo string) error {
 	err := g.store.Update(ctx, func(tx Tx) error {
 		wake = ""
 		t, err := tx.Task(taskNo)
-		if err != nil || t.Status != StatusPrinting {
+		if err != nil || t.Status != storeprint.StatusPrinting {
 			return err
 		}
 		r, err := tx.Receipt(t.TaskNo, t.Attempt)
 		if err != nil && !isNotFound(err) {
 			return err
 		}
-		state := ""
+		var state storeprint.ReceiptState
 		if r != nil {
 			state = r.State
 		}
 		switch state {
-		case "", ReceiptNotSent:
+		case "", storeprint.ReceiptNotSent:
 			g.log.Info("recovered attempt that sent nothing: back to the queue", "task_no", t.TaskNo, "attempt", t.Attempt)
 			t.LeaseToken, t.LeaseExpires = "", time.Time{}
-			t.Status = StatusQueued
+			t.Status = storeprint.StatusQueued
 			if t.Failures > 0 {
-				t.Status = StatusRetryWait
+				t.Status = storeprint.StatusRetryWait
 			}
 			wake = g.reroute(t)
 			if wake == "" {
 				wake = t.PrinterID
 			}
-		case ReceiptPrinted, ReceiptConfirmed:
-			t.Status, t.PrintedAt, t.Reason, t.LastError = StatusDone, r.PrintedAt, "", ""
+		case storeprint.ReceiptPrinted, storeprint.ReceiptConfirmed:
+			t.Status, t.PrintedAt, t.Reason, t.LastError = storeprint.StatusDone, r.PrintedAt, "", ""
 			t.LeaseToken, t.LeaseExpires = "", time.Time{}
 		default: // prepared, submitted
 			policy := "hold"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/sync"
 )
 
@@ -34,9 +35,9 @@ type ReadTx interface {
 	Open(printerID string, limit int) ([]*Task, error)
 	// ByStatus returns up to limit tasks in a status, oldest first; an
 	// empty status lists every task.
-	ByStatus(status Status, limit int) ([]*Task, error)
+	ByStatus(status storeprint.Status, limit int) ([]*Task, error)
 	// Count counts the tasks in a status without reading them.
-	Count(status Status) (int, error)
+	Count(status storeprint.Status) (int, error)
 	// TasksAfter returns up to limit tasks with task_no greater than
 	// after, in task_no order: a cursor over every task.
 	TasksAfter(after string, limit int) ([]*Task, error)
@@ -76,54 +77,42 @@ type Tx interface {
 
 // OrderRecord remembers an accepted order for idempotent replays.
 type OrderRecord struct {
-	OrderID   string    `json:"order_id"`
-	Digest    string    `json:"digest"`
-	TaskNos   []string  `json:"task_nos"`
-	Source    string    `json:"source"`
-	Voided    bool      `json:"voided,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
+	OrderID   string            `json:"order_id"`
+	Digest    string            `json:"digest"`
+	TaskNos   []string          `json:"task_nos"`
+	Source    storeprint.Source `json:"source"`
+	Voided    bool              `json:"voided,omitempty"`
+	CreatedAt time.Time         `json:"created_at"`
 }
-
-// Receipt states of one attempt, written durably in this order. NotSent
-// closes an attempt whose bytes provably never left. An attempt that ended
-// without confirmation keeps its last state (prepared or submitted) with
-// the error noted: nobody knows whether it printed.
-const (
-	ReceiptPrepared  = sync.ReceiptPrepared
-	ReceiptSubmitted = sync.ReceiptSubmitted
-	ReceiptPrinted   = sync.ReceiptPrinted
-	ReceiptConfirmed = sync.ReceiptConfirmed
-	ReceiptNotSent   = "not_sent"
-)
 
 // Receipt is the local record of one attempt of one task.
 type Receipt struct {
-	TaskNo        string     `json:"task_no"`
-	Attempt       int        `json:"attempt"`
-	State         string     `json:"state"`
-	PrinterID     string     `json:"printer_id"`
-	PayloadSHA256 string     `json:"payload_sha256"`
-	ProcessID     string     `json:"process_id"`
-	JobID         string     `json:"job_id,omitempty"`
-	Reprint       bool       `json:"reprint,omitempty"`
-	BackupFrom    string     `json:"backup_from,omitempty"`
-	Error         string     `json:"error,omitempty"`
-	PreparedAt    time.Time  `json:"prepared_at"`
-	SubmittedAt   *time.Time `json:"submitted_at,omitempty"`
-	PrintedAt     *time.Time `json:"printed_at,omitempty"`
-	ConfirmedAt   *time.Time `json:"confirmed_at,omitempty"`
+	TaskNo        string                  `json:"task_no"`
+	Attempt       int                     `json:"attempt"`
+	State         storeprint.ReceiptState `json:"state"`
+	PrinterID     string                  `json:"printer_id"`
+	PayloadSHA256 string                  `json:"payload_sha256"`
+	ProcessID     string                  `json:"process_id"`
+	JobID         string                  `json:"job_id,omitempty"`
+	Reprint       bool                    `json:"reprint,omitempty"`
+	BackupFrom    string                  `json:"backup_from,omitempty"`
+	Error         string                  `json:"error,omitempty"`
+	PreparedAt    time.Time               `json:"prepared_at"`
+	SubmittedAt   *time.Time              `json:"submitted_at,omitempty"`
+	PrintedAt     *time.Time              `json:"printed_at,omitempty"`
+	ConfirmedAt   *time.Time              `json:"confirmed_at,omitempty"`
 }
 
 // AuditEntry is one person's action, kept forever in the local audit log.
 type AuditEntry struct {
-	Seq      uint64    `json:"seq"`
-	Action   string    `json:"action"`
-	Operator string    `json:"operator"`
-	Reason   string    `json:"reason,omitempty"`
-	TaskNo   string    `json:"task_no,omitempty"`
-	Before   string    `json:"before,omitempty"`
-	After    string    `json:"after,omitempty"`
-	At       time.Time `json:"at"`
+	Seq      uint64                 `json:"seq"`
+	Action   storeprint.AuditAction `json:"action"`
+	Operator string                 `json:"operator"`
+	Reason   string                 `json:"reason,omitempty"`
+	TaskNo   string                 `json:"task_no,omitempty"`
+	Before   string                 `json:"before,omitempty"`
+	After    string                 `json:"after,omitempty"`
+	At       time.Time              `json:"at"`
 }
 
 // Failover is the routing state of a printer whose stations moved to its

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/storeprint/storeprint"
 )
 
 // worker drives one printer's queue: oldest accepted first, one ticket in
@@ -62,7 +64,7 @@ func (w *worker) run(ctx context.Context) {
 			w.idle(ctx)
 			continue
 		}
-		if head.Status == StatusPrinting {
+		if head.Status == storeprint.StatusPrinting {
 			// An attempt this process no longer drives (see Recover).
 			if err := g.recoverTask(ctx, head.TaskNo); err != nil {
 				g.log.Error("recover attempt", "task_no", head.TaskNo, "err", err)
@@ -70,11 +72,11 @@ func (w *worker) run(ctx context.Context) {
 			}
 			continue
 		}
-		if st := g.PrinterState(w.id); st == PrinterPaperEnd || st == PrinterCoverOpen {
+		if st := g.PrinterState(w.id); st == storeprint.PrinterPaperEnd || st == storeprint.PrinterCoverOpen {
 			// The printer says a person must act: send nothing (it is not
 			// a failure) and ask again soon.
 			w.pollStatus(ctx)
-			if g.PrinterState(w.id) != PrinterReady {
+			if g.PrinterState(w.id) != storeprint.PrinterReady {
 				w.checkFailover(ctx)
 				w.pause(ctx, g.opts.StatusPoll)
 				continue
@@ -86,7 +88,7 @@ func (w *worker) run(ctx context.Context) {
 			prev := g.PrinterState(w.id)
 			w.pause(ctx, min(head.NextAt.Sub(now), g.opts.StatusPoll))
 			if g.now().Before(head.NextAt) {
-				if st := w.pollStatus(ctx); st != PrinterReady || prev == PrinterReady {
+				if st := w.pollStatus(ctx); st != storeprint.PrinterReady || prev == storeprint.PrinterReady {
 					w.checkFailover(ctx)
 					continue
 				}
@@ -112,7 +114,7 @@ func (w *worker) pause(ctx context.Context, d time.Duration) {
 func (w *worker) idle(ctx context.Context) {
 	g := w.g
 	poll := g.opts.IdlePoll
-	if g.PrinterState(w.id) != PrinterReady || w.failedOver() {
+	if g.PrinterState(w.id) != storeprint.PrinterReady || w.failedOver() {
 		poll = g.opts.StatusPoll
 	}
 	if g.now().Sub(w.lastStatus) >= poll {
@@ -139,7 +141,7 @@ func (w *worker) head(ctx context.Context) (*Task, error) {
 }
 
 // pollStatus reads the printer's status and records it.
-func (w *worker) pollStatus(ctx context.Context) PrinterState {
+func (w *worker) pollStatus(ctx context.Context) storeprint.PrinterState {
 	sctx, cancel := context.WithTimeout(ctx, w.cfg.ConnectTimeout.Duration+3*time.Second)
 	defer cancel()
 	st, err := w.printer.Status(sctx)
@@ -148,8 +150,8 @@ func (w *worker) pollStatus(ctx context.Context) PrinterState {
 		if ctx.Err() != nil {
 			return w.g.PrinterState(w.id)
 		}
-		w.setStatus(PrinterStatus{State: PrinterUnknown}, err.Error())
-		return PrinterUnknown
+		w.setStatus(PrinterStatus{State: storeprint.PrinterUnknown}, err.Error())
+		return storeprint.PrinterUnknown
 	}
 	w.setStatus(st, "")
 	return st.State
@@ -165,7 +167,7 @@ func (w *worker) setStatus(st PrinterStatus, lastErr string) {
 	if lastErr != "" {
 		s.LastError = lastErr
 	}
-	if st.State == PrinterReady {
+	if st.State == storeprint.PrinterReady {
 		if s.HealthySince.IsZero() {
 			s.HealthySince = now
 		}
@@ -180,7 +182,7 @@ func (w *worker) setStatus(st PrinterStatus, lastErr string) {
 		g.changes.signal()
 		g.log.Info("printer status", "printer", w.id, "status", st.State)
 		// A printer that recovers releases its waiting tickets at once.
-		if st.State == PrinterReady {
+		if st.State == storeprint.PrinterReady {
 			g.wake(w.id)
 		}
 	}
@@ -269,7 +271,7 @@ func (w *worker) finish(ctx context.Context, lease *lease, perr error) {
 	switch {
 	case perr == nil:
 		w.noteOutcome(true, false)
-		w.setStatus(PrinterStatus{State: PrinterReady}, "")
+		w.setStatus(PrinterStatus{State: storeprint.PrinterReady}, "")
 		g.obs.Attempt(w.id, "printed")
 		if err := g.complete(ctx, lease); err != nil {
 			g.log.Error("store printed", "task_no", lease.taskNo, "err", err)
@@ -290,7 +292,7 @@ func (w *worker) finish(ctx context.Context, lease *lease, perr error) {
 	if pe.State != "" {
 		w.setStatus(PrinterStatus{State: pe.State}, perr.Error())
 	} else if pe.Outcome == PrintNotSent {
-		w.setStatus(PrinterStatus{State: PrinterOffline}, perr.Error())
+		w.setStatus(PrinterStatus{State: storeprint.PrinterOffline}, perr.Error())
 	}
 	var err error
 	switch pe.Outcome {
@@ -337,17 +339,17 @@ func (g *Gateway) lease(ctx context.Context, w *worker, taskNo string) (*lease, 
 		if err != nil {
 			return err
 		}
-		if t.PrinterID != w.id || (t.Status != StatusQueued && t.Status != StatusRetryWait) {
+		if t.PrinterID != w.id || (t.Status != storeprint.StatusQueued && t.Status != storeprint.StatusRetryWait) {
 			return errFenced
 		}
 		if g.isStale(t, now) {
 			return g.flagStale(tx, t, now)
 		}
-		if now.Before(t.NextAt) && g.PrinterState(w.id) != PrinterReady {
+		if now.Before(t.NextAt) && g.PrinterState(w.id) != storeprint.PrinterReady {
 			return nil
 		}
 		t.Attempt++
-		t.Status = StatusPrinting
+		t.Status = storeprint.StatusPrinting
 		t.LeaseToken = newToken()
 		t.LeaseExpires = now.Add(w.cfg.ConnectTimeout.Duration + w.cfg.ConfirmTimeout.Duration + g.opts.LeaseMargin)
 		if err := tx.PutTask(t); err != nil {
@@ -378,7 +380,7 @@ func (g *Gateway) fence(tx ReadTx, l *lease, checkExpiry bool) (*Task, error) {
 	if t.Attempt != l.attempt || t.LeaseToken != l.token {
 		return t, fmt.Errorf("%w: attempt %d is current, not %d", errFenced, t.Attempt, l.attempt)
 	}
-	if t.Status != StatusPrinting {
+	if t.Status != storeprint.StatusPrinting {
 		return t, fmt.Errorf("%w: task is %s", errFenced, t.Status)
 	}
 	if checkExpiry && !g.now().Before(t.LeaseExpires) {
@@ -411,7 +413,7 @@ func (g *Gateway) prepare(ctx context.Context, l *lease, payload []byte) error {
 			return err
 		}
 		return tx.PutReceipt(&Receipt{
-			TaskNo: l.taskNo, Attempt: l.attempt, State: ReceiptPrepared, PrinterID: l.printerID,
+			TaskNo: l.taskNo, Attempt: l.attempt, State: storeprint.ReceiptPrepared, PrinterID: l.printerID,
 			PayloadSHA256: hex.EncodeToString(sum[:]), ProcessID: l.processID,
 			Reprint: l.reprint, BackupFrom: l.backup, PreparedAt: now,
 		})
@@ -426,10 +428,10 @@ func (g *Gateway) submitted(ctx context.Context, l *lease, jobID string) error {
 		if err != nil {
 			return err
 		}
-		if r.State != ReceiptPrepared {
+		if r.State != storeprint.ReceiptPrepared {
 			return nil
 		}
-		r.State, r.SubmittedAt, r.JobID = ReceiptSubmitted, &now, jobID
+		r.State, r.SubmittedAt, r.JobID = storeprint.ReceiptSubmitted, &now, jobID
 		return tx.PutReceipt(r)
 	})
 }
@@ -446,7 +448,7 @@ func (g *Gateway) complete(ctx context.Context, l *lease) error {
 		if err != nil {
 			return err
 		}
-		r.State, r.PrintedAt = ReceiptPrinted, &now
+		r.State, r.PrintedAt = storeprint.ReceiptPrinted, &now
 		if err := tx.PutReceipt(r); err != nil {
 			return err
 		}
@@ -455,7 +457,7 @@ func (g *Gateway) complete(ctx context.Context, l *lease) error {
 			g.log.Warn("confirmation of a superseded attempt", "task_no", l.taskNo, "attempt", l.attempt, "err", err)
 			return nil
 		}
-		t.Status, t.PrintedAt, t.LastError, t.Reason = StatusDone, &now, "", ""
+		t.Status, t.PrintedAt, t.LastError, t.Reason = storeprint.StatusDone, &now, "", ""
 		t.LeaseToken, t.LeaseExpires, t.Reprint = "", time.Time{}, false
 		printedAfter, printerID = now.Sub(t.CreatedAt), t.PrinterID
 		return tx.PutTask(t)
@@ -474,9 +476,9 @@ func (g *Gateway) release(ctx context.Context, l *lease, cause error, failure bo
 	var wake string
 	err := g.store.Update(ctx, func(tx Tx) error {
 		wake = ""
-		if r, err := tx.Receipt(l.taskNo, l.attempt); err == nil && r.State == ReceiptPrepared {
+		if r, err := tx.Receipt(l.taskNo, l.attempt); err == nil && r.State == storeprint.ReceiptPrepared {
 			// The driver proved no byte left: the prepared receipt is closed.
-			r.State, r.Error = ReceiptNotSent, cause.Error()
+			r.State, r.Error = storeprint.ReceiptNotSent, cause.Error()
 			if err := tx.PutReceipt(r); err != nil {
 				return err
 			}
@@ -489,19 +491,19 @@ func (g *Gateway) release(ctx context.Context, l *lease, cause error, failure bo
 		t.LastError = cause.Error()
 		if !failure {
 			// Not ready is no failure: ask again after a status poll.
-			t.Status = StatusQueued
+			t.Status = storeprint.StatusQueued
 			if t.Failures > 0 {
-				t.Status = StatusRetryWait
+				t.Status = storeprint.StatusRetryWait
 			}
 			t.NextAt = now.Add(g.opts.StatusPoll)
 		} else {
 			t.Failures++
 			if t.Failures > *g.cfg.MaxRetries {
-				t.Status, t.Reason = StatusFailed, ReasonRetries
+				t.Status, t.Reason = storeprint.StatusFailed, storeprint.ReasonRetries
 				g.log.Warn("task failed: retries used up", "task_no", t.TaskNo, "err", cause)
 				return tx.PutTask(t)
 			}
-			t.Status = StatusRetryWait
+			t.Status = storeprint.StatusRetryWait
 			b := g.opts.Backoff
 			t.NextAt = now.Add(jitter(b[min(t.Failures, len(b))-1]))
 		}
@@ -550,13 +552,13 @@ func (g *Gateway) applyUncertain(t *Task, policy, cause string) string {
 	t.LastError = cause
 	t.Failures++
 	if policy == "reprint" && t.Failures <= *g.cfg.MaxRetries {
-		t.Status, t.Reprint = StatusRetryWait, true
+		t.Status, t.Reprint = storeprint.StatusRetryWait, true
 		b := g.opts.Backoff
 		t.NextAt = g.now().Add(jitter(b[min(t.Failures, len(b))-1]))
 		g.log.Warn("uncertain outcome: reprinting with a REPRINT line", "task_no", t.TaskNo, "err", cause)
 		return g.reroute(t)
 	}
-	t.Status, t.Reason = StatusAttention, ReasonUncertain
+	t.Status, t.Reason = storeprint.StatusAttention, storeprint.ReasonUncertain
 	g.log.Warn("uncertain outcome: needs a person", "task_no", t.TaskNo, "err", cause)
 	return ""
 }
@@ -584,7 +586,7 @@ func (g *Gateway) isStale(t *Task, now time.Time) bool {
 }
 
 func (g *Gateway) flagStale(tx Tx, t *Task, now time.Time) error {
-	t.Status, t.Reason = StatusAttention, ReasonStale
+	t.Status, t.Reason = storeprint.StatusAttention, storeprint.ReasonStale
 	t.LastError = fmt.Sprintf("not printed within %s of acceptance", g.staleAfter(t.Station))
 	g.log.Warn("stale ticket held back", "task_no", t.TaskNo, "age", now.Sub(t.CreatedAt).Round(time.Second))
 	return tx.PutTask(t)
@@ -599,7 +601,7 @@ func (w *worker) sweepStale(ctx context.Context) error {
 	if err := g.store.View(ctx, func(tx ReadTx) error {
 		open, err := tx.Open(w.id, 0)
 		for _, t := range open {
-			if t.Status != StatusPrinting && g.isStale(t, now) {
+			if t.Status != storeprint.StatusPrinting && g.isStale(t, now) {
 				any = true
 			}
 		}
@@ -613,7 +615,7 @@ func (w *worker) sweepStale(ctx context.Context) error {
 			return err
 		}
 		for _, t := range open {
-			if t.Status != StatusPrinting && g.isStale(t, now) {
+			if t.Status != storeprint.StatusPrinting && g.isStale(t, now) {
 				if err := g.flagStale(tx, t, now); err != nil {
 					return err
 				}

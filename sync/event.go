@@ -3,6 +3,8 @@ package sync
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/storeprint/storeprint"
 )
 
 // ProtocolVersion is the version of the frames in this package. A peer
@@ -30,53 +32,45 @@ type Event struct {
 // every change of the task at the gateway, so a receiver keeps the state with
 // the highest version and an old event replayed late changes nothing.
 type TaskEvent struct {
-	TaskNo     string     `json:"task_no"`
-	Version    uint64     `json:"version"`
-	OrderID    string     `json:"order_id"`
-	Station    string     `json:"station"`
-	PrinterID  string     `json:"printer_id"`
-	Status     string     `json:"status"`
-	Attempt    int        `json:"attempt"`
-	LastError  string     `json:"last_error,omitempty"`
-	Reason     string     `json:"reason,omitempty"`
-	Source     string     `json:"source,omitempty"` // pos | cloud
-	CopyOf     string     `json:"copy_of,omitempty"`
-	BackupFrom string     `json:"backup_from,omitempty"`
-	CreatedAt  time.Time  `json:"created_at"`
-	PrintedAt  *time.Time `json:"printed_at,omitempty"`
-	UpdatedAt  time.Time  `json:"updated_at"`
+	TaskNo     string            `json:"task_no"`
+	Version    uint64            `json:"version"`
+	OrderID    string            `json:"order_id"`
+	Station    string            `json:"station"`
+	PrinterID  string            `json:"printer_id"`
+	Status     storeprint.Status `json:"status"`
+	Attempt    int               `json:"attempt"`
+	LastError  string            `json:"last_error,omitempty"`
+	Reason     storeprint.Reason `json:"reason,omitempty"`
+	Source     storeprint.Source `json:"source,omitempty"`
+	CopyOf     string            `json:"copy_of,omitempty"`
+	BackupFrom string            `json:"backup_from,omitempty"`
+	CreatedAt  time.Time         `json:"created_at"`
+	PrintedAt  *time.Time        `json:"printed_at,omitempty"`
+	UpdatedAt  time.Time         `json:"updated_at"`
 }
-
-// Receipt states of one attempt, in the order they are written.
-const (
-	ReceiptPrepared  = "prepared"  // durable before the first byte went to the printer
-	ReceiptSubmitted = "submitted" // the bytes are out
-	ReceiptPrinted   = "printed"   // the printer confirmed
-	ReceiptConfirmed = "confirmed" // the cloud acknowledged it
-)
 
 // ReceiptEvent is one step of the receipt of one attempt.
 type ReceiptEvent struct {
-	TaskNo        string    `json:"task_no"`
-	Attempt       int       `json:"attempt"`
-	State         string    `json:"state"`
-	PrinterID     string    `json:"printer_id"`
-	PayloadSHA256 string    `json:"payload_sha256,omitempty"`
-	ProcessID     string    `json:"process_id,omitempty"`
-	JobID         string    `json:"job_id,omitempty"` // spooler job id
-	Reprint       bool      `json:"reprint,omitempty"`
-	At            time.Time `json:"at"`
+	TaskNo        string                  `json:"task_no"`
+	Attempt       int                     `json:"attempt"`
+	State         storeprint.ReceiptState `json:"state"`
+	PrinterID     string                  `json:"printer_id"`
+	PayloadSHA256 string                  `json:"payload_sha256,omitempty"`
+	ProcessID     string                  `json:"process_id,omitempty"`
+	JobID         string                  `json:"job_id,omitempty"` // spooler job id
+	Reprint       bool                    `json:"reprint,omitempty"`
+	At            time.Time               `json:"at"`
 }
 
 // AuditEvent is a person's action at the store (make-up print, copy,
 // resolution, failover acknowledgement), append-only.
 type AuditEvent struct {
-	ID       string          `json:"id"` // unique per gateway
-	Action   string          `json:"action"`
-	Operator string          `json:"operator"`
-	Reason   string          `json:"reason,omitempty"`
-	TaskNo   string          `json:"task_no,omitempty"`
-	Before   json.RawMessage `json:"before,omitempty"`
-	After    json.RawMessage `json:"after,omitempty"`
-	At       time.Time       `json:"at"`
+	ID       string                 `json:"id"` // unique per gateway
+	Action   storeprint.AuditAction `json:"action"`
+	Operator string                 `json:"operator"`
+	Reason   string                 `json:"reason,omitempty"`
+	TaskNo   string                 `json:"task_no,omitempty"`
+	Before   json.RawMessage        `json:"before,omitempty"`
+	After    json.RawMessage        `json:"after,omitempty"`
+	At       time.Time              `json:"at"`
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/storeprint/storeprint"
 )
 
 // Frame types. The gateway sends hello, events, status, down_ack and ping
@@ -47,34 +49,26 @@ type Frame struct {
 
 // PrinterStatus is one printer as the gateway last read it.
 type PrinterStatus struct {
-	ID       string    `json:"printer_id"`
-	Status   string    `json:"status"` // ready, offline, paper_end, cover_open, unknown
-	Stations []string  `json:"stations"`
-	Backup   string    `json:"backup,omitempty"`
-	Failover bool      `json:"failover"` // its stations print on the backup now
-	At       time.Time `json:"at"`
+	ID       string                  `json:"printer_id"`
+	Status   storeprint.PrinterState `json:"status"`
+	Stations []string                `json:"stations"`
+	Backup   string                  `json:"backup,omitempty"`
+	Failover bool                    `json:"failover"` // its stations print on the backup now
+	At       time.Time               `json:"at"`
 }
-
-// Command kinds sent down to a store.
-const (
-	CommandOrder       = "order"        // Order holds a POS order body to accept and print
-	CommandRetry       = "retry"        // make-up print of TaskNo
-	CommandReprint     = "reprint"      // deliberate copy of TaskNo, marked REPRINT
-	CommandFailoverAck = "failover_ack" // acknowledge PrinterID's failover
-)
 
 // Command is one entry of a store's downstream queue. Seq grows by one per
 // store; the gateway acks a seq once everything up to it is durable.
 type Command struct {
-	Seq       uint64          `json:"seq"`
-	ID        string          `json:"command_id"`
-	Kind      string          `json:"kind"`
-	TaskNo    string          `json:"task_no,omitempty"`
-	PrinterID string          `json:"printer_id,omitempty"`
-	Order     json.RawMessage `json:"order,omitempty"`
-	Operator  string          `json:"operator,omitempty"`
-	Reason    string          `json:"reason,omitempty"`
-	CreatedAt time.Time       `json:"created_at"`
+	Seq       uint64                 `json:"seq"`
+	ID        string                 `json:"command_id"`
+	Kind      storeprint.CommandKind `json:"kind"`
+	TaskNo    string                 `json:"task_no,omitempty"`
+	PrinterID string                 `json:"printer_id,omitempty"`
+	Order     json.RawMessage        `json:"order,omitempty"`
+	Operator  string                 `json:"operator,omitempty"`
+	Reason    string                 `json:"reason,omitempty"`
+	CreatedAt time.Time              `json:"created_at"`
 }
 
 // MaxFrameBytes bounds one frame; batches are sized well below it.

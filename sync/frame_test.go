@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/sync"
 )
 
@@ -19,7 +20,7 @@ func TestFrame_Golden(t *testing.T) {
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	task, _ := json.Marshal(sync.TaskEvent{TaskNo: "order_1_station_hot", Version: 3, OrderID: "1", Station: "hot",
 		PrinterID: "hot-1", Status: "done", Attempt: 1, Source: "pos", CreatedAt: at, PrintedAt: &at, UpdatedAt: at})
-	receipt, _ := json.Marshal(sync.ReceiptEvent{TaskNo: "order_1_station_hot", Attempt: 1, State: sync.ReceiptPrinted,
+	receipt, _ := json.Marshal(sync.ReceiptEvent{TaskNo: "order_1_station_hot", Attempt: 1, State: storeprint.ReceiptPrinted,
 		PrinterID: "hot-1", PayloadSHA256: "ab", ProcessID: "0042", At: at})
 	for _, tc := range []struct {
 		name  string
@@ -34,8 +35,8 @@ func TestFrame_Golden(t *testing.T) {
 		{"ack", sync.Frame{Type: sync.FrameAck, Cursor: 43}},
 		{"status", sync.Frame{Type: sync.FrameStatus, Printers: []sync.PrinterStatus{{ID: "hot-1", Status: "paper_end", Stations: []string{"hot"}, Backup: "pass-1", At: at}}}},
 		{"down", sync.Frame{Type: sync.FrameDown, Commands: []sync.Command{
-			{Seq: 8, ID: "c-8", Kind: sync.CommandOrder, Order: json.RawMessage(`{"order_id":"w-1","items":[{"name":"面","qty":1,"station":"hot"}]}`), CreatedAt: at},
-			{Seq: 9, ID: "c-9", Kind: sync.CommandRetry, TaskNo: "order_1_station_hot", Operator: "amy", Reason: "jam", CreatedAt: at},
+			{Seq: 8, ID: "c-8", Kind: storeprint.CommandOrder, Order: json.RawMessage(`{"order_id":"w-1","items":[{"name":"面","qty":1,"station":"hot"}]}`), CreatedAt: at},
+			{Seq: 9, ID: "c-9", Kind: storeprint.CommandRetry, TaskNo: "order_1_station_hot", Operator: "amy", Reason: "jam", CreatedAt: at},
 		}}},
 		{"down_ack", sync.Frame{Type: sync.FrameDownAck, Seq: 9}},
 		{"error", sync.Frame{Type: sync.FrameError, Error: "gateway revoked"}},

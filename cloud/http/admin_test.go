@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 )
 
@@ -138,13 +139,13 @@ func TestServer_Audit(t *testing.T) {
 
 	var events []cloud.AuditEvent
 	e.must("GET", "/v1/audit?limit=100", adminToken, nil, 200, &events)
-	byAction := map[string]cloud.AuditEvent{}
+	byAction := map[storeprint.AuditAction]cloud.AuditEvent{}
 	for _, ev := range events {
 		byAction[ev.Action] = ev
 	}
-	for _, action := range []string{
-		cloud.ActionCreateTenant, cloud.ActionCreateTenantToken, cloud.ActionCreateStore, cloud.ActionCreateGateway,
-		cloud.ActionRetry, cloud.ActionReprint, cloud.ActionFailoverAck, cloud.ActionRevokeGateway,
+	for _, action := range []storeprint.AuditAction{
+		storeprint.ActionCreateTenant, storeprint.ActionCreateTenantToken, storeprint.ActionCreateStore, storeprint.ActionCreateGateway,
+		storeprint.ActionCloudRetry, storeprint.ActionCloudReprint, storeprint.ActionCloudFailoverAck, storeprint.ActionRevokeGateway,
 	} {
 		ev, ok := byAction[action]
 		if !ok {
@@ -156,12 +157,12 @@ func TestServer_Audit(t *testing.T) {
 			t.Errorf("%s: got %+v, want who, why, after and when", action, ev)
 		}
 	}
-	for _, action := range []string{cloud.ActionRetry, cloud.ActionReprint, cloud.ActionFailoverAck, cloud.ActionRevokeGateway} {
+	for _, action := range []storeprint.AuditAction{storeprint.ActionCloudRetry, storeprint.ActionCloudReprint, storeprint.ActionCloudFailoverAck, storeprint.ActionRevokeGateway} {
 		if string(byAction[action].Before) == "null" {
 			t.Errorf("%s: no before state", action)
 		}
 	}
-	if got := byAction[cloud.ActionRetry].Actor; got != "tenant:acme/token:"+tok.TokenID {
+	if got := byAction[storeprint.ActionCloudRetry].Actor; got != "tenant:acme/token:"+tok.TokenID {
 		t.Errorf("retry: got actor %q, want the tenant token", got)
 	}
 	raw, _ := json.Marshal(events)

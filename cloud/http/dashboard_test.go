@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
-	"github.com/storeprint/storeprint/gateway"
 )
 
 // dashboardEnv has acme's s1 with a failed ticket and a printer in
@@ -37,7 +37,7 @@ func TestServer_Dashboard(t *testing.T) {
 		if got.Summary.Stores != 2 || len(got.Stores) != 2 || got.Stores[0].ID != "s1" {
 			t.Fatalf("got %+v, want s1 (in trouble) and g1", got)
 		}
-		if len(got.Queue) != 1 || got.Queue[0].TaskNo != "order_f_station_hot" || got.Queue[0].TaskStatus != gateway.StatusFailed {
+		if len(got.Queue) != 1 || got.Queue[0].TaskNo != "order_f_station_hot" || got.Queue[0].TaskStatus != storeprint.StatusFailed {
 			t.Fatalf("got queue %+v, want the failed ticket", got.Queue)
 		}
 		if len(got.Printers) != 1 || got.Printers[0].ID != "hot-1" || !got.Printers[0].Failover {
@@ -97,7 +97,7 @@ func TestServer_Search(t *testing.T) {
 			if h.TaskNo != "order_f_station_hot" || h.StoreID != "s1" || len(h.Receipts) != 1 || len(h.Events) != 2 {
 				t.Fatalf("q=%s: got %+v with %d receipts and %d events, want the task with 1 and 2", q, h.Task, len(h.Receipts), len(h.Events))
 			}
-			if len(h.Audit) != 1 || h.Audit[0].Action != cloud.ActionRetry || h.Audit[0].Operator != "Amy" {
+			if len(h.Audit) != 1 || h.Audit[0].Action != storeprint.ActionCloudRetry || h.Audit[0].Operator != "Amy" {
 				t.Fatalf("q=%s: got audit %+v, want Amy's retry", q, h.Audit)
 			}
 		}

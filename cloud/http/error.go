@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
-	"github.com/storeprint/storeprint/gateway"
 )
 
 // errorStatus is the one table from error codes to HTTP statuses.
@@ -50,11 +50,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v) // the client went away: nothing to do
 }
 
-// decode reads one JSON object of at most gateway.MaxRequestLen bytes into
+// decode reads one JSON object of at most storeprint.MaxRequestLen bytes into
 // v, refusing unknown fields and trailing data. optional allows an empty
 // body (v keeps its zero value).
 func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error {
-	body := http.MaxBytesReader(w, r.Body, gateway.MaxRequestLen)
+	body := http.MaxBytesReader(w, r.Body, storeprint.MaxRequestLen)
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
@@ -100,5 +100,5 @@ func tooLarge(err error) bool {
 }
 
 func errTooLarge() error {
-	return cloud.Errorf(cloud.ETOOLARGE, "request body is larger than %d bytes (%s)", gateway.MaxRequestLen, fmt.Sprintf("%d MiB", gateway.MaxRequestLen>>20))
+	return cloud.Errorf(cloud.ETOOLARGE, "request body is larger than %d bytes (%s)", storeprint.MaxRequestLen, fmt.Sprintf("%d MiB", storeprint.MaxRequestLen>>20))
 }

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
-	"github.com/storeprint/storeprint/gateway"
 )
 
 func TestServer_FindOrder(t *testing.T) {
@@ -18,9 +18,9 @@ func TestServer_FindOrder(t *testing.T) {
 	e.must("POST", "/v1/stores/s1/orders", acme, order, 201, nil)
 
 	t.Run("OK", func(t *testing.T) {
-		var got gateway.Order
+		var got storeprint.Order
 		e.must("GET", "/v1/stores/s1/orders/d1", acme, nil, 200, &got)
-		want := gateway.Order{OrderID: "d1", Table: "online", Items: []gateway.Item{
+		want := storeprint.Order{OrderID: "d1", Table: "online", Items: []storeprint.Item{
 			{Name: "Noodles", Qty: 2, Station: "hot"},
 			{Name: "Tea", Qty: 1, Station: "bar", Note: "no sugar"},
 		}}

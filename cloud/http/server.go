@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 )
 
@@ -150,9 +151,9 @@ func (s *Server) Handler() http.Handler {
 	api("GET /v1/stores/{store_id}/orders/{order_id}", s.handleFindOrder)
 	api("GET /v1/stores/{store_id}/tasks", s.handleFindTasks)
 	api("GET /v1/stores/{store_id}/tasks/{task_no}", s.handleFindTask)
-	api("POST /v1/stores/{store_id}/tasks/{task_no}/retry", s.handleCommand(cloud.CommandRetry))
-	api("POST /v1/stores/{store_id}/tasks/{task_no}/reprint", s.handleCommand(cloud.CommandReprint))
-	api("POST /v1/stores/{store_id}/printers/{printer_id}/failover/ack", s.handleCommand(cloud.CommandFailoverAck))
+	api("POST /v1/stores/{store_id}/tasks/{task_no}/retry", s.handleCommand(storeprint.CommandRetry))
+	api("POST /v1/stores/{store_id}/tasks/{task_no}/reprint", s.handleCommand(storeprint.CommandReprint))
+	api("POST /v1/stores/{store_id}/printers/{printer_id}/failover/ack", s.handleCommand(storeprint.CommandFailoverAck))
 	api("GET /v1/stores/{store_id}/alerts", s.handleFindAlerts)
 	api("GET /v1/audit", s.handleFindAudit)
 	api("GET /v1/dashboard", s.handleDashboard)

@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
-	"github.com/storeprint/storeprint/gateway"
 )
 
 // GET /v1/stores
@@ -18,11 +18,11 @@ func (s *Server) handleFindStores(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
-// POST /v1/stores/{store_id}/orders: a gateway.Order, the POS API's body
+// POST /v1/stores/{store_id}/orders: a storeprint.Order, the POS API's body
 // and idempotency rules. 201 when accepted, 200 with the same body for a
 // replay, 409 for the same order_id with other content.
 func (s *Server) handleCreateOrder(w http.ResponseWriter, r *http.Request) error {
-	var o gateway.Order
+	var o storeprint.Order
 	if err := decode(w, r, &o, false); err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func (s *Server) handleFindTasks(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	f := cloud.TaskFilter{Status: gateway.Status(q.Get("status")), Limit: limit}
+	f := cloud.TaskFilter{Status: storeprint.Status(q.Get("status")), Limit: limit}
 	if q.Has("after") {
 		after := q.Get("after")
 		f.After = &after
@@ -86,7 +86,7 @@ func (s *Server) handleFindTasks(w http.ResponseWriter, r *http.Request) error {
 // POST /v1/stores/{store_id}/printers/{printer_id}/failover/ack, each
 // {"reason","operator","command_id"}: queue a command for the store's
 // gateway, audited. 202 when queued, 200 for a replay of a command_id.
-func (s *Server) handleCommand(kind string) func(http.ResponseWriter, *http.Request) error {
+func (s *Server) handleCommand(kind storeprint.CommandKind) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		var req struct {
 			CommandID string `json:"command_id"`
@@ -104,7 +104,7 @@ func (s *Server) handleCommand(kind string) func(http.ResponseWriter, *http.Requ
 		status := http.StatusOK
 		if created {
 			status = http.StatusAccepted
-			s.metrics.commands.WithLabelValues(kind).Inc()
+			s.metrics.commands.WithLabelValues(string(kind)).Inc()
 		}
 		writeJSON(w, status, c)
 		return nil

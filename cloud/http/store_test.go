@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 	"github.com/storeprint/storeprint/cloud/postgres"
-	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/sync"
 )
 
@@ -34,7 +34,7 @@ func ingestFailedTask(t *testing.T, e *env, storeID, gatewayID string) {
 	at := time.Date(2026, 9, 23, 12, 0, 0, 0, time.UTC)
 	data, _ := json.Marshal(sync.TaskEvent{TaskNo: "order_f_station_hot", Version: 4, OrderID: "f", Station: "hot",
 		PrinterID: "hot-1", Status: "failed", Attempt: 5, LastError: "offline", CreatedAt: at, UpdatedAt: at})
-	receipt, _ := json.Marshal(sync.ReceiptEvent{TaskNo: "order_f_station_hot", Attempt: 5, State: sync.ReceiptPrepared, PrinterID: "hot-1", At: at})
+	receipt, _ := json.Marshal(sync.ReceiptEvent{TaskNo: "order_f_station_hot", Attempt: 5, State: storeprint.ReceiptPrepared, PrinterID: "hot-1", At: at})
 	if _, err := postgres.NewIngestService(e.db).Ingest(ctx, gatewayID, storeID, []sync.Event{
 		{Seq: 1, Kind: sync.KindTask, TaskNo: "order_f_station_hot", At: at, Data: data},
 		{Seq: 2, Kind: sync.KindReceipt, TaskNo: "order_f_station_hot", At: at, Data: receipt},
@@ -42,8 +42,8 @@ func ingestFailedTask(t *testing.T, e *env, storeID, gatewayID string) {
 		t.Fatal(err)
 	}
 	if err := postgres.NewGatewayService(e.db).UpdatePrinters(ctx, storeID, gatewayID, []*cloud.Printer{
-		{ID: "hot-1", Status: gateway.PrinterOffline, Stations: []string{"hot"}, Backup: "pass-1", Failover: true},
-		{ID: "pass-1", Status: gateway.PrinterReady},
+		{ID: "hot-1", Status: storeprint.PrinterOffline, Stations: []string{"hot"}, Backup: "pass-1", Failover: true},
+		{ID: "pass-1", Status: storeprint.PrinterReady},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -183,8 +183,8 @@ func TestServer_FindTasks(t *testing.T) {
 	t.Run("One", func(t *testing.T) {
 		var got cloud.Task
 		e.must("GET", "/v1/stores/s1/tasks/order_f_station_hot", acme, nil, 200, &got)
-		if got.Status != gateway.StatusFailed || got.LastError != "offline" || len(got.Receipts) != 1 ||
-			got.Receipts[0].State != sync.ReceiptPrepared {
+		if got.Status != storeprint.StatusFailed || got.LastError != "offline" || len(got.Receipts) != 1 ||
+			got.Receipts[0].State != storeprint.ReceiptPrepared {
 			t.Fatalf("got %+v, want failed with its receipt", got)
 		}
 	})
@@ -234,7 +234,7 @@ func TestServer_FindTasks(t *testing.T) {
 	t.Run("Commands", func(t *testing.T) {
 		var c cloud.Command
 		e.must("POST", "/v1/stores/s1/tasks/order_f_station_hot/retry", acme, map[string]string{"command_id": "c1", "reason": "paper"}, 202, &c)
-		if c.Seq != 2 || c.Kind != cloud.CommandRetry {
+		if c.Seq != 2 || c.Kind != storeprint.CommandRetry {
 			t.Fatalf("got %+v, want the retry at seq 2 (after the order)", c)
 		}
 		e.must("POST", "/v1/stores/s1/tasks/order_f_station_hot/retry", acme, map[string]string{"command_id": "c1"}, 200, &c)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
-	"github.com/storeprint/storeprint/gateway"
 )
 
 var _ cloud.CommandService = (*CommandService)(nil)
@@ -105,15 +105,15 @@ func sameCommand(prev, c *cloud.Command, created *bool) error {
 
 // check returns the audit action, resource and before-state of a command,
 // or why the cloud's view of the store refuses it.
-func (s *CommandService) check(ctx context.Context, tx pgx.Tx, storeID string, c *cloud.Command) (action, resource string, before any, err error) {
+func (s *CommandService) check(ctx context.Context, tx pgx.Tx, storeID string, c *cloud.Command) (action storeprint.AuditAction, resource string, before any, err error) {
 	switch c.Kind {
-	case cloud.CommandRetry, cloud.CommandReprint:
+	case storeprint.CommandRetry, storeprint.CommandReprint:
 		var t struct {
-			Status    gateway.Status `json:"status"`
-			Attempt   int            `json:"attempt"`
-			PrinterID string         `json:"printer_id"`
-			Version   uint64         `json:"version"`
-			LastError string         `json:"last_error,omitempty"`
+			Status    storeprint.Status `json:"status"`
+			Attempt   int               `json:"attempt"`
+			PrinterID string            `json:"printer_id"`
+			Version   uint64            `json:"version"`
+			LastError string            `json:"last_error,omitempty"`
 		}
 		err := tx.QueryRow(ctx, `
 			SELECT status, attempt, printer_id, version, last_error FROM print_tasks
@@ -125,17 +125,17 @@ func (s *CommandService) check(ctx context.Context, tx pgx.Tx, storeID string, c
 		if err != nil {
 			return "", "", nil, fmt.Errorf("read task: %w", interpret(err))
 		}
-		if c.Kind == cloud.CommandRetry {
-			if t.Status != gateway.StatusFailed && t.Status != gateway.StatusAttention {
+		if c.Kind == storeprint.CommandRetry {
+			if t.Status != storeprint.StatusFailed && t.Status != storeprint.StatusAttention {
 				return "", "", nil, cloud.Errorf(cloud.ECONFLICT, "task %s is %s: only a failed or attention_required task can be retried (a reprint makes a copy)", c.TaskNo, t.Status)
 			}
-			return cloud.ActionRetry, "task/" + c.TaskNo, t, nil
+			return storeprint.ActionCloudRetry, "task/" + c.TaskNo, t, nil
 		}
-		if t.Status == cloud.StatusPendingDelivery || t.Status == gateway.StatusCancelled {
+		if t.Status == cloud.StatusPendingDelivery || t.Status == storeprint.StatusCancelled {
 			return "", "", nil, cloud.Errorf(cloud.ECONFLICT, "task %s is %s: there is no ticket to reprint", c.TaskNo, t.Status)
 		}
-		return cloud.ActionReprint, "task/" + c.TaskNo, t, nil
-	case cloud.CommandFailoverAck:
+		return storeprint.ActionCloudReprint, "task/" + c.TaskNo, t, nil
+	case storeprint.CommandFailoverAck:
 		var p struct {
 			Status   string `json:"status"`
 			Backup   string `json:"backup"`
@@ -153,7 +153,7 @@ func (s *CommandService) check(ctx context.Context, tx pgx.Tx, storeID string, c
 		if !p.Failover {
 			return "", "", nil, cloud.Errorf(cloud.ECONFLICT, "printer %s is not in failover: nothing to acknowledge", c.PrinterID)
 		}
-		return cloud.ActionFailoverAck, "printer/" + c.PrinterID, p, nil
+		return storeprint.ActionCloudFailoverAck, "printer/" + c.PrinterID, p, nil
 	}
 	return "", "", nil, cloud.Errorf(cloud.EINVALID, "unknown command %q", c.Kind)
 }

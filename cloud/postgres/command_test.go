@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
-	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/sync"
 )
 
@@ -22,8 +22,8 @@ func TestCommandService_Submit(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := f.gateways.UpdatePrinters(ctx, "s1", gw.ID, []*cloud.Printer{
-		{ID: "hot-1", Status: gateway.PrinterOffline, Stations: []string{"hot"}, Backup: "pass-1", Failover: true},
-		{ID: "pass-1", Status: gateway.PrinterReady},
+		{ID: "hot-1", Status: storeprint.PrinterOffline, Stations: []string{"hot"}, Backup: "pass-1", Failover: true},
+		{ID: "pass-1", Status: storeprint.PrinterReady},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -31,59 +31,59 @@ func TestCommandService_Submit(t *testing.T) {
 
 	t.Run("Retry", func(t *testing.T) {
 		c, created, err := f.commands.Submit(acme, "s1", &cloud.CommandRequest{
-			Kind: cloud.CommandRetry, TaskNo: "order_f_station_hot", Note: cloud.Note{Reason: "paper loaded", Operator: "Wang"},
+			Kind: storeprint.CommandRetry, TaskNo: "order_f_station_hot", Note: cloud.Note{Reason: "paper loaded", Operator: "Wang"},
 		})
 		if err != nil || !created {
 			t.Fatalf("got created %v err %v, want true nil", created, err)
 		}
-		if c.Seq != 1 || c.Kind != cloud.CommandRetry || c.CreatedBy != "tenant:acme/token:test" {
+		if c.Seq != 1 || c.Kind != storeprint.CommandRetry || c.CreatedBy != "tenant:acme/token:test" {
 			t.Fatalf("got %+v", c)
 		}
 		if n := f.count(t, `SELECT count(*) FROM audit_events WHERE action = $1 AND operator = 'Wang' AND reason = 'paper loaded'
-			AND before->>'status' = 'failed' AND (after->>'seq')::int = 1`, cloud.ActionRetry); n != 1 {
+			AND before->>'status' = 'failed' AND (after->>'seq')::int = 1`, storeprint.ActionCloudRetry); n != 1 {
 			t.Fatalf("got %d retry audit events, want 1 with before and after", n)
 		}
 	})
 	t.Run("Reprint", func(t *testing.T) {
 		c, _, err := f.commands.Submit(adminCtx, "s1", &cloud.CommandRequest{
-			ID: "rp-1", Kind: cloud.CommandReprint, TaskNo: "order_d_station_hot", Note: cloud.Note{Reason: "customer lost it"},
+			ID: "rp-1", Kind: storeprint.CommandReprint, TaskNo: "order_d_station_hot", Note: cloud.Note{Reason: "customer lost it"},
 		})
 		if err != nil || c.Seq != 2 {
 			t.Fatalf("got %+v %v, want seq 2", c, err)
 		}
 		again, created, err := f.commands.Submit(adminCtx, "s1", &cloud.CommandRequest{
-			ID: "rp-1", Kind: cloud.CommandReprint, TaskNo: "order_d_station_hot",
+			ID: "rp-1", Kind: storeprint.CommandReprint, TaskNo: "order_d_station_hot",
 		})
 		if err != nil || created || again.Seq != 2 {
 			t.Fatalf("replay: got %+v created %v err %v, want seq 2, false, nil", again, created, err)
 		}
-		_, _, err = f.commands.Submit(adminCtx, "s1", &cloud.CommandRequest{ID: "rp-1", Kind: cloud.CommandRetry, TaskNo: "order_f_station_hot"})
+		_, _, err = f.commands.Submit(adminCtx, "s1", &cloud.CommandRequest{ID: "rp-1", Kind: storeprint.CommandRetry, TaskNo: "order_f_station_hot"})
 		wantCode(t, err, cloud.ECONFLICT)
-		if n := f.count(t, `SELECT count(*) FROM audit_events WHERE action = $1`, cloud.ActionReprint); n != 1 {
+		if n := f.count(t, `SELECT count(*) FROM audit_events WHERE action = $1`, storeprint.ActionCloudReprint); n != 1 {
 			t.Fatalf("got %d reprint audit events, want 1", n)
 		}
 	})
 	t.Run("FailoverAck", func(t *testing.T) {
-		c, _, err := f.commands.Submit(acme, "s1", &cloud.CommandRequest{Kind: cloud.CommandFailoverAck, PrinterID: "hot-1"})
+		c, _, err := f.commands.Submit(acme, "s1", &cloud.CommandRequest{Kind: storeprint.CommandFailoverAck, PrinterID: "hot-1"})
 		if err != nil || c.Seq != 3 || c.PrinterID != "hot-1" {
 			t.Fatalf("got %+v %v", c, err)
 		}
-		if n := f.count(t, `SELECT count(*) FROM audit_events WHERE action = $1 AND before->>'failover' = 'true'`, cloud.ActionFailoverAck); n != 1 {
+		if n := f.count(t, `SELECT count(*) FROM audit_events WHERE action = $1 AND before->>'failover' = 'true'`, storeprint.ActionCloudFailoverAck); n != 1 {
 			t.Fatalf("got %d failover audit events, want 1", n)
 		}
-		_, _, err = f.commands.Submit(acme, "s1", &cloud.CommandRequest{Kind: cloud.CommandFailoverAck, PrinterID: "pass-1"})
+		_, _, err = f.commands.Submit(acme, "s1", &cloud.CommandRequest{Kind: storeprint.CommandFailoverAck, PrinterID: "pass-1"})
 		wantCode(t, err, cloud.ECONFLICT)
 	})
 	t.Run("ErrRetryDone", func(t *testing.T) {
-		_, _, err := f.commands.Submit(acme, "s1", &cloud.CommandRequest{Kind: cloud.CommandRetry, TaskNo: "order_d_station_hot"})
+		_, _, err := f.commands.Submit(acme, "s1", &cloud.CommandRequest{Kind: storeprint.CommandRetry, TaskNo: "order_d_station_hot"})
 		wantCode(t, err, cloud.ECONFLICT)
 	})
 	t.Run("ErrUnknownTask", func(t *testing.T) {
-		_, _, err := f.commands.Submit(acme, "s1", &cloud.CommandRequest{Kind: cloud.CommandReprint, TaskNo: "nope"})
+		_, _, err := f.commands.Submit(acme, "s1", &cloud.CommandRequest{Kind: storeprint.CommandReprint, TaskNo: "nope"})
 		wantCode(t, err, cloud.ENOTFOUND)
 	})
 	t.Run("ErrOtherTenant", func(t *testing.T) {
-		_, _, err := f.commands.Submit(tenantCtx("globex"), "s1", &cloud.CommandRequest{Kind: cloud.CommandRetry, TaskNo: "order_f_station_hot"})
+		_, _, err := f.commands.Submit(tenantCtx("globex"), "s1", &cloud.CommandRequest{Kind: storeprint.CommandRetry, TaskNo: "order_f_station_hot"})
 		wantCode(t, err, cloud.ENOTFOUND)
 	})
 	t.Run("ErrInvalid", func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 )
 
@@ -237,7 +238,7 @@ func (s *DashboardService) storeDetails(ctx context.Context, d *cloud.Dashboard,
 		FROM unnest($1::text[], $2::text[]) AS u(tenant_id, store_id)
 		JOIN audit_events a ON a.tenant_id = u.tenant_id AND a.store_id = u.store_id
 		WHERE a.at >= $3 AND a.action = $4
-		GROUP BY u.store_id`, tenants, ids, since, cloud.ActionDuplicatePrevented).Query(func(rows pgx.Rows) error {
+		GROUP BY u.store_id`, tenants, ids, since, storeprint.ActionDuplicatePrevented).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var storeID string
 			var n int

@@ -5,14 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
-	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/sync"
 )
 
 // dayTask is a task event of a ticket accepted at created and, when
 // toPaper is set, printed toPaper later.
-func dayTask(seq uint64, no, status, reason string, created time.Time, toPaper time.Duration) sync.Event {
+func dayTask(seq uint64, no string, status storeprint.Status, reason storeprint.Reason, created time.Time, toPaper time.Duration) sync.Event {
 	ev := sync.TaskEvent{
 		TaskNo: no, Version: 3, OrderID: "o-" + no, Station: "hot", PrinterID: "hot-1", Status: status,
 		Attempt: 1, Reason: reason, Source: "pos", CreatedAt: created, UpdatedAt: created.Add(time.Second),
@@ -41,15 +41,15 @@ func dashboardSetup(t *testing.T) *DashboardService {
 		}
 	}
 	if err := f.gateways.UpdatePrinters(ctx, "a1", gwA1.ID, []*cloud.Printer{
-		{ID: "hot-1", Status: gateway.PrinterPaperEnd, Stations: []string{"hot"}},
-		{ID: "pass-1", Status: gateway.PrinterReady, Stations: []string{"pass"}},
+		{ID: "hot-1", Status: storeprint.PrinterPaperEnd, Stations: []string{"hot"}},
+		{ID: "pass-1", Status: storeprint.PrinterReady, Stations: []string{"pass"}},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.gateways.UpdatePrinters(ctx, "g1", gwG1.ID, []*cloud.Printer{{ID: "hot-1", Status: gateway.PrinterReady}}); err != nil {
+	if err := f.gateways.UpdatePrinters(ctx, "g1", gwG1.ID, []*cloud.Printer{{ID: "hot-1", Status: storeprint.PrinterReady}}); err != nil {
 		t.Fatal(err)
 	}
-	dup := auditEvent(7, "d1", cloud.ActionDuplicatePrevented, "order_p1_station_hot")
+	dup := auditEvent(7, "d1", storeprint.ActionDuplicatePrevented, "order_p1_station_hot")
 	if _, err := f.ingest.Ingest(ctx, gwA1.ID, "a1", []sync.Event{
 		dayTask(1, "order_p1_station_hot", "done", "", t0.Add(time.Minute), time.Second),
 		dayTask(2, "order_p2_station_hot", "done", "", t0.Add(2*time.Minute), 2*time.Second),
@@ -109,18 +109,18 @@ func TestDashboardService_Dashboard(t *testing.T) {
 			t.Fatalf("got a2 today %+v, want nothing", a2.Today)
 		}
 		if len(d.Printers) != 1 || d.Printers[0].StoreID != "a1" || d.Printers[0].ID != "hot-1" ||
-			d.Printers[0].Status != gateway.PrinterPaperEnd || !d.Printers[0].StoreOnline || d.Printers[0].StoreName != "Store a1" {
+			d.Printers[0].Status != storeprint.PrinterPaperEnd || !d.Printers[0].StoreOnline || d.Printers[0].StoreName != "Store a1" {
 			t.Fatalf("got printers in trouble %+v, want a1's hot-1 out of paper", d.Printers)
 		}
 		if len(d.Queue) != 2 {
 			t.Fatalf("got queue %+v, want 2 alerts", d.Queue)
 		}
 		q := d.Queue[0]
-		if q.TaskNo != "order_f1_station_hot" || q.TaskStatus != gateway.StatusFailed || q.Reason != "retries" ||
+		if q.TaskNo != "order_f1_station_hot" || q.TaskStatus != storeprint.StatusFailed || q.Reason != "retries" ||
 			q.OrderID != "o-order_f1_station_hot" || q.Station != "hot" || q.StoreName != "Store a1" || q.Attempt != 1 {
 			t.Fatalf("got first queue entry %+v, want the failed ticket with its task", q)
 		}
-		if d.Queue[1].TaskStatus != gateway.StatusAttention {
+		if d.Queue[1].TaskStatus != storeprint.StatusAttention {
 			t.Fatalf("got second queue entry %+v, want the flagged ticket", d.Queue[1])
 		}
 		if d.At.IsZero() || !d.Since.Equal(t0) {
@@ -201,7 +201,7 @@ func TestDashboardService_SearchTasks(t *testing.T) {
 			t.Fatalf("got %+v, want a1's %s alone", got, no)
 		}
 		h := got[0]
-		if h.Status != gateway.StatusDone || len(h.Receipts) != 3 || h.Receipts[2].State != sync.ReceiptPrinted {
+		if h.Status != storeprint.StatusDone || len(h.Receipts) != 3 || h.Receipts[2].State != storeprint.ReceiptPrinted {
 			t.Fatalf("got %+v with receipts %+v, want done with 3 receipts", h.Task, h.Receipts)
 		}
 		var kinds []string

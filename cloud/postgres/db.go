@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 )
 
@@ -146,7 +147,7 @@ func tenantScope(a *cloud.Actor) *string {
 
 // audit writes one audit event in tx. before and after are marshalled to
 // JSON; nil is stored as NULL.
-func audit(ctx context.Context, tx pgx.Tx, a *cloud.Actor, note cloud.Note, tenantID, storeID, action, resource string, before, after any) error {
+func audit(ctx context.Context, tx pgx.Tx, a *cloud.Actor, note cloud.Note, tenantID, storeID string, action storeprint.AuditAction, resource string, before, after any) error {
 	b, err := jsonOrNil(before)
 	if err != nil {
 		return err

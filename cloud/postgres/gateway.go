@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 )
 
@@ -47,7 +48,7 @@ func (s *GatewayService) CreateGateway(ctx context.Context, storeID string, note
 		if _, err := tx.Exec(ctx, `INSERT INTO gateway_cursors (store_id, gateway_id) VALUES ($1, $2)`, storeID, gw.ID); err != nil {
 			return fmt.Errorf("insert gateway cursor: %w", interpret(err))
 		}
-		return audit(ctx, tx, a, note, tenantID, storeID, cloud.ActionCreateGateway, "gateway/"+gw.ID, nil,
+		return audit(ctx, tx, a, note, tenantID, storeID, storeprint.ActionCreateGateway, "gateway/"+gw.ID, nil,
 			map[string]string{"gateway_id": gw.ID, "store_id": storeID})
 	})
 	if err != nil {
@@ -102,7 +103,7 @@ func (s *GatewayService) RevokeGateway(ctx context.Context, gatewayID string, no
 			return fmt.Errorf("revoke gateway: %w", interpret(err))
 		}
 		gw.RevokedAt = &at
-		if err := audit(ctx, tx, a, note, gw.TenantID, gw.StoreID, cloud.ActionRevokeGateway, "gateway/"+gw.ID,
+		if err := audit(ctx, tx, a, note, gw.TenantID, gw.StoreID, storeprint.ActionRevokeGateway, "gateway/"+gw.ID,
 			map[string]any{"revoked_at": nil}, map[string]any{"revoked_at": at}); err != nil {
 			return err
 		}

@@ -8,9 +8,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
-	"github.com/storeprint/storeprint/gateway"
 )
 
 func TestGatewayService_Authenticate(t *testing.T) {
@@ -82,7 +82,7 @@ func TestGatewayService_RevokeGateway(t *testing.T) {
 		if n.Payload != gw.ID {
 			t.Fatalf("got notification %q, want %q", n.Payload, gw.ID)
 		}
-		if n := f.count(t, `SELECT count(*) FROM audit_events WHERE action = $1 AND reason = 'stolen' AND before IS NOT NULL AND after IS NOT NULL`, cloud.ActionRevokeGateway); n != 1 {
+		if n := f.count(t, `SELECT count(*) FROM audit_events WHERE action = $1 AND reason = 'stolen' AND before IS NOT NULL AND after IS NOT NULL`, storeprint.ActionRevokeGateway); n != 1 {
 			t.Fatalf("got %d revocation audit events, want 1", n)
 		}
 	})
@@ -96,7 +96,7 @@ func TestGatewayService_RevokeGateway(t *testing.T) {
 		wantCode(t, f.gateways.Touch(ctx, "s1", gw.ID, cloud.Presence{LinkID: "l", Online: true}), cloud.EUNAUTHORIZED)
 		_, err = f.ingest.Ingest(ctx, gw.ID, "s1", lifecycle(1, 1, "r"))
 		wantCode(t, err, cloud.EUNAUTHORIZED)
-		wantCode(t, f.gateways.UpdatePrinters(ctx, "s1", gw.ID, []*cloud.Printer{{ID: "p", Status: gateway.PrinterReady}}), cloud.EUNAUTHORIZED)
+		wantCode(t, f.gateways.UpdatePrinters(ctx, "s1", gw.ID, []*cloud.Printer{{ID: "p", Status: storeprint.PrinterReady}}), cloud.EUNAUTHORIZED)
 		if n := f.count(t, `SELECT count(*) FROM task_events`); n != 0 {
 			t.Fatalf("got %d events stored from a revoked gateway, want 0", n)
 		}
@@ -105,7 +105,7 @@ func TestGatewayService_RevokeGateway(t *testing.T) {
 		if _, err := f.gateways.RevokeGateway(adminCtx, gw.ID, cloud.Note{}); err != nil {
 			t.Fatal(err)
 		}
-		if n := f.count(t, `SELECT count(*) FROM audit_events WHERE action = $1`, cloud.ActionRevokeGateway); n != 1 {
+		if n := f.count(t, `SELECT count(*) FROM audit_events WHERE action = $1`, storeprint.ActionRevokeGateway); n != 1 {
 			t.Fatalf("got %d revocation audit events, want 1: revoking again changes nothing", n)
 		}
 	})

@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
-	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/sync"
 )
 
@@ -173,15 +173,13 @@ func decodeBatch(events []sync.Event) (*batch, error) {
 	seen := make(map[uint64]bool, len(events))
 	for i := range events {
 		ev := &events[i]
-		if ev.Seq == 0 || ev.Seq > 1<<62 {
-			return nil, cloud.Errorf(cloud.EINVALID, "events[%d]: seq %d is out of range", i, ev.Seq)
-		}
 		if seen[ev.Seq] {
 			return nil, cloud.Errorf(cloud.EINVALID, "event %d: seq appears twice in the batch", ev.Seq)
 		}
 		seen[ev.Seq] = true
-		if ev.At.IsZero() {
-			return nil, cloud.Errorf(cloud.EINVALID, "event %d: at is required", ev.Seq)
+		d, err := sync.DecodeEvent(ev)
+		if err != nil {
+			return nil, cloud.Errorf(cloud.EINVALID, "events[%d]: %v", i, err)
 		}
 		data := ev.Data
 		if len(data) == 0 {
@@ -189,47 +187,15 @@ func decodeBatch(events []sync.Event) (*batch, error) {
 		}
 		seq := int64(ev.Seq)
 		taskNo := ev.TaskNo
-		switch ev.Kind {
-		case sync.KindTask:
-			var t sync.TaskEvent
-			if err := json.Unmarshal(data, &t); err != nil {
-				return nil, cloud.Errorf(cloud.EINVALID, "event %d: task data: %v", ev.Seq, err)
-			}
-			if err := checkTask(&t, ev); err != nil {
-				return nil, err
-			}
-			taskNo = t.TaskNo
-			b.tasks = append(b.tasks, taskRow{seq, t})
-		case sync.KindReceipt:
-			var r sync.ReceiptEvent
-			if err := json.Unmarshal(data, &r); err != nil {
-				return nil, cloud.Errorf(cloud.EINVALID, "event %d: receipt data: %v", ev.Seq, err)
-			}
-			if err := checkReceipt(&r, ev); err != nil {
-				return nil, err
-			}
-			taskNo = r.TaskNo
-			b.receipts = append(b.receipts, receiptRow{seq, r})
-		case sync.KindAudit:
-			var a sync.AuditEvent
-			if err := json.Unmarshal(data, &a); err != nil {
-				return nil, cloud.Errorf(cloud.EINVALID, "event %d: audit data: %v", ev.Seq, err)
-			}
-			if a.ID == "" || a.Action == "" {
-				return nil, cloud.Errorf(cloud.EINVALID, "event %d: an audit event needs an id and an action", ev.Seq)
-			}
-			if a.At.IsZero() {
-				a.At = ev.At
-			}
-			b.audits = append(b.audits, auditRow{seq, a})
-		case "":
-			return nil, cloud.Errorf(cloud.EINVALID, "event %d: kind is required", ev.Seq)
-		default:
-			// A kind from a newer gateway: stored, applied by a newer cloud.
-			// (The known kinds were checked by Unmarshal.)
-			if !json.Valid(data) {
-				return nil, cloud.Errorf(cloud.EINVALID, "event %d: data is not valid JSON", ev.Seq)
-			}
+		switch {
+		case d.Task != nil:
+			taskNo = d.Task.TaskNo
+			b.tasks = append(b.tasks, taskRow{seq, *d.Task})
+		case d.Receipt != nil:
+			taskNo = d.Receipt.TaskNo
+			b.receipts = append(b.receipts, receiptRow{seq, *d.Receipt})
+		case d.Audit != nil:
+			b.audits = append(b.audits, auditRow{seq, *d.Audit})
 		}
 		b.seqs = append(b.seqs, seq)
 		b.kinds = append(b.kinds, ev.Kind)
@@ -253,46 +219,6 @@ func (b *batch) dropThrough(cursor int64) {
 		n++
 	}
 	b.seqs, b.kinds, b.taskNos, b.ats, b.datas = b.seqs[:n], b.kinds[:n], b.taskNos[:n], b.ats[:n], b.datas[:n]
-}
-
-func checkTask(t *sync.TaskEvent, ev *sync.Event) error {
-	switch {
-	case t.TaskNo == "":
-		return cloud.Errorf(cloud.EINVALID, "event %d: task_no is required", ev.Seq)
-	case ev.TaskNo != "" && ev.TaskNo != t.TaskNo:
-		return cloud.Errorf(cloud.EINVALID, "event %d: task_no %q does not match the event's %q", ev.Seq, t.TaskNo, ev.TaskNo)
-	case t.Version == 0 || t.Version > 1<<62:
-		return cloud.Errorf(cloud.EINVALID, "event %d: task version %d is out of range", ev.Seq, t.Version)
-	case !gateway.Status(t.Status).Valid():
-		return cloud.Errorf(cloud.EINVALID, "event %d: unknown task status %q", ev.Seq, t.Status)
-	}
-	if t.CreatedAt.IsZero() {
-		t.CreatedAt = ev.At
-	}
-	if t.UpdatedAt.IsZero() {
-		t.UpdatedAt = ev.At
-	}
-	return nil
-}
-
-func checkReceipt(r *sync.ReceiptEvent, ev *sync.Event) error {
-	switch {
-	case r.TaskNo == "":
-		return cloud.Errorf(cloud.EINVALID, "event %d: task_no is required", ev.Seq)
-	case ev.TaskNo != "" && ev.TaskNo != r.TaskNo:
-		return cloud.Errorf(cloud.EINVALID, "event %d: task_no %q does not match the event's %q", ev.Seq, r.TaskNo, ev.TaskNo)
-	case r.Attempt < 0:
-		return cloud.Errorf(cloud.EINVALID, "event %d: attempt %d is negative", ev.Seq, r.Attempt)
-	}
-	switch r.State {
-	case sync.ReceiptPrepared, sync.ReceiptSubmitted, sync.ReceiptPrinted, sync.ReceiptConfirmed:
-	default:
-		return cloud.Errorf(cloud.EINVALID, "event %d: unknown receipt state %q", ev.Seq, r.State)
-	}
-	if r.At.IsZero() {
-		r.At = ev.At
-	}
-	return nil
 }
 
 // queueTasks queues the upsert of the newest version of every task among
@@ -334,14 +260,14 @@ func (b *batch) queueTasks(pb *pgx.Batch, storeID, gatewayID string, isNew map[i
 	printers := map[string]bool{}
 	var printerList []string
 	for i, t := range rows {
-		taskNos[i], orderIDs[i], stations[i], printerIDs[i], statuses[i] = t.TaskNo, t.OrderID, t.Station, t.PrinterID, t.Status
-		lastErrors[i], reasons[i], sources[i], copyOfs[i], backups[i] = t.LastError, t.Reason, t.Source, t.CopyOf, t.BackupFrom
+		taskNos[i], orderIDs[i], stations[i], printerIDs[i], statuses[i] = t.TaskNo, t.OrderID, t.Station, t.PrinterID, string(t.Status)
+		lastErrors[i], reasons[i], sources[i], copyOfs[i], backups[i] = t.LastError, string(t.Reason), string(t.Source), t.CopyOf, t.BackupFrom
 		versions[i], attempts[i] = int64(t.Version), int32(t.Attempt)
 		createdAts[i], updatedAts[i] = t.CreatedAt, t.UpdatedAt
 		if t.PrintedAt != nil {
 			printedAts[i] = pgtype.Timestamptz{Time: *t.PrintedAt, Valid: true}
 		}
-		if gateway.ValidID(t.PrinterID) && !printers[t.PrinterID] {
+		if storeprint.ValidID(t.PrinterID) && !printers[t.PrinterID] {
 			printers[t.PrinterID] = true
 			printerList = append(printerList, t.PrinterID)
 		}
@@ -410,7 +336,7 @@ func (b *batch) queueReceipts(pb *pgx.Batch, storeID, gatewayID string, isNew ma
 		}
 		taskNos = append(taskNos, r.ev.TaskNo)
 		attempts = append(attempts, int32(r.ev.Attempt))
-		states = append(states, r.ev.State)
+		states = append(states, string(r.ev.State))
 		printerIDs = append(printerIDs, r.ev.PrinterID)
 		sums = append(sums, r.ev.PayloadSHA256)
 		processIDs = append(processIDs, r.ev.ProcessID)
@@ -452,7 +378,7 @@ func (b *batch) queueAudits(pb *pgx.Batch, tenantID, storeID, gatewayID string, 
 		}
 		ids = append(ids, "gateway:"+gatewayID+":"+a.ev.ID)
 		operators = append(operators, a.ev.Operator)
-		actions = append(actions, a.ev.Action)
+		actions = append(actions, string(a.ev.Action))
 		resources = append(resources, resource)
 		reasons = append(reasons, a.ev.Reason)
 		befores = append(befores, jsonText(a.ev.Before))

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
-	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/sync"
 )
 
@@ -29,8 +29,8 @@ func TestIngestService_Ingest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if task.Status != gateway.StatusDone || task.Version != 3 || len(task.Receipts) != 3 ||
-			task.Receipts[2].State != sync.ReceiptPrinted || task.PrinterID != "hot-1" {
+		if task.Status != storeprint.StatusDone || task.Version != 3 || len(task.Receipts) != 3 ||
+			task.Receipts[2].State != storeprint.ReceiptPrinted || task.PrinterID != "hot-1" {
 			t.Fatalf("got task %+v, want done at version 3 with 3 receipts", task)
 		}
 		if n := f.count(t, `SELECT count(*) FROM task_events WHERE gateway_id = $1`, gw.ID); n != 13 {
@@ -99,7 +99,7 @@ func TestIngestService_Ingest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if task.Status != gateway.StatusDone || task.Version != 3 {
+		if task.Status != storeprint.StatusDone || task.Version != 3 {
 			t.Fatalf("got %s at version %d, want done at version 3", task.Status, task.Version)
 		}
 		// And within one batch.
@@ -110,7 +110,7 @@ func TestIngestService_Ingest(t *testing.T) {
 			t.Fatal(err)
 		}
 		task, _ = f.tasks.FindTask(adminCtx, "s1", "order_b_station_hot")
-		if task.Status != gateway.StatusFailed || task.Version != 5 {
+		if task.Status != storeprint.StatusFailed || task.Version != 5 {
 			t.Fatalf("got %s at version %d, want failed at version 5", task.Status, task.Version)
 		}
 	})
@@ -156,7 +156,7 @@ func TestIngestService_Ingest(t *testing.T) {
 		}
 		hot, _ := f.tasks.FindTask(adminCtx, "s1", "order_d1_station_hot")
 		bar, _ := f.tasks.FindTask(adminCtx, "s1", "order_d1_station_bar")
-		if hot.Status != gateway.StatusQueued || hot.PrinterID != "hot-1" || hot.Source != "cloud" {
+		if hot.Status != storeprint.StatusQueued || hot.PrinterID != "hot-1" || hot.Source != "cloud" {
 			t.Fatalf("got hot %+v, want queued on hot-1", hot)
 		}
 		if bar.Status != cloud.StatusPendingDelivery {

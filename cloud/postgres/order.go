@@ -7,8 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
-	"github.com/storeprint/storeprint/gateway"
 )
 
 var _ cloud.OrderService = (*OrderService)(nil)
@@ -26,13 +26,13 @@ func NewOrderService(db *DB) *OrderService { return &OrderService{db: db} }
 // The order's primary key (store_id, order_id) decides between concurrent
 // requests: INSERT ... ON CONFLICT DO NOTHING lets exactly one insert, the
 // others wait for it to commit and then read its digest.
-func (s *OrderService) CreateOrder(ctx context.Context, storeID string, o *gateway.Order) (*cloud.OrderResult, bool, error) {
+func (s *OrderService) CreateOrder(ctx context.Context, storeID string, o *storeprint.Order) (*cloud.OrderResult, bool, error) {
 	a, err := cloud.RequireActor(ctx)
 	if err != nil {
 		return nil, false, err
 	}
 	if err := o.Validate(); err != nil {
-		return nil, false, cloud.Errorf(cloud.EINVALID, "%s", gateway.ErrorMessage(err))
+		return nil, false, err
 	}
 	body, err := json.Marshal(o)
 	if err != nil {
@@ -87,7 +87,7 @@ func (s *OrderService) CreateOrder(ctx context.Context, storeID string, o *gatew
 				}
 			}
 		}
-		c := &cloud.Command{ID: "order:" + o.OrderID, Kind: cloud.CommandOrder, Order: o, CreatedBy: a.String()}
+		c := &cloud.Command{ID: "order:" + o.OrderID, Kind: storeprint.CommandOrder, Order: o, CreatedBy: a.String()}
 		seq, err := insertCommand(ctx, tx, storeID, c)
 		if err != nil {
 			return err
@@ -105,7 +105,7 @@ func (s *OrderService) CreateOrder(ctx context.Context, storeID string, o *gatew
 }
 
 // FindOrder implements cloud.OrderService.
-func (s *OrderService) FindOrder(ctx context.Context, storeID, orderID string) (*gateway.Order, error) {
+func (s *OrderService) FindOrder(ctx context.Context, storeID, orderID string) (*storeprint.Order, error) {
 	a, err := cloud.RequireActor(ctx)
 	if err != nil {
 		return nil, err
@@ -122,7 +122,7 @@ func (s *OrderService) FindOrder(ctx context.Context, storeID, orderID string) (
 	if err != nil {
 		return nil, fmt.Errorf("find order %s: %w", orderID, interpret(err))
 	}
-	var o gateway.Order
+	var o storeprint.Order
 	if err := json.Unmarshal(body, &o); err != nil {
 		return nil, fmt.Errorf("decode order %s: %w", orderID, err)
 	}
@@ -148,7 +148,7 @@ func replay(ctx context.Context, tx pgx.Tx, a *cloud.Actor, storeID, orderID, di
 	}
 	// Answered, not queued again: HQ counts the duplicates prevented.
 	return audit(ctx, tx, a, cloud.Note{Reason: "order sent again with the same content"}, tenantID, storeID,
-		cloud.ActionDuplicatePrevented, "order:"+orderID, nil, nil)
+		storeprint.ActionDuplicatePrevented, "order:"+orderID, nil, nil)
 }
 
 // insertCommand appends c to the store's downstream queue and returns its

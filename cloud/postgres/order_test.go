@@ -6,13 +6,13 @@ import (
 	stdsync "sync"
 	"testing"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
-	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/sync"
 )
 
-func newOrder(id string) *gateway.Order {
-	return &gateway.Order{OrderID: id, Table: "T1", Items: []gateway.Item{
+func newOrder(id string) *storeprint.Order {
+	return &storeprint.Order{OrderID: id, Table: "T1", Items: []storeprint.Item{
 		{Name: "宫保鸡丁", Qty: 1, Station: "hot"},
 		{Name: "Beer", Qty: 2, Station: "bar"},
 	}}
@@ -45,7 +45,7 @@ func TestOrderService_CreateOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(cmds) != 1 || cmds[0].Seq != 1 || cmds[0].Kind != cloud.CommandOrder || cmds[0].Order == nil ||
+		if len(cmds) != 1 || cmds[0].Seq != 1 || cmds[0].Kind != storeprint.CommandOrder || cmds[0].Order == nil ||
 			cmds[0].Order.Digest() != newOrder("d1").Digest() {
 			t.Fatalf("got downstream %+v, want the order at seq 1", cmds)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
 	"github.com/storeprint/storeprint/sync"
@@ -86,7 +87,7 @@ func event(seq uint64, kind, taskNo string, data any) sync.Event {
 	return sync.Event{Seq: seq, Kind: kind, TaskNo: taskNo, At: t0.Add(time.Duration(seq) * time.Second), Data: b}
 }
 
-func taskEvent(seq uint64, taskNo string, version uint64, status string) sync.Event {
+func taskEvent(seq uint64, taskNo string, version uint64, status storeprint.Status) sync.Event {
 	return event(seq, sync.KindTask, taskNo, sync.TaskEvent{
 		TaskNo: taskNo, Version: version, OrderID: "o1", Station: "hot", PrinterID: "hot-1",
 		Status: status, Attempt: int(version) / 2, Source: "pos",
@@ -94,14 +95,14 @@ func taskEvent(seq uint64, taskNo string, version uint64, status string) sync.Ev
 	})
 }
 
-func receiptEvent(seq uint64, taskNo string, attempt int, state string) sync.Event {
+func receiptEvent(seq uint64, taskNo string, attempt int, state storeprint.ReceiptState) sync.Event {
 	return event(seq, sync.KindReceipt, taskNo, sync.ReceiptEvent{
 		TaskNo: taskNo, Attempt: attempt, State: state, PrinterID: "hot-1", ProcessID: "0001",
 		At: t0.Add(time.Duration(seq) * time.Second),
 	})
 }
 
-func auditEvent(seq uint64, id, action, taskNo string) sync.Event {
+func auditEvent(seq uint64, id string, action storeprint.AuditAction, taskNo string) sync.Event {
 	return event(seq, sync.KindAudit, taskNo, sync.AuditEvent{
 		ID: id, Action: action, Operator: "Li", Reason: "paper jam", TaskNo: taskNo,
 		Before: json.RawMessage(`{"status":"failed"}`), After: json.RawMessage(`{"status":"queued"}`),
@@ -120,9 +121,9 @@ func lifecycle(first uint64, n int, prefix string) []sync.Event {
 		out = append(out,
 			taskEvent(next(), taskNo, 1, "queued"),
 			taskEvent(next(), taskNo, 2, "printing"),
-			receiptEvent(next(), taskNo, 1, sync.ReceiptPrepared),
-			receiptEvent(next(), taskNo, 1, sync.ReceiptSubmitted),
-			receiptEvent(next(), taskNo, 1, sync.ReceiptPrinted),
+			receiptEvent(next(), taskNo, 1, storeprint.ReceiptPrepared),
+			receiptEvent(next(), taskNo, 1, storeprint.ReceiptSubmitted),
+			receiptEvent(next(), taskNo, 1, storeprint.ReceiptPrinted),
 			taskEvent(next(), taskNo, 3, "done"),
 		)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 )
 
@@ -62,7 +63,7 @@ func (s *StoreService) CreateStore(ctx context.Context, st *cloud.Store, note cl
 		if _, err := tx.Exec(ctx, `INSERT INTO downstream_cursors (store_id) VALUES ($1)`, st.ID); err != nil {
 			return fmt.Errorf("insert downstream cursor: %w", interpret(err))
 		}
-		return audit(ctx, tx, a, note, st.TenantID, st.ID, cloud.ActionCreateStore, "store/"+st.ID, nil, st)
+		return audit(ctx, tx, a, note, st.TenantID, st.ID, storeprint.ActionCreateStore, "store/"+st.ID, nil, st)
 	})
 	if err != nil {
 		return false, fmt.Errorf("create store %s: %w", st.ID, err)

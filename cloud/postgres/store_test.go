@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
-	"github.com/storeprint/storeprint/gateway"
 )
 
 func TestStoreService_CreateStore(t *testing.T) {
@@ -19,7 +19,7 @@ func TestStoreService_CreateStore(t *testing.T) {
 		if err != nil || !created {
 			t.Fatalf("got created %v err %v, want true nil", created, err)
 		}
-		if n := f.count(t, `SELECT count(*) FROM audit_events WHERE store_id = 's1' AND action = $1`, cloud.ActionCreateStore); n != 1 {
+		if n := f.count(t, `SELECT count(*) FROM audit_events WHERE store_id = 's1' AND action = $1`, storeprint.ActionCreateStore); n != 1 {
 			t.Fatalf("got %d audit events, want 1", n)
 		}
 	})
@@ -57,8 +57,8 @@ func TestStoreService_FindStores(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := f.gateways.UpdatePrinters(ctx, "a1", gw.ID, []*cloud.Printer{
-		{ID: "hot-1", Status: gateway.PrinterPaperEnd, Stations: []string{"hot"}, Backup: "pass-1", Failover: true},
-		{ID: "pass-1", Status: gateway.PrinterReady, Stations: []string{}},
+		{ID: "hot-1", Status: storeprint.PrinterPaperEnd, Stations: []string{"hot"}, Backup: "pass-1", Failover: true},
+		{ID: "pass-1", Status: storeprint.PrinterReady, Stations: []string{}},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestStoreService_FindStores(t *testing.T) {
 		if a1.ID != "a1" || !a1.Online || a1.LastSeen == nil || len(a1.Gateways) != 1 || a1.Gateways[0].Version != "1.2.3" {
 			t.Fatalf("got %+v, want a1 online with its gateway", a1)
 		}
-		if len(a1.Printers) != 2 || a1.Printers[0].ID != "hot-1" || a1.Printers[0].Status != gateway.PrinterPaperEnd ||
+		if len(a1.Printers) != 2 || a1.Printers[0].ID != "hot-1" || a1.Printers[0].Status != storeprint.PrinterPaperEnd ||
 			!a1.Printers[0].Failover || len(a1.Printers[0].Stations) != 1 {
 			t.Fatalf("got printers %+v", a1.Printers)
 		}

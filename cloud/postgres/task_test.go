@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
-	"github.com/storeprint/storeprint/gateway"
 )
 
 func TestTaskService_FindTasks(t *testing.T) {
@@ -28,7 +28,7 @@ func TestTaskService_FindTasks(t *testing.T) {
 	}
 	// page reads every page of limit tasks and returns the task_nos in the
 	// order they came.
-	page := func(t *testing.T, status gateway.Status, limit int) []string {
+	page := func(t *testing.T, status storeprint.Status, limit int) []string {
 		t.Helper()
 		var got []string
 		after := ""
@@ -71,7 +71,7 @@ func TestTaskService_FindTasks(t *testing.T) {
 		if got := page(t, cloud.StatusPendingDelivery, 1); !slices.Equal(got, want[:2]) {
 			t.Fatalf("got %v, want the two cloud tasks", got)
 		}
-		if got := page(t, gateway.StatusDone, 2); !slices.Equal(got, want[2:]) {
+		if got := page(t, storeprint.StatusDone, 2); !slices.Equal(got, want[2:]) {
 			t.Fatalf("got %v, want the five done tasks", got)
 		}
 	})

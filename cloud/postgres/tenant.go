@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 )
 
@@ -51,7 +52,7 @@ func (s *TenantService) CreateTenant(ctx context.Context, t *cloud.Tenant, note 
 			return fmt.Errorf("insert tenant: %w", interpret(err))
 		}
 		created = true
-		return audit(ctx, tx, a, note, t.ID, "", cloud.ActionCreateTenant, "tenant/"+t.ID, nil, t)
+		return audit(ctx, tx, a, note, t.ID, "", storeprint.ActionCreateTenant, "tenant/"+t.ID, nil, t)
 	})
 	if err != nil {
 		return false, fmt.Errorf("create tenant %s: %w", t.ID, err)
@@ -81,7 +82,7 @@ func (s *TenantService) CreateTenantToken(ctx context.Context, tenantID string, 
 			return cloud.Errorf(cloud.ENOTFOUND, "tenant %q not found", tenantID)
 		}
 		// The audit event names the token by its id, never its secret.
-		return audit(ctx, tx, a, note, tenantID, "", cloud.ActionCreateTenantToken,
+		return audit(ctx, tx, a, note, tenantID, "", storeprint.ActionCreateTenantToken,
 			"tenant/"+tenantID+"/token/"+tokenID, nil, map[string]string{"tenant_id": tenantID, "token_id": tokenID})
 	})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 )
 
@@ -19,7 +20,7 @@ func TestTenantService_CreateTenant(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(events) != 1 || events[0].Action != cloud.ActionCreateTenant || events[0].Actor != "admin" ||
+		if len(events) != 1 || events[0].Action != storeprint.ActionCreateTenant || events[0].Actor != "admin" ||
 			events[0].Reason != "new chain" || events[0].Operator != "ops" {
 			t.Fatalf("got audit %+v, want one tenant.create by admin with the reason", events)
 		}

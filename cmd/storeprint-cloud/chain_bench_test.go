@@ -12,6 +12,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/gateway/badger"
@@ -47,12 +48,12 @@ func backlogGateway(b *testing.B, st store, n int) *gateway.Gateway {
 			for j := 0; j < 1000 && i+j < n/2; j++ {
 				no := fmt.Sprintf("order_b%07d_station_hot", i+j)
 				t := &gateway.Task{TaskNo: no, OrderID: fmt.Sprintf("b%07d", i+j), Station: "hot", PrinterID: "hot-1",
-					Status: gateway.StatusDone, Attempt: 1, Seq: tx.NextTaskSeq(), CreatedAt: now, PrintedAt: &now,
-					Items: []gateway.Item{{Name: "牛肉面", Qty: 1, Station: "hot"}}}
+					Status: storeprint.StatusDone, Attempt: 1, Seq: tx.NextTaskSeq(), CreatedAt: now, PrintedAt: &now,
+					Items: []storeprint.Item{{Name: "牛肉面", Qty: 1, Station: "hot"}}}
 				if err := tx.PutTask(t); err != nil {
 					return err
 				}
-				if err := tx.PutReceipt(&gateway.Receipt{TaskNo: no, Attempt: 1, State: gateway.ReceiptPrinted, PrinterID: "hot-1",
+				if err := tx.PutReceipt(&gateway.Receipt{TaskNo: no, Attempt: 1, State: storeprint.ReceiptPrinted, PrinterID: "hot-1",
 					PayloadSHA256: "00", ProcessID: "0001", PreparedAt: now, PrintedAt: &now}); err != nil {
 					return err
 				}

@@ -10,12 +10,13 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/hashicorp/go-retryablehttp"
 	"strconv"
 	"time"
 
+	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
-	"github.com/storeprint/storeprint/gateway"
 )
 
 // Reading both sides over their HTTP APIs. Every failure names the side
@@ -136,10 +137,10 @@ func apiError(data []byte) string {
 
 // gatewayTask is a task as GET /v1/tasks shows it.
 type gatewayTask struct {
-	TaskNo  string         `json:"task_no"`
-	OrderID string         `json:"order_id"`
-	Status  gateway.Status `json:"status"`
-	Attempt int            `json:"attempt"`
+	TaskNo  string            `json:"task_no"`
+	OrderID string            `json:"order_id"`
+	Status  storeprint.Status `json:"status"`
+	Attempt int               `json:"attempt"`
 }
 
 func (t *gatewayTask) state() *taskState {
@@ -209,7 +210,7 @@ func gatewayTaskState(ctx context.Context, a *api, taskNo string) (*taskState, e
 
 // postOrder posts an order to the gateway's POS API: 201 accepted, 200 a
 // replay of an order it already has.
-func postOrder(ctx context.Context, a *api, o *gateway.Order) (int, error) {
+func postOrder(ctx context.Context, a *api, o *storeprint.Order) (int, error) {
 	return a.do(ctx, "POST", "/v1/orders", nil, o, nil, false)
 }
 
@@ -264,8 +265,8 @@ func cloudTaskState(ctx context.Context, a *api, storeID, taskNo string) (*taskS
 }
 
 // cloudOrder reads a cloud order's body as the cloud accepted it.
-func cloudOrder(ctx context.Context, a *api, storeID, orderID string) (*gateway.Order, error) {
-	var o gateway.Order
+func cloudOrder(ctx context.Context, a *api, storeID, orderID string) (*storeprint.Order, error) {
+	var o storeprint.Order
 	if _, err := a.do(ctx, "GET", cloudStorePath(storeID)+"/orders/"+url.PathEscape(orderID), nil, nil, &o, false); err != nil {
 		return nil, err
 	}

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
-	"github.com/storeprint/storeprint/gateway"
 )
 
 // The comparison at the heart of reconcile: the store's tasks against the
@@ -16,9 +16,9 @@ import (
 
 // taskState is a task as one side knows it.
 type taskState struct {
-	OrderID string         `json:"-"`
-	Status  gateway.Status `json:"status"`
-	Attempt int            `json:"attempt"`
+	OrderID string            `json:"-"`
+	Status  storeprint.Status `json:"status"`
+	Attempt int               `json:"attempt"`
 }
 
 func (s *taskState) String() string {

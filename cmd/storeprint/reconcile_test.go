@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
-	"github.com/storeprint/storeprint/gateway"
 )
 
-func st(status gateway.Status, attempt int) *taskState {
+func st(status storeprint.Status, attempt int) *taskState {
 	return &taskState{OrderID: "o", Status: status, Attempt: attempt}
 }
 
@@ -221,7 +221,7 @@ func TestReconcile_WriteText(t *testing.T) {
 	gw := map[string]*taskState{"order_p1_station_hot": st("done", 1)}
 	cl := map[string]*taskState{"order_w1_station_hot": {OrderID: "w1", Status: cloud.StatusPendingDelivery}}
 	before := newCheck(gw, cl, linkDown, at)
-	gw["order_w1_station_hot"] = &taskState{OrderID: "w1", Status: gateway.StatusQueued}
+	gw["order_w1_station_hot"] = &taskState{OrderID: "w1", Status: storeprint.StatusQueued}
 	after := newCheck(gw, cl, linkDown, at)
 
 	t.Run("Check", func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 )
 
@@ -20,7 +21,7 @@ func BenchmarkDB_Update(b *testing.B) {
 	lat := make([]time.Duration, b.N)
 	var next atomic.Int64
 	var wg stdsync.WaitGroup
-	items := []gateway.Item{{Name: "宫保鸡丁", Qty: 1, Station: "hot", Note: "少辣"}}
+	items := []storeprint.Item{{Name: "宫保鸡丁", Qty: 1, Station: "hot", Note: "少辣"}}
 	b.ResetTimer()
 	start := time.Now()
 	for c := 0; c < 16; c++ {

@@ -13,6 +13,7 @@ import (
 
 	bdg "github.com/dgraph-io/badger/v4"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 )
 
@@ -156,7 +157,7 @@ func (d *DB) countStatuses() error {
 		} else if !errors.Is(err, bdg.ErrKeyNotFound) {
 			return fmt.Errorf("read counters: %w", err)
 		}
-		for _, s := range gateway.Statuses {
+		for _, s := range storeprint.Statuses {
 			opts := bdg.DefaultIteratorOptions
 			opts.Prefix, opts.PrefetchValues = prefix(spaceStatus, string(s)), false
 			it := txn.NewIterator(opts)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/gateway/badger"
 )
@@ -25,7 +26,7 @@ func setup(t testing.TB) (*badger.DB, string) {
 
 func newTask(tx gateway.Tx, no, printer string) *gateway.Task {
 	return &gateway.Task{TaskNo: no, OrderID: no, Station: "hot", PrinterID: printer,
-		Status: gateway.StatusQueued, Seq: tx.NextTaskSeq(), CreatedAt: time.Now()}
+		Status: storeprint.StatusQueued, Seq: tx.NextTaskSeq(), CreatedAt: time.Now()}
 }
 
 func TestDB_Update(t *testing.T) {
@@ -183,7 +184,7 @@ func TestTx_Indexes(t *testing.T) {
 			t.Errorf("got head %v %v, want a", h, err)
 		}
 		a, _ := tx.Task("a")
-		a.Status = gateway.StatusDone
+		a.Status = storeprint.StatusDone
 		if err := tx.PutTask(a); err != nil {
 			return err
 		}
@@ -213,11 +214,11 @@ func TestTx_Indexes(t *testing.T) {
 		if len(open) != 1 || open[0].TaskNo != "b" {
 			t.Errorf("got p2 queue %v, want [b]", open)
 		}
-		done, _ := tx.ByStatus(gateway.StatusDone, 0)
+		done, _ := tx.ByStatus(storeprint.StatusDone, 0)
 		if len(done) != 1 || done[0].TaskNo != "a" || done[0].Version != 2 {
 			t.Errorf("got done %v, want [a] at version 2", done)
 		}
-		n, _ := tx.Count(gateway.StatusQueued)
+		n, _ := tx.Count(storeprint.StatusQueued)
 		if n != 2 {
 			t.Errorf("got %d queued, want 2", n)
 		}
@@ -291,7 +292,7 @@ func TestTx_Count(t *testing.T) {
 			}
 		}
 		a, _ := tx.Task("a")
-		a.Status = gateway.StatusDone
+		a.Status = storeprint.StatusDone
 		if err := tx.PutTask(a); err != nil {
 			return err
 		}
@@ -304,7 +305,7 @@ func TestTx_Count(t *testing.T) {
 	check := func(db *badger.DB) {
 		t.Helper()
 		_ = db.View(ctx, func(tx gateway.ReadTx) error {
-			for s, want := range map[gateway.Status]int{gateway.StatusQueued: 2, gateway.StatusDone: 1, gateway.StatusFailed: 0} {
+			for s, want := range map[storeprint.Status]int{storeprint.StatusQueued: 2, storeprint.StatusDone: 1, storeprint.StatusFailed: 0} {
 				if got, _ := tx.Count(s); got != want {
 					t.Errorf("count %s: got %d, want %d", s, got, want)
 				}

@@ -10,6 +10,7 @@ import (
 
 	bdg "github.com/dgraph-io/badger/v4"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/sync"
 )
@@ -207,7 +208,7 @@ func (t *tx) Open(printerID string, limit int) ([]*gateway.Task, error) {
 	return t.tasksAt(prefix(spaceQueue, printerID), limit)
 }
 
-func (t *tx) ByStatus(status gateway.Status, limit int) ([]*gateway.Task, error) {
+func (t *tx) ByStatus(status storeprint.Status, limit int) ([]*gateway.Task, error) {
 	if status == "" {
 		var out []*gateway.Task
 		err := t.scan(prefix(spaceTask), func(_, v []byte) (bool, error) {
@@ -226,14 +227,14 @@ func (t *tx) ByStatus(status gateway.Status, limit int) ([]*gateway.Task, error)
 
 // Count reads the status's counter, kept by PutTask, so counting costs the
 // same however many tasks a store has printed.
-func (t *tx) Count(status gateway.Status) (int, error) {
+func (t *tx) Count(status storeprint.Status) (int, error) {
 	n, err := t.counter(status)
 	return int(n), err
 }
 
-func statusCountKey(s gateway.Status) []byte { return key(spaceMeta, "count", string(s)) }
+func statusCountKey(s storeprint.Status) []byte { return key(spaceMeta, "count", string(s)) }
 
-func (t *tx) counter(s gateway.Status) (int64, error) {
+func (t *tx) counter(s storeprint.Status) (int64, error) {
 	b, err := t.get(statusCountKey(s))
 	if errors.Is(err, bdg.ErrKeyNotFound) {
 		return 0, nil
@@ -244,7 +245,7 @@ func (t *tx) counter(s gateway.Status) (int64, error) {
 	return int64(binary.BigEndian.Uint64(b)), nil
 }
 
-func (t *tx) addCount(s gateway.Status, d int64) error {
+func (t *tx) addCount(s storeprint.Status, d int64) error {
 	n, err := t.counter(s)
 	if err != nil {
 		return err
@@ -345,6 +346,13 @@ func (t *tx) PutTask(task *gateway.Task) error {
 	old, err := t.Task(task.TaskNo)
 	if err != nil && gateway.ErrorCode(err) != gateway.ENOTFOUND {
 		return err
+	}
+	from := storeprint.StatusNew
+	if old != nil {
+		from = old.Status
+	}
+	if err := storeprint.CheckTransition(from, task.Status); err != nil {
+		return fmt.Errorf("put task %q: %w", task.TaskNo, err)
 	}
 	if old == nil || old.Status != task.Status {
 		if err := t.addCount(task.Status, 1); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 )
 
@@ -56,14 +57,14 @@ func (s *Server) getBoard(w http.ResponseWriter, r *http.Request) error {
 
 // boardView is the board with tasks in the API's shape.
 type boardView struct {
-	StoreID  string                 `json:"store_id"`
-	Printers []gateway.PrinterInfo  `json:"printers"`
-	Stations []stationView          `json:"stations"`
-	Alerts   []taskView             `json:"alerts"`
-	Counts   map[gateway.Status]int `json:"counts"`
-	Storage  string                 `json:"storage_error,omitempty"`
-	Cloud    any                    `json:"cloud,omitempty"`
-	At       time.Time              `json:"at"`
+	StoreID  string                    `json:"store_id"`
+	Printers []gateway.PrinterInfo     `json:"printers"`
+	Stations []stationView             `json:"stations"`
+	Alerts   []taskView                `json:"alerts"`
+	Counts   map[storeprint.Status]int `json:"counts"`
+	Storage  string                    `json:"storage_error,omitempty"`
+	Cloud    any                       `json:"cloud,omitempty"`
+	At       time.Time                 `json:"at"`
 }
 
 type stationView struct {

@@ -17,6 +17,7 @@ import (
 	stdsync "sync"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 )
 
@@ -210,12 +211,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // decode reads a JSON body of at most MaxRequestLen bytes into v. An empty
 // body is allowed when optional.
 func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error {
-	r.Body = http.MaxBytesReader(w, r.Body, gateway.MaxRequestLen)
+	r.Body = http.MaxBytesReader(w, r.Body, storeprint.MaxRequestLen)
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return gateway.Errorf(gateway.ETOOLARGE, "request body is larger than %d bytes (1 MiB)", gateway.MaxRequestLen)
+			return gateway.Errorf(gateway.ETOOLARGE, "request body is larger than %d bytes (1 MiB)", storeprint.MaxRequestLen)
 		}
 		return gateway.Errorf(gateway.EINVALID, "read request body: %v", err)
 	}
@@ -260,11 +261,11 @@ func (s *Server) metricsHandler(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) error {
-	var o gateway.Order
+	var o storeprint.Order
 	if err := decode(w, r, &o, false); err != nil {
 		return err
 	}
-	res, created, err := s.g.AcceptOrder(r.Context(), &o, gateway.SourcePOS)
+	res, created, err := s.g.AcceptOrder(r.Context(), &o, storeprint.SourcePOS)
 	if err != nil {
 		return err
 	}
@@ -291,23 +292,23 @@ func (s *Server) voidOrder(w http.ResponseWriter, r *http.Request) error {
 
 // taskView is a task as the API shows it.
 type taskView struct {
-	TaskNo     string         `json:"task_no"`
-	Status     gateway.Status `json:"status"`
-	PrinterID  string         `json:"printer_id"`
-	Attempt    int            `json:"attempt"`
-	LastError  string         `json:"last_error"`
-	CreatedAt  time.Time      `json:"created_at"`
-	PrintedAt  *time.Time     `json:"printed_at"`
-	OrderID    string         `json:"order_id"`
-	Station    string         `json:"station"`
-	Reason     string         `json:"reason,omitempty"`
-	Source     string         `json:"source,omitempty"`
-	CopyOf     string         `json:"copy_of,omitempty"`
-	BackupFrom string         `json:"backup_from,omitempty"`
-	Reprint    bool           `json:"reprint,omitempty"`
-	NextAt     *time.Time     `json:"next_attempt_at,omitempty"`
-	Table      string         `json:"table,omitempty"`
-	Items      []gateway.Item `json:"items"`
+	TaskNo     string            `json:"task_no"`
+	Status     storeprint.Status `json:"status"`
+	PrinterID  string            `json:"printer_id"`
+	Attempt    int               `json:"attempt"`
+	LastError  string            `json:"last_error"`
+	CreatedAt  time.Time         `json:"created_at"`
+	PrintedAt  *time.Time        `json:"printed_at"`
+	OrderID    string            `json:"order_id"`
+	Station    string            `json:"station"`
+	Reason     storeprint.Reason `json:"reason,omitempty"`
+	Source     storeprint.Source `json:"source,omitempty"`
+	CopyOf     string            `json:"copy_of,omitempty"`
+	BackupFrom string            `json:"backup_from,omitempty"`
+	Reprint    bool              `json:"reprint,omitempty"`
+	NextAt     *time.Time        `json:"next_attempt_at,omitempty"`
+	Table      string            `json:"table,omitempty"`
+	Items      []storeprint.Item `json:"items"`
 }
 
 func viewTask(t *gateway.Task) taskView {
@@ -317,7 +318,7 @@ func viewTask(t *gateway.Task) taskView {
 		Station: t.Station, Reason: t.Reason, Source: t.Source, CopyOf: t.CopyOf,
 		BackupFrom: t.BackupFrom, Reprint: t.Reprint, Table: t.Table, Items: t.Items,
 	}
-	if t.Status == gateway.StatusRetryWait {
+	if t.Status == storeprint.StatusRetryWait {
 		n := t.NextAt
 		v.NextAt = &n
 	}
@@ -364,7 +365,7 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) error {
 		}
 		tasks, err = s.g.TasksAfter(r.Context(), q.Get("after"), limit)
 	} else {
-		tasks, err = s.g.Tasks(r.Context(), gateway.Status(q.Get("status")), limit)
+		tasks, err = s.g.Tasks(r.Context(), storeprint.Status(q.Get("status")), limit)
 	}
 	if err != nil {
 		return err

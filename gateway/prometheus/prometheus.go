@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 )
 
@@ -88,7 +89,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	if err == nil {
 		for _, p := range ps {
 			ch <- prometheus.MustNewConstMetric(descQueue, prometheus.GaugeValue, float64(p.Queue), p.ID)
-			for _, s := range []gateway.PrinterState{gateway.PrinterReady, gateway.PrinterOffline, gateway.PrinterPaperEnd, gateway.PrinterCoverOpen, gateway.PrinterUnknown} {
+			for _, s := range []storeprint.PrinterState{storeprint.PrinterReady, storeprint.PrinterOffline, storeprint.PrinterPaperEnd, storeprint.PrinterCoverOpen, storeprint.PrinterUnknown} {
 				v := 0.0
 				if p.Status == s {
 					v = 1
@@ -103,7 +104,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	if counts, err := c.g.CountByStatus(ctx); err == nil {
-		for _, s := range gateway.Statuses {
+		for _, s := range storeprint.Statuses {
 			ch <- prometheus.MustNewConstMetric(descTasks, prometheus.GaugeValue, float64(counts[s]), string(s))
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 )
 
@@ -127,17 +128,17 @@ func TestParseStatus(t *testing.T) {
 		n1, n2, n4 byte
 		want       gateway.PrinterStatus
 	}{
-		{"Ready", 0x12, 0x12, 0x12, gateway.PrinterStatus{State: gateway.PrinterReady}},
-		{"NearEnd", 0x12, 0x12, 0x1E, gateway.PrinterStatus{State: gateway.PrinterReady, PaperNearEnd: true}},
-		{"Offline", 0x1A, 0x12, 0x12, gateway.PrinterStatus{State: gateway.PrinterOffline}},
-		{"Error", 0x12, 0x52, 0x12, gateway.PrinterStatus{State: gateway.PrinterOffline}},
-		{"CoverOpen", 0x1A, 0x16, 0x12, gateway.PrinterStatus{State: gateway.PrinterCoverOpen}},
-		{"PaperEndStop", 0x1A, 0x32, 0x12, gateway.PrinterStatus{State: gateway.PrinterPaperEnd}},
-		{"PaperEndSensor", 0x1A, 0x12, 0x72, gateway.PrinterStatus{State: gateway.PrinterPaperEnd}},
-		{"PaperEndAndNearEnd", 0x1A, 0x32, 0x7E, gateway.PrinterStatus{State: gateway.PrinterPaperEnd, PaperNearEnd: true}},
-		{"CoverOpenBeatsPaperEnd", 0x1A, 0x36, 0x7E, gateway.PrinterStatus{State: gateway.PrinterCoverOpen, PaperNearEnd: true}},
-		{"ErrFixedBits", 0x37, 0x12, 0x12, gateway.PrinterStatus{State: gateway.PrinterUnknown}},
-		{"ErrZero", 0x00, 0x00, 0x00, gateway.PrinterStatus{State: gateway.PrinterUnknown}},
+		{"Ready", 0x12, 0x12, 0x12, gateway.PrinterStatus{State: storeprint.PrinterReady}},
+		{"NearEnd", 0x12, 0x12, 0x1E, gateway.PrinterStatus{State: storeprint.PrinterReady, PaperNearEnd: true}},
+		{"Offline", 0x1A, 0x12, 0x12, gateway.PrinterStatus{State: storeprint.PrinterOffline}},
+		{"Error", 0x12, 0x52, 0x12, gateway.PrinterStatus{State: storeprint.PrinterOffline}},
+		{"CoverOpen", 0x1A, 0x16, 0x12, gateway.PrinterStatus{State: storeprint.PrinterCoverOpen}},
+		{"PaperEndStop", 0x1A, 0x32, 0x12, gateway.PrinterStatus{State: storeprint.PrinterPaperEnd}},
+		{"PaperEndSensor", 0x1A, 0x12, 0x72, gateway.PrinterStatus{State: storeprint.PrinterPaperEnd}},
+		{"PaperEndAndNearEnd", 0x1A, 0x32, 0x7E, gateway.PrinterStatus{State: storeprint.PrinterPaperEnd, PaperNearEnd: true}},
+		{"CoverOpenBeatsPaperEnd", 0x1A, 0x36, 0x7E, gateway.PrinterStatus{State: storeprint.PrinterCoverOpen, PaperNearEnd: true}},
+		{"ErrFixedBits", 0x37, 0x12, 0x12, gateway.PrinterStatus{State: storeprint.PrinterUnknown}},
+		{"ErrZero", 0x00, 0x00, 0x00, gateway.PrinterStatus{State: storeprint.PrinterUnknown}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -152,11 +153,11 @@ func TestParseStatus(t *testing.T) {
 func TestStatusByte(t *testing.T) {
 	t.Parallel()
 	for _, st := range []gateway.PrinterStatus{
-		{State: gateway.PrinterReady},
-		{State: gateway.PrinterReady, PaperNearEnd: true},
-		{State: gateway.PrinterOffline},
-		{State: gateway.PrinterCoverOpen},
-		{State: gateway.PrinterPaperEnd, PaperNearEnd: true},
+		{State: storeprint.PrinterReady},
+		{State: storeprint.PrinterReady, PaperNearEnd: true},
+		{State: storeprint.PrinterOffline},
+		{State: storeprint.PrinterCoverOpen},
+		{State: storeprint.PrinterPaperEnd, PaperNearEnd: true},
 	} {
 		n1, _ := StatusByte(st, 1)
 		n2, _ := StatusByte(st, 2)
@@ -165,7 +166,7 @@ func TestStatusByte(t *testing.T) {
 			t.Errorf("round trip of %+v: got %+v", st, got)
 		}
 	}
-	if _, ok := StatusByte(gateway.PrinterStatus{State: gateway.PrinterReady}, 7); ok {
+	if _, ok := StatusByte(gateway.PrinterStatus{State: storeprint.PrinterReady}, 7); ok {
 		t.Error("StatusByte(7): got ok, want no answer")
 	}
 }
@@ -178,7 +179,7 @@ func TestReadStatus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := ParseStatus(n1, n2, n4).State; got != gateway.PrinterPaperEnd {
+		if got := ParseStatus(n1, n2, n4).State; got != storeprint.PrinterPaperEnd {
 			t.Fatalf("got %v, want paper_end", got)
 		}
 	})
@@ -210,18 +211,18 @@ func FuzzParseStatus(f *testing.F) {
 	f.Fuzz(func(t *testing.T, n1, n2, n4 byte) {
 		st := ParseStatus(n1, n2, n4)
 		valid := n1&0x93 == 0x12 && n2&0x93 == 0x12 && n4&0x93 == 0x12
-		var want gateway.PrinterState
+		var want storeprint.PrinterState
 		switch {
 		case !valid:
-			want = gateway.PrinterUnknown
+			want = storeprint.PrinterUnknown
 		case n2&0x04 != 0:
-			want = gateway.PrinterCoverOpen
+			want = storeprint.PrinterCoverOpen
 		case n2&0x20 != 0 || n4&0x60 != 0:
-			want = gateway.PrinterPaperEnd
+			want = storeprint.PrinterPaperEnd
 		case n1&0x08 != 0 || n2&0x40 != 0:
-			want = gateway.PrinterOffline
+			want = storeprint.PrinterOffline
 		default:
-			want = gateway.PrinterReady
+			want = storeprint.PrinterReady
 		}
 		if st.State != want {
 			t.Fatalf("ParseStatus(%#02x, %#02x, %#02x): got %v, want %v", n1, n2, n4, st.State, want)
@@ -230,7 +231,7 @@ func FuzzParseStatus(f *testing.F) {
 			t.Fatalf("PaperNearEnd: got %v for n4 %#02x", st.PaperNearEnd, n4)
 		}
 		// A printer answering with these bytes answers the same again.
-		if valid && want != gateway.PrinterUnknown {
+		if valid && want != storeprint.PrinterUnknown {
 			b1, _ := StatusByte(st, 1)
 			b2, _ := StatusByte(st, 2)
 			b4, _ := StatusByte(st, 4)

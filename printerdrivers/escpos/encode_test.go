@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 )
 
@@ -27,7 +28,7 @@ func sampleTicket() gateway.Ticket {
 		OrderID: "1001",
 		Table:   "A3",
 		Note:    "快点 please",
-		Items: []gateway.Item{
+		Items: []storeprint.Item{
 			{Name: "宫保鸡丁", Qty: 2, Station: "hot", Note: "不要花生"},
 			{Name: "Fried rice", Qty: 1, Station: "hot"},
 		},
@@ -52,13 +53,13 @@ func encodeCases() []encodeCase {
 
 	latin := sampleTicket()
 	latin.Items = append(latin.Items,
-		gateway.Item{Name: "Crème brûlée", Qty: 3, Station: "hot", Note: "☺ for table Ω"},
+		storeprint.Item{Name: "Crème brûlée", Qty: 3, Station: "hot", Note: "☺ for table Ω"},
 	)
 
 	long := sampleTicket()
 	long.OrderID = strings.Repeat("9", 64)
-	long.TaskNo = gateway.TaskNo(long.OrderID, "hot")
-	long.Items = []gateway.Item{
+	long.TaskNo = storeprint.TaskNo(long.OrderID, "hot")
+	long.Items = []storeprint.Item{
 		{Name: "Slow braised pork belly with preserved mustard greens", Qty: 12, Station: "hot",
 			Note: "customer is allergic to peanuts, sesame and shellfish; use a clean wok"},
 		{Name: "梅菜扣肉配手工馒头和时令青菜加辣加麻", Qty: 1, Station: "hot", Note: "少盐少油，不要香菜，打包带走"},
@@ -68,7 +69,7 @@ func encodeCases() []encodeCase {
 	control := sampleTicket()
 	control.Table = "A3\x1b@\x1dV\x00"
 	control.Note = "line one\nline two\ttab\x7f\u0085end"
-	control.Items = []gateway.Item{{Name: "Soup\x10\x04\x01", Qty: 1, Station: "hot", Note: "\x1d(H\x06\x0000" + "1234"}}
+	control.Items = []storeprint.Item{{Name: "Soup\x10\x04\x01", Qty: 1, Station: "hot", Note: "\x1d(H\x06\x0000" + "1234"}}
 
 	return []encodeCase{
 		{name: "gb18030", ticket: sampleTicket(), encoding: GB18030, width: 48},
@@ -147,7 +148,7 @@ func TestEncode(t *testing.T) {
 	t.Run("Unencodable", func(t *testing.T) {
 		t.Parallel()
 		tk := sampleTicket()
-		tk.Items = []gateway.Item{{Name: "宫保 chicken", Qty: 1, Station: "hot"}}
+		tk.Items = []storeprint.Item{{Name: "宫保 chicken", Qty: 1, Station: "hot"}}
 		lines := decodeLines(t, mustEncode(t, tk, CP437, 48), CP437)
 		if !contains(lines, "1 x ?? chicken") {
 			t.Fatalf("got lines %q, want %q", lines, "1 x ?? chicken")
@@ -320,7 +321,7 @@ func FuzzEncode(f *testing.F) {
 			return
 		}
 		tk := gateway.Ticket{StoreID: "s", Station: "hot", OrderID: "1", Table: table, Note: note,
-			Items: []gateway.Item{{Name: name, Qty: 1, Note: note}}, TaskNo: taskNo, Reprint: reprint}
+			Items: []storeprint.Item{{Name: name, Qty: 1, Note: note}}, TaskNo: taskNo, Reprint: reprint}
 		for _, enc := range []string{GB18030, CP437, UTF8} {
 			b, err := Encode(tk, enc, width, time.UTC)
 			if err != nil {

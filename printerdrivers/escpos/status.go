@@ -1,6 +1,9 @@
 package escpos
 
-import "github.com/storeprint/storeprint/gateway"
+import (
+	"github.com/storeprint/storeprint"
+	"github.com/storeprint/storeprint/gateway"
+)
 
 // Bits of the real-time status answers (DLE EOT n). Every answer has bits
 // 1 and 4 set and bits 0 and 7 clear.
@@ -26,18 +29,18 @@ func validStatusByte(b byte) bool { return b&statusFixedMask == statusFixed }
 // status byte makes the state PrinterUnknown.
 func ParseStatus(n1, n2, n4 byte) gateway.PrinterStatus {
 	if !validStatusByte(n1) || !validStatusByte(n2) || !validStatusByte(n4) {
-		return gateway.PrinterStatus{State: gateway.PrinterUnknown}
+		return gateway.PrinterStatus{State: storeprint.PrinterUnknown}
 	}
 	st := gateway.PrinterStatus{PaperNearEnd: n4&paperNearEnd != 0}
 	switch {
 	case n2&offlineCoverOpen != 0:
-		st.State = gateway.PrinterCoverOpen
+		st.State = storeprint.PrinterCoverOpen
 	case n2&offlinePaperEnd != 0 || n4&paperEnd != 0:
-		st.State = gateway.PrinterPaperEnd
+		st.State = storeprint.PrinterPaperEnd
 	case n1&printerOffline != 0 || n2&offlineError != 0:
-		st.State = gateway.PrinterOffline
+		st.State = storeprint.PrinterOffline
 	default:
-		st.State = gateway.PrinterReady
+		st.State = storeprint.PrinterReady
 	}
 	return st
 }
@@ -51,24 +54,24 @@ func StatusByte(st gateway.PrinterStatus, n byte) (b byte, ok bool) {
 	switch n {
 	case StatusPrinter:
 		switch st.State {
-		case gateway.PrinterOffline, gateway.PrinterPaperEnd, gateway.PrinterCoverOpen, gateway.PrinterUnknown:
+		case storeprint.PrinterOffline, storeprint.PrinterPaperEnd, storeprint.PrinterCoverOpen, storeprint.PrinterUnknown:
 			b |= printerOffline
 		}
 	case StatusOffline:
 		switch st.State {
-		case gateway.PrinterCoverOpen:
+		case storeprint.PrinterCoverOpen:
 			b |= offlineCoverOpen
-		case gateway.PrinterPaperEnd:
+		case storeprint.PrinterPaperEnd:
 			b |= offlinePaperEnd
-		case gateway.PrinterUnknown:
+		case storeprint.PrinterUnknown:
 			b |= offlineError
 		}
 	case StatusError:
 	case StatusPaper:
-		if st.PaperNearEnd || st.State == gateway.PrinterPaperEnd {
+		if st.PaperNearEnd || st.State == storeprint.PrinterPaperEnd {
 			b |= paperNearEnd
 		}
-		if st.State == gateway.PrinterPaperEnd {
+		if st.State == storeprint.PrinterPaperEnd {
 			b |= paperEnd
 		}
 	default:

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 )
@@ -80,13 +81,13 @@ func (f Fault) holds() bool {
 func (f Fault) Status() gateway.PrinterStatus {
 	switch f {
 	case FaultOffline:
-		return gateway.PrinterStatus{State: gateway.PrinterOffline}
+		return gateway.PrinterStatus{State: storeprint.PrinterOffline}
 	case FaultPaperEnd:
-		return gateway.PrinterStatus{State: gateway.PrinterPaperEnd, PaperNearEnd: true}
+		return gateway.PrinterStatus{State: storeprint.PrinterPaperEnd, PaperNearEnd: true}
 	case FaultCoverOpen:
-		return gateway.PrinterStatus{State: gateway.PrinterCoverOpen}
+		return gateway.PrinterStatus{State: storeprint.PrinterCoverOpen}
 	}
-	return gateway.PrinterStatus{State: gateway.PrinterReady}
+	return gateway.PrinterStatus{State: storeprint.PrinterReady}
 }
 
 // Ticket is one cut ticket, as written to Options.Out.

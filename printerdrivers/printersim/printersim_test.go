@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
@@ -117,7 +118,7 @@ func ticket(t *testing.T, taskNo string) []byte {
 	t.Helper()
 	b, err := escpos.Encode(gateway.Ticket{
 		StoreID: "store-001", Station: "hot", OrderID: "1001",
-		Items:  []gateway.Item{{Name: "宫保鸡丁", Qty: 2, Station: "hot"}},
+		Items:  []storeprint.Item{{Name: "宫保鸡丁", Qty: 2, Station: "hot"}},
 		TaskNo: taskNo,
 	}, escpos.GB18030, 48, time.UTC)
 	if err != nil {
@@ -242,7 +243,7 @@ func TestPrinter_Serve(t *testing.T) {
 		p, addr := setup(t, printersim.Options{Fault: printersim.FaultSlow, SlowDelay: time.Hour})
 		c := dial(t, addr)
 		c.send(append(ticket(t, "order_4_station_hot"), escpos.ProcessIDRequest("0004")...))
-		if got := c.status().State; got != gateway.PrinterReady {
+		if got := c.status().State; got != storeprint.PrinterReady {
 			t.Fatalf("got %v while slow, want ready", got)
 		}
 		if got := p.Printed(); len(got) != 0 {
@@ -271,7 +272,7 @@ func TestPrinter_Serve(t *testing.T) {
 		t.Parallel()
 		p, addr := setup(t, printersim.Options{Fault: printersim.FaultDrop})
 		c := dial(t, addr)
-		if got := c.status().State; got != gateway.PrinterReady {
+		if got := c.status().State; got != storeprint.PrinterReady {
 			t.Fatalf("got %v, want ready", got)
 		}
 		c.send(append(ticket(t, "order_6_station_hot"), escpos.ProcessIDRequest("0006")...))
@@ -321,7 +322,7 @@ func TestPrinter_Serve(t *testing.T) {
 			t.Fatal("got an answer while down, want the connection closed")
 		}
 		p.SetFault(printersim.FaultNone)
-		if got := dial(t, addr).status().State; got != gateway.PrinterReady {
+		if got := dial(t, addr).status().State; got != storeprint.PrinterReady {
 			t.Fatalf("got %v after down cleared, want ready", got)
 		}
 	})
@@ -399,7 +400,7 @@ func TestPrinter_ServeConn(t *testing.T) {
 		p.ServeConn(dev)
 		close(done)
 	}()
-	b, err := escpos.Encode(gateway.Ticket{Station: "bar", Items: []gateway.Item{{Name: "Mojito 🍹", Qty: 1}}, TaskNo: "order_1_station_bar"},
+	b, err := escpos.Encode(gateway.Ticket{Station: "bar", Items: []storeprint.Item{{Name: "Mojito 🍹", Qty: 1}}, TaskNo: "order_1_station_bar"},
 		escpos.UTF8, 32, time.UTC)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	bugst "go.bug.st/serial"
 	"golang.org/x/sys/unix"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
@@ -118,7 +119,7 @@ func TestPrinter_ServeSerial(t *testing.T) {
 		t.Parallel()
 		p, line, _ := setupSerial(t, printersim.Options{})
 		c := openSerial(t, line.B)
-		if got := c.status(); got.State != gateway.PrinterReady {
+		if got := c.status(); got.State != storeprint.PrinterReady {
 			t.Fatalf("got status %+v, want ready", got)
 		}
 		c.print(t, "order_1_station_hot", "0001")
@@ -183,7 +184,7 @@ func TestPrinter_ServeSerial(t *testing.T) {
 		}
 		p.SetFault(printersim.FaultNone)
 		c.r.Reset(timeoutReader{c.port})
-		if got := c.status(); got.State != gateway.PrinterReady {
+		if got := c.status(); got.State != storeprint.PrinterReady {
 			t.Fatalf("got status %+v after down cleared, want ready", got)
 		}
 	})

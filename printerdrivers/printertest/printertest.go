@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
@@ -130,7 +131,7 @@ func testStatus(t *testing.T, h Harness) {
 		t.Parallel()
 		p, _ := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: printersim.FaultDown})
 		got, err := p.Status(waitCtx(t))
-		if err != nil || got.State != gateway.PrinterOffline {
+		if err != nil || got.State != storeprint.PrinterOffline {
 			t.Fatalf("got %+v, %v; want offline and no error", got, err)
 		}
 	})
@@ -138,7 +139,7 @@ func testStatus(t *testing.T, h Harness) {
 		t.Parallel()
 		p := h.Unreachable(t, Config(confirmTimeout))
 		got, err := p.Status(waitCtx(t))
-		if err != nil || got.State != gateway.PrinterOffline {
+		if err != nil || got.State != storeprint.PrinterOffline {
 			t.Fatalf("got %+v, %v; want offline and no error", got, err)
 		}
 	})
@@ -148,7 +149,7 @@ func testStatus(t *testing.T, h Harness) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		got, err := p.Status(ctx)
-		if !errors.Is(err, context.Canceled) || got.State != gateway.PrinterUnknown {
+		if !errors.Is(err, context.Canceled) || got.State != storeprint.PrinterUnknown {
 			t.Fatalf("got %+v, %v; want unknown and context.Canceled", got, err)
 		}
 	})
@@ -277,7 +278,7 @@ func testPrint(t *testing.T, h Harness) {
 		p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: printersim.FaultDown})
 		r := &recorder{}
 		err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
-		checkOutcome(t, err, gateway.PrintNotSent, gateway.PrinterOffline)
+		checkOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterOffline)
 		r.check(t, "")
 		sim.SetFault(printersim.FaultNone)
 		nothingPending(t, p, sim)
@@ -288,7 +289,7 @@ func testPrint(t *testing.T, h Harness) {
 		p := h.Unreachable(t, Config(confirmTimeout))
 		r := &recorder{}
 		err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
-		checkOutcome(t, err, gateway.PrintNotSent, gateway.PrinterOffline)
+		checkOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterOffline)
 		r.check(t, "")
 	})
 
@@ -359,7 +360,7 @@ func Ticket(taskNo string) gateway.Ticket {
 		Station: "hot",
 		OrderID: "1001",
 		Table:   "A3",
-		Items: []gateway.Item{
+		Items: []storeprint.Item{
 			{Name: "宫保鸡丁", Qty: 2, Station: "hot", Note: "不要花生"},
 			{Name: "Fried rice", Qty: 1, Station: "hot"},
 		},
@@ -370,7 +371,7 @@ func Ticket(taskNo string) gateway.Ticket {
 
 // checkOutcome checks that err is a *gateway.PrintError with outcome want
 // and, when wantState is not empty, that state.
-func checkOutcome(t *testing.T, err error, want gateway.PrintOutcome, wantState gateway.PrinterState) {
+func checkOutcome(t *testing.T, err error, want gateway.PrintOutcome, wantState storeprint.PrinterState) {
 	t.Helper()
 	var pe *gateway.PrintError
 	if !errors.As(err, &pe) {

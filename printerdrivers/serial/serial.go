@@ -12,6 +12,7 @@ import (
 
 	bugst "go.bug.st/serial"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 )
@@ -132,24 +133,24 @@ func lineMode(cfg gateway.PrinterConfig) (*bugst.Mode, error) {
 // with an error.
 func (p *Printer) Status(ctx context.Context) (gateway.PrinterStatus, error) {
 	if p.closed.Load() {
-		return gateway.PrinterStatus{State: gateway.PrinterOffline}, nil
+		return gateway.PrinterStatus{State: storeprint.PrinterOffline}, nil
 	}
 	ctx, cancel := p.callContext(ctx)
 	defer cancel()
 	if err := p.acquire(ctx); err != nil {
-		return gateway.PrinterStatus{State: gateway.PrinterUnknown}, p.errorf("status: %w", err)
+		return gateway.PrinterStatus{State: storeprint.PrinterUnknown}, p.errorf("status: %w", err)
 	}
 	defer p.release()
 	_, st, err := p.status(ctx)
 	switch {
 	case ctx.Err() != nil:
-		return gateway.PrinterStatus{State: gateway.PrinterUnknown}, p.errorf("status: %w", context.Cause(ctx))
+		return gateway.PrinterStatus{State: storeprint.PrinterUnknown}, p.errorf("status: %w", context.Cause(ctx))
 	case err == nil:
 		return st, nil
 	case deviceGone(err):
-		return gateway.PrinterStatus{State: gateway.PrinterOffline}, nil
+		return gateway.PrinterStatus{State: storeprint.PrinterOffline}, nil
 	}
-	return gateway.PrinterStatus{State: gateway.PrinterUnknown}, p.errorf("status: %w", err)
+	return gateway.PrinterStatus{State: storeprint.PrinterUnknown}, p.errorf("status: %w", err)
 }
 
 // Print sends one ticket and waits for the printer's own confirmation,
@@ -198,27 +199,27 @@ func (p *Printer) Print(ctx context.Context, job *gateway.PrintJob) error {
 	case lctx.Err() != nil:
 		return p.fail(gateway.PrintNotSent, "", context.Cause(lctx))
 	case err != nil && deviceGone(err):
-		return p.fail(gateway.PrintNotSent, gateway.PrinterOffline, err)
+		return p.fail(gateway.PrintNotSent, storeprint.PrinterOffline, err)
 	case err != nil:
-		return p.fail(gateway.PrintNotSent, gateway.PrinterUnknown, err)
-	case st.State != gateway.PrinterReady:
+		return p.fail(gateway.PrintNotSent, storeprint.PrinterUnknown, err)
+	case st.State != storeprint.PrinterReady:
 		return p.fail(gateway.PrintNotReady, st.State, fmt.Errorf("printer reports %s", st.State))
 	}
 
 	if job.Prepare != nil {
 		if err := job.Prepare(ctx, payload); err != nil {
-			return p.fail(gateway.PrintNotSent, gateway.PrinterReady, fmt.Errorf("prepare: %w", err))
+			return p.fail(gateway.PrintNotSent, storeprint.PrinterReady, fmt.Errorf("prepare: %w", err))
 		}
 	}
 	if lctx.Err() != nil {
-		return p.fail(gateway.PrintNotSent, gateway.PrinterReady, context.Cause(lctx))
+		return p.fail(gateway.PrintNotSent, storeprint.PrinterReady, context.Cause(lctx))
 	}
 
 	// From the first byte on, nobody knows whether paper comes out
 	// unless the printer says so.
 	l.bound(lctx, p.cfg.ConfirmTimeout.Duration)
 	if err := l.write(append(payload, escpos.ProcessIDRequest(job.ProcessID)...)); err != nil {
-		return p.fail(gateway.PrintUncertain, gateway.PrinterReady, fmt.Errorf("send ticket: %w", err))
+		return p.fail(gateway.PrintUncertain, storeprint.PrinterReady, fmt.Errorf("send ticket: %w", err))
 	}
 	if job.Submitted != nil {
 		job.Submitted(ctx, "")
@@ -226,7 +227,7 @@ func (p *Printer) Print(ctx context.Context, job *gateway.PrintJob) error {
 	for {
 		id, err := escpos.ReadConfirmation(l.r)
 		if err != nil {
-			return p.fail(gateway.PrintUncertain, gateway.PrinterReady,
+			return p.fail(gateway.PrintUncertain, storeprint.PrinterReady,
 				fmt.Errorf("wait for confirmation %s: %w", job.ProcessID, err))
 		}
 		if id == job.ProcessID {
@@ -366,7 +367,7 @@ func (p *Printer) closeIdle() error {
 	return l.port.Close()
 }
 
-func (p *Printer) fail(o gateway.PrintOutcome, st gateway.PrinterState, err error) error {
+func (p *Printer) fail(o gateway.PrintOutcome, st storeprint.PrinterState, err error) error {
 	return &gateway.PrintError{Outcome: o, State: st, Err: p.errorf("%w", err)}
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
@@ -128,11 +129,11 @@ func TestPrinter_Print(t *testing.T) {
 		sim.Unplug()
 		unplugged, calls := job("order_2_station_hot", "0002")
 		err := p.Print(ctx, unplugged)
-		checkOutcome(t, err, gateway.PrintNotSent, gateway.PrinterOffline)
+		checkOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterOffline)
 		if len(*calls) != 0 {
 			t.Fatalf("got calls %q while unplugged, want none", *calls)
 		}
-		if st, err := p.Status(ctx); err != nil || st.State != gateway.PrinterOffline {
+		if st, err := p.Status(ctx); err != nil || st.State != storeprint.PrinterOffline {
 			t.Fatalf("Status while unplugged: got %+v, %v; want offline and no error", st, err)
 		}
 
@@ -183,7 +184,7 @@ func TestPrinter_Print(t *testing.T) {
 			}
 			// Now out of paper: only a driver that reads this answer
 			// knows.
-			paperEnd := gateway.PrinterStatus{State: gateway.PrinterPaperEnd}
+			paperEnd := gateway.PrinterStatus{State: storeprint.PrinterPaperEnd}
 			for _, n := range []byte{escpos.StatusPrinter, escpos.StatusOffline, escpos.StatusPaper} {
 				b, _ := escpos.StatusByte(paperEnd, n)
 				w.Write([]byte{b})
@@ -191,12 +192,12 @@ func TestPrinter_Print(t *testing.T) {
 			io.Copy(io.Discard, r)
 		})
 		p := open(t, printertest.Config(5*time.Second), path)
-		if st, err := p.Status(context.Background()); err != nil || st.State != gateway.PrinterReady {
+		if st, err := p.Status(context.Background()); err != nil || st.State != storeprint.PrinterReady {
 			t.Fatalf("Status: got %+v, %v; want ready", st, err)
 		}
 		j, calls := job("order_1_station_hot", "0001")
 		err := p.Print(context.Background(), j)
-		checkOutcome(t, err, gateway.PrintNotReady, gateway.PrinterPaperEnd)
+		checkOutcome(t, err, gateway.PrintNotReady, storeprint.PrinterPaperEnd)
 		if len(*calls) != 0 {
 			t.Fatalf("got calls %q, want nothing sent", *calls)
 		}
@@ -238,7 +239,7 @@ func TestPrinter_Print(t *testing.T) {
 		p := open(t, cfg, path)
 		j, calls := job("order_1_station_hot", "0001")
 		err := p.Print(context.Background(), j)
-		checkOutcome(t, err, gateway.PrintNotSent, gateway.PrinterUnknown)
+		checkOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterUnknown)
 		if len(*calls) != 0 {
 			t.Fatalf("got calls %q, want nothing sent", *calls)
 		}
@@ -256,7 +257,7 @@ func TestPrinter_Print(t *testing.T) {
 		p := open(t, printertest.Config(5*time.Second), path)
 		j, _ := job("order_1_station_hot", "0001")
 		err := p.Print(context.Background(), j)
-		checkOutcome(t, err, gateway.PrintNotSent, gateway.PrinterUnknown)
+		checkOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterUnknown)
 		if !errors.Is(err, escpos.ErrStatusAnswer) {
 			t.Fatalf("got %v, want ErrStatusAnswer in it", err)
 		}
@@ -356,7 +357,7 @@ func TestPrinter_Status(t *testing.T) {
 		cfg := printertest.Config(5 * time.Second)
 		cfg.Flow = "xonxoff"
 		st, err := open(t, cfg, path).Status(context.Background())
-		if err != nil || st.State != gateway.PrinterReady {
+		if err != nil || st.State != storeprint.PrinterReady {
 			t.Fatalf("got %+v, %v; want XOFF and XON taken by the line and ready", st, err)
 		}
 	})
@@ -365,7 +366,7 @@ func TestPrinter_Status(t *testing.T) {
 		t.Parallel()
 		path := script(t, answerWithFlowBytes)
 		st, err := open(t, printertest.Config(5*time.Second), path).Status(context.Background())
-		if !errors.Is(err, escpos.ErrStatusAnswer) || st.State != gateway.PrinterUnknown {
+		if !errors.Is(err, escpos.ErrStatusAnswer) || st.State != storeprint.PrinterUnknown {
 			t.Fatalf("got %+v, %v; want unknown and ErrStatusAnswer", st, err)
 		}
 	})
@@ -389,7 +390,7 @@ func TestPrinter_Status(t *testing.T) {
 		cfg := printertest.Config(5 * time.Second)
 		cfg.ConnectTimeout.Duration = 100 * time.Millisecond
 		st, err := open(t, cfg, path).Status(context.Background())
-		if err == nil || st.State != gateway.PrinterUnknown {
+		if err == nil || st.State != storeprint.PrinterUnknown {
 			t.Fatalf("got %+v, %v; want unknown and an error", st, err)
 		}
 	})
@@ -400,7 +401,7 @@ func TestPrinter_Status(t *testing.T) {
 		cfg := printertest.Config(5 * time.Second)
 		cfg.Parity = "sideways"
 		st, err := open(t, cfg, path).Status(context.Background())
-		if err != nil || st.State != gateway.PrinterOffline {
+		if err != nil || st.State != storeprint.PrinterOffline {
 			t.Fatalf("got %+v, %v; want offline (a device that cannot be opened)", st, err)
 		}
 	})
@@ -450,7 +451,7 @@ func TestCheckConfig(t *testing.T) {
 	})
 }
 
-func checkOutcome(t *testing.T, err error, want gateway.PrintOutcome, wantState gateway.PrinterState) {
+func checkOutcome(t *testing.T, err error, want gateway.PrintOutcome, wantState storeprint.PrinterState) {
 	t.Helper()
 	var pe *gateway.PrintError
 	if !errors.As(err, &pe) {

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 )
@@ -43,9 +44,9 @@ func (p *Printer) Status(ctx context.Context) (gateway.PrinterStatus, error) {
 	c, err := p.dial(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
-			return gateway.PrinterStatus{State: gateway.PrinterUnknown}, p.errorf("status: %w", ctx.Err())
+			return gateway.PrinterStatus{State: storeprint.PrinterUnknown}, p.errorf("status: %w", ctx.Err())
 		}
-		return gateway.PrinterStatus{State: gateway.PrinterOffline}, nil
+		return gateway.PrinterStatus{State: storeprint.PrinterOffline}, nil
 	}
 	defer c.Close()
 	st, err := c.status(p.cfg.ConnectTimeout.Duration)
@@ -53,11 +54,11 @@ func (p *Printer) Status(ctx context.Context) (gateway.PrinterStatus, error) {
 	case err == nil:
 		return st, nil
 	case ctx.Err() != nil:
-		return gateway.PrinterStatus{State: gateway.PrinterUnknown}, p.errorf("status: %w", ctx.Err())
+		return gateway.PrinterStatus{State: storeprint.PrinterUnknown}, p.errorf("status: %w", ctx.Err())
 	case closedByPeer(err):
-		return gateway.PrinterStatus{State: gateway.PrinterOffline}, nil
+		return gateway.PrinterStatus{State: storeprint.PrinterOffline}, nil
 	}
-	return gateway.PrinterStatus{State: gateway.PrinterUnknown}, p.errorf("status: %w", err)
+	return gateway.PrinterStatus{State: storeprint.PrinterUnknown}, p.errorf("status: %w", err)
 }
 
 // Print sends one ticket and waits for the printer's own confirmation:
@@ -94,7 +95,7 @@ func (p *Printer) Print(ctx context.Context, job *gateway.PrintJob) error {
 		if ctx.Err() != nil {
 			return p.fail(gateway.PrintNotSent, "", ctx.Err())
 		}
-		return p.fail(gateway.PrintNotSent, gateway.PrinterOffline, err)
+		return p.fail(gateway.PrintNotSent, storeprint.PrinterOffline, err)
 	}
 	defer c.Close()
 
@@ -103,29 +104,29 @@ func (p *Printer) Print(ctx context.Context, job *gateway.PrintJob) error {
 	case ctx.Err() != nil:
 		return p.fail(gateway.PrintNotSent, "", ctx.Err())
 	case err != nil && closedByPeer(err):
-		return p.fail(gateway.PrintNotSent, gateway.PrinterOffline, fmt.Errorf("status: %w", err))
+		return p.fail(gateway.PrintNotSent, storeprint.PrinterOffline, fmt.Errorf("status: %w", err))
 	case err != nil:
-		return p.fail(gateway.PrintNotSent, gateway.PrinterUnknown, fmt.Errorf("status: %w", err))
-	case st.State != gateway.PrinterReady:
+		return p.fail(gateway.PrintNotSent, storeprint.PrinterUnknown, fmt.Errorf("status: %w", err))
+	case st.State != storeprint.PrinterReady:
 		return p.fail(gateway.PrintNotReady, st.State, fmt.Errorf("printer reports %s", st.State))
 	}
 
 	if job.Prepare != nil {
 		if err := job.Prepare(ctx, payload); err != nil {
-			return p.fail(gateway.PrintNotSent, gateway.PrinterReady, fmt.Errorf("prepare: %w", err))
+			return p.fail(gateway.PrintNotSent, storeprint.PrinterReady, fmt.Errorf("prepare: %w", err))
 		}
 	}
 	if ctx.Err() != nil {
-		return p.fail(gateway.PrintNotSent, gateway.PrinterReady, ctx.Err())
+		return p.fail(gateway.PrintNotSent, storeprint.PrinterReady, ctx.Err())
 	}
 
 	// From the first byte on, nobody knows whether paper comes out
 	// unless the printer says so.
 	if err := c.setDeadline(time.Now().Add(p.cfg.ConfirmTimeout.Duration)); err != nil {
-		return p.fail(gateway.PrintNotSent, gateway.PrinterReady, err)
+		return p.fail(gateway.PrintNotSent, storeprint.PrinterReady, err)
 	}
 	if _, err := c.Write(append(payload, escpos.ProcessIDRequest(job.ProcessID)...)); err != nil {
-		return p.fail(gateway.PrintUncertain, gateway.PrinterReady, c.cause(fmt.Errorf("send ticket: %w", err)))
+		return p.fail(gateway.PrintUncertain, storeprint.PrinterReady, c.cause(fmt.Errorf("send ticket: %w", err)))
 	}
 	if job.Submitted != nil {
 		job.Submitted(ctx, "")
@@ -136,7 +137,7 @@ func (p *Printer) Print(ctx context.Context, job *gateway.PrintJob) error {
 			if errors.Is(err, os.ErrDeadlineExceeded) && c.ctx.Err() == nil {
 				err = fmt.Errorf("none within %s: %w", p.cfg.ConfirmTimeout.Duration, err)
 			}
-			return p.fail(gateway.PrintUncertain, gateway.PrinterReady,
+			return p.fail(gateway.PrintUncertain, storeprint.PrinterReady,
 				c.cause(fmt.Errorf("wait for confirmation %s: %w", job.ProcessID, err)))
 		}
 		if id == job.ProcessID {
@@ -153,7 +154,7 @@ func (p *Printer) Close() error {
 	return nil
 }
 
-func (p *Printer) fail(o gateway.PrintOutcome, st gateway.PrinterState, err error) error {
+func (p *Printer) fail(o gateway.PrintOutcome, st storeprint.PrinterState, err error) error {
 	return &gateway.PrintError{Outcome: o, State: st, Err: p.errorf("%w", err)}
 }
 

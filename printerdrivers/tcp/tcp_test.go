@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
@@ -117,7 +118,7 @@ func TestPrinter_Print(t *testing.T) {
 		job := &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), ProcessID: "0001",
 			Prepare: func(context.Context, []byte) error { prepared = true; return nil }}
 		err := p.Print(context.Background(), job)
-		checkOutcome(t, err, gateway.PrintNotSent, gateway.PrinterUnknown)
+		checkOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterUnknown)
 		if prepared {
 			t.Fatal("Prepare was called, want nothing sent")
 		}
@@ -131,7 +132,7 @@ func TestPrinter_Print(t *testing.T) {
 		})
 		p := open(t, printertest.Config(5*time.Second), addr)
 		err := p.Print(context.Background(), &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), ProcessID: "0001"})
-		checkOutcome(t, err, gateway.PrintNotSent, gateway.PrinterUnknown)
+		checkOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterUnknown)
 		if !errors.Is(err, escpos.ErrStatusAnswer) {
 			t.Fatalf("got %v, want ErrStatusAnswer in it", err)
 		}
@@ -195,13 +196,13 @@ func TestPrinter_Status(t *testing.T) {
 		cfg := printertest.Config(5 * time.Second)
 		cfg.ConnectTimeout.Duration = 100 * time.Millisecond
 		st, err := open(t, cfg, addr).Status(context.Background())
-		if err == nil || st.State != gateway.PrinterUnknown {
+		if err == nil || st.State != storeprint.PrinterUnknown {
 			t.Fatalf("got %+v, %v; want unknown and an error", st, err)
 		}
 	})
 }
 
-func checkOutcome(t *testing.T, err error, want gateway.PrintOutcome, wantState gateway.PrinterState) {
+func checkOutcome(t *testing.T, err error, want gateway.PrintOutcome, wantState storeprint.PrinterState) {
 	t.Helper()
 	var pe *gateway.PrintError
 	if !errors.As(err, &pe) {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 )
@@ -147,19 +148,19 @@ func NewWithSpooler(sp Spooler, cfg gateway.PrinterConfig, storeID string) *Prin
 // status cannot be read is PrinterUnknown with an error.
 func (p *Printer) Status(ctx context.Context) (gateway.PrinterStatus, error) {
 	if ctx.Err() != nil {
-		return gateway.PrinterStatus{State: gateway.PrinterUnknown}, p.errorf("status: %w", ctx.Err())
+		return gateway.PrinterStatus{State: storeprint.PrinterUnknown}, p.errorf("status: %w", ctx.Err())
 	}
 	if p.closed.Load() {
-		return gateway.PrinterStatus{State: gateway.PrinterOffline}, nil
+		return gateway.PrinterStatus{State: storeprint.PrinterOffline}, nil
 	}
 	h, err := p.sp.OpenPrinter(p.cfg.Address)
 	if err != nil {
-		return gateway.PrinterStatus{State: gateway.PrinterOffline}, nil
+		return gateway.PrinterStatus{State: storeprint.PrinterOffline}, nil
 	}
 	defer p.closePrinter(h)
 	info, err := p.sp.GetPrinter(h)
 	if err != nil {
-		return gateway.PrinterStatus{State: gateway.PrinterUnknown}, p.errorf("status: get printer: %w", err)
+		return gateway.PrinterStatus{State: storeprint.PrinterUnknown}, p.errorf("status: get printer: %w", err)
 	}
 	return PrinterState(info), nil
 }
@@ -203,40 +204,40 @@ func (p *Printer) Print(ctx context.Context, job *gateway.PrintJob) error {
 
 	h, err := p.sp.OpenPrinter(p.cfg.Address)
 	if err != nil {
-		return p.fail(gateway.PrintNotSent, gateway.PrinterOffline, fmt.Errorf("open printer: %w", err))
+		return p.fail(gateway.PrintNotSent, storeprint.PrinterOffline, fmt.Errorf("open printer: %w", err))
 	}
 	defer p.closePrinter(h)
 	info, err := p.sp.GetPrinter(h)
 	if err != nil {
-		return p.fail(gateway.PrintNotSent, gateway.PrinterUnknown, fmt.Errorf("get printer: %w", err))
+		return p.fail(gateway.PrintNotSent, storeprint.PrinterUnknown, fmt.Errorf("get printer: %w", err))
 	}
-	if st := PrinterState(info); st.State != gateway.PrinterReady {
+	if st := PrinterState(info); st.State != storeprint.PrinterReady {
 		return p.fail(gateway.PrintNotReady, st.State, fmt.Errorf("the queue reports %s (status %s)", st.State, PrinterStatusText(info)))
 	}
 
 	if job.Prepare != nil {
 		if err := job.Prepare(ctx, payload); err != nil {
-			return p.fail(gateway.PrintNotSent, gateway.PrinterReady, fmt.Errorf("prepare: %w", err))
+			return p.fail(gateway.PrintNotSent, storeprint.PrinterReady, fmt.Errorf("prepare: %w", err))
 		}
 	}
 	if ctx.Err() != nil {
-		return p.fail(gateway.PrintNotSent, gateway.PrinterReady, ctx.Err())
+		return p.fail(gateway.PrintNotSent, storeprint.PrinterReady, ctx.Err())
 	}
 
 	jobID, err := p.sp.StartDocPrinter(h, DocInfo{DocName: "storeprint " + t.TaskNo, Datatype: Datatype})
 	if err != nil {
-		return p.fail(gateway.PrintNotSent, gateway.PrinterReady, fmt.Errorf("start document: %w", err))
+		return p.fail(gateway.PrintNotSent, storeprint.PrinterReady, fmt.Errorf("start document: %w", err))
 	}
 	if err := p.sp.StartPagePrinter(h); err != nil {
 		err = fmt.Errorf("job %d: start page: %w", jobID, err)
-		return p.fail(gateway.PrintNotSent, gateway.PrinterReady, p.deleteJob(h, jobID, err))
+		return p.fail(gateway.PrintNotSent, storeprint.PrinterReady, p.deleteJob(h, jobID, err))
 	}
 
 	// From the first byte on, nobody knows whether paper comes out: a
 	// spooler may start printing a job while it is being spooled.
 	if err := p.send(h, payload); err != nil {
 		err = fmt.Errorf("job %d: %w", jobID, err)
-		return p.fail(gateway.PrintUncertain, gateway.PrinterReady, p.deleteJob(h, jobID, err))
+		return p.fail(gateway.PrintUncertain, storeprint.PrinterReady, p.deleteJob(h, jobID, err))
 	}
 	if job.Submitted != nil {
 		job.Submitted(ctx, strconv.FormatUint(uint64(jobID), 10))
@@ -288,7 +289,7 @@ func (p *Printer) follow(ctx context.Context, h Handle, jobID uint32) error {
 			if p.cfg.TrustSpooler {
 				return nil
 			}
-			return p.fail(gateway.PrintUncertain, gateway.PrinterReady, fmt.Errorf("the spooler reports job %d %s: the data reached the printer, "+
+			return p.fail(gateway.PrintUncertain, storeprint.PrinterReady, fmt.Errorf("the spooler reports job %d %s: the data reached the printer, "+
 				"but the spooler cannot tell whether paper came out (trust_spooler = false)", jobID, JobStatusText(info)))
 		case JobFailed:
 			err := fmt.Errorf("job %d is stuck in the spooler: %s", jobID, JobStatusText(info))
@@ -331,7 +332,7 @@ func (p *Printer) Close() error {
 	return nil
 }
 
-func (p *Printer) fail(o gateway.PrintOutcome, st gateway.PrinterState, err error) error {
+func (p *Printer) fail(o gateway.PrintOutcome, st storeprint.PrinterState, err error) error {
 	return &gateway.PrintError{Outcome: o, State: st, Err: p.errorf("%w", err)}
 }
 
@@ -350,13 +351,13 @@ func PrinterState(info PrinterInfo) gateway.PrinterStatus {
 		PrinterStatusUserIntervention | PrinterStatusServerUnknown
 	switch {
 	case info.Status&PrinterStatusDoorOpen != 0:
-		return gateway.PrinterStatus{State: gateway.PrinterCoverOpen}
+		return gateway.PrinterStatus{State: storeprint.PrinterCoverOpen}
 	case info.Status&PrinterStatusPaperOut != 0:
-		return gateway.PrinterStatus{State: gateway.PrinterPaperEnd, PaperNearEnd: true}
+		return gateway.PrinterStatus{State: storeprint.PrinterPaperEnd, PaperNearEnd: true}
 	case info.Status&stopped != 0, info.Attributes&PrinterAttributeWorkOffline != 0:
-		return gateway.PrinterStatus{State: gateway.PrinterOffline}
+		return gateway.PrinterStatus{State: storeprint.PrinterOffline}
 	}
-	return gateway.PrinterStatus{State: gateway.PrinterReady}
+	return gateway.PrinterStatus{State: storeprint.PrinterReady}
 }
 
 // JobProgress is where a job stands, as JobState reads it.
@@ -376,16 +377,16 @@ const (
 
 // JobState reads a job's status. For a failed job, trouble is the
 // printer state it points to (paper end or offline).
-func JobState(info JobInfo) (progress JobProgress, trouble gateway.PrinterState) {
+func JobState(info JobInfo) (progress JobProgress, trouble storeprint.PrinterState) {
 	const failed = JobStatusError | JobStatusOffline | JobStatusPaperOut | JobStatusBlockedDevQ | JobStatusUserIntervention
 	switch s := info.Status; {
 	case s&(JobStatusDeleted|JobStatusDeleting) != 0:
 		return JobDeleted, ""
 	case s&failed != 0:
 		if s&JobStatusPaperOut != 0 {
-			return JobFailed, gateway.PrinterPaperEnd
+			return JobFailed, storeprint.PrinterPaperEnd
 		}
-		return JobFailed, gateway.PrinterOffline
+		return JobFailed, storeprint.PrinterOffline
 	case s&(JobStatusPrinted|JobStatusComplete) != 0:
 		return JobComplete, ""
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 	"github.com/storeprint/storeprint/printerdrivers/printertest"
@@ -171,7 +172,7 @@ func TestPrinter_Print(t *testing.T) {
 		p, sim, _, _ := setup(t, printertest.Config(5*time.Second), printersim.Options{}, winspooltest.QueueOptions{})
 		r := &recorder{}
 		err := p.Print(waitCtx(t), r.job("order_1_station_hot"))
-		checkOutcome(t, err, gateway.PrintUncertain, gateway.PrinterReady)
+		checkOutcome(t, err, gateway.PrintUncertain, storeprint.PrinterReady)
 		if !strings.Contains(err.Error(), "trust_spooler = false") || !strings.Contains(err.Error(), "reached the printer") {
 			t.Fatalf("got %v, want it to say the data reached the printer and trust_spooler is off", err)
 		}
@@ -208,13 +209,13 @@ func TestPrinter_Print(t *testing.T) {
 		tests := []struct {
 			name   string
 			status uint32
-			state  gateway.PrinterState
+			state  storeprint.PrinterState
 		}{
-			{"Error", winspool.JobStatusError | winspool.JobStatusPrinting, gateway.PrinterOffline},
-			{"Offline", winspool.JobStatusOffline, gateway.PrinterOffline},
-			{"PaperOut", winspool.JobStatusPaperOut | winspool.JobStatusPrinting, gateway.PrinterPaperEnd},
-			{"Blocked", winspool.JobStatusBlockedDevQ, gateway.PrinterOffline},
-			{"UserIntervention", winspool.JobStatusUserIntervention, gateway.PrinterOffline},
+			{"Error", winspool.JobStatusError | winspool.JobStatusPrinting, storeprint.PrinterOffline},
+			{"Offline", winspool.JobStatusOffline, storeprint.PrinterOffline},
+			{"PaperOut", winspool.JobStatusPaperOut | winspool.JobStatusPrinting, storeprint.PrinterPaperEnd},
+			{"Blocked", winspool.JobStatusBlockedDevQ, storeprint.PrinterOffline},
+			{"UserIntervention", winspool.JobStatusUserIntervention, storeprint.PrinterOffline},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -282,15 +283,15 @@ func TestPrinter_Print(t *testing.T) {
 			name       string
 			status     uint32
 			attributes uint32
-			state      gateway.PrinterState
+			state      storeprint.PrinterState
 		}{
-			{"Paused", winspool.PrinterStatusPaused, 0, gateway.PrinterOffline},
-			{"Error", winspool.PrinterStatusError, 0, gateway.PrinterOffline},
-			{"PaperJam", winspool.PrinterStatusPaperJam, 0, gateway.PrinterOffline},
-			{"NotAvailable", winspool.PrinterStatusNotAvailable, 0, gateway.PrinterOffline},
-			{"UseOffline", 0, winspool.PrinterAttributeWorkOffline, gateway.PrinterOffline},
-			{"PaperOut", winspool.PrinterStatusPaperOut, 0, gateway.PrinterPaperEnd},
-			{"DoorOpen", winspool.PrinterStatusDoorOpen | winspool.PrinterStatusPaperOut, 0, gateway.PrinterCoverOpen},
+			{"Paused", winspool.PrinterStatusPaused, 0, storeprint.PrinterOffline},
+			{"Error", winspool.PrinterStatusError, 0, storeprint.PrinterOffline},
+			{"PaperJam", winspool.PrinterStatusPaperJam, 0, storeprint.PrinterOffline},
+			{"NotAvailable", winspool.PrinterStatusNotAvailable, 0, storeprint.PrinterOffline},
+			{"UseOffline", 0, winspool.PrinterAttributeWorkOffline, storeprint.PrinterOffline},
+			{"PaperOut", winspool.PrinterStatusPaperOut, 0, storeprint.PrinterPaperEnd},
+			{"DoorOpen", winspool.PrinterStatusDoorOpen | winspool.PrinterStatusPaperOut, 0, storeprint.PrinterCoverOpen},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -313,16 +314,16 @@ func TestPrinter_Print(t *testing.T) {
 		tests := []struct {
 			call    string
 			outcome gateway.PrintOutcome
-			state   gateway.PrinterState
+			state   storeprint.PrinterState
 			calls   string
 		}{
-			{"OpenPrinter", gateway.PrintNotSent, gateway.PrinterOffline, ""},
-			{"GetPrinter", gateway.PrintNotSent, gateway.PrinterUnknown, ""},
-			{"StartDocPrinter", gateway.PrintNotSent, gateway.PrinterReady, "prepare"},
-			{"StartPagePrinter", gateway.PrintNotSent, gateway.PrinterReady, "prepare"},
-			{"WritePrinter", gateway.PrintUncertain, gateway.PrinterReady, "prepare"},
-			{"EndPagePrinter", gateway.PrintUncertain, gateway.PrinterReady, "prepare"},
-			{"EndDocPrinter", gateway.PrintUncertain, gateway.PrinterReady, "prepare"},
+			{"OpenPrinter", gateway.PrintNotSent, storeprint.PrinterOffline, ""},
+			{"GetPrinter", gateway.PrintNotSent, storeprint.PrinterUnknown, ""},
+			{"StartDocPrinter", gateway.PrintNotSent, storeprint.PrinterReady, "prepare"},
+			{"StartPagePrinter", gateway.PrintNotSent, storeprint.PrinterReady, "prepare"},
+			{"WritePrinter", gateway.PrintUncertain, storeprint.PrinterReady, "prepare"},
+			{"EndPagePrinter", gateway.PrintUncertain, storeprint.PrinterReady, "prepare"},
+			{"EndDocPrinter", gateway.PrintUncertain, storeprint.PrinterReady, "prepare"},
 			{"GetJob", gateway.PrintUncertain, "", "prepare,submitted"},
 		}
 		for _, tt := range tests {
@@ -389,7 +390,7 @@ func TestPrinter_Status(t *testing.T) {
 		p, _, q, _ := setup(t, printertest.Config(5*time.Second), printersim.Options{}, winspooltest.QueueOptions{})
 		q.SetPrinterStatus(winspool.PrinterStatusPaperOut, 0)
 		st, err := p.Status(waitCtx(t))
-		if err != nil || st != (gateway.PrinterStatus{State: gateway.PrinterPaperEnd, PaperNearEnd: true}) {
+		if err != nil || st != (gateway.PrinterStatus{State: storeprint.PrinterPaperEnd, PaperNearEnd: true}) {
 			t.Fatalf("got %+v, %v; want paper end", st, err)
 		}
 	})
@@ -399,7 +400,7 @@ func TestPrinter_Status(t *testing.T) {
 		p, _, _, sp := setup(t, printertest.Config(5*time.Second), printersim.Options{}, winspooltest.QueueOptions{})
 		sp.Fail("GetPrinter", errors.New("access denied"))
 		st, err := p.Status(waitCtx(t))
-		if err == nil || st.State != gateway.PrinterUnknown {
+		if err == nil || st.State != storeprint.PrinterUnknown {
 			t.Fatalf("got %+v, %v; want unknown and an error", st, err)
 		}
 	})
@@ -411,12 +412,12 @@ func TestPrinterState(t *testing.T) {
 		info winspool.PrinterInfo
 		want gateway.PrinterStatus
 	}{
-		{winspool.PrinterInfo{}, gateway.PrinterStatus{State: gateway.PrinterReady}},
-		{winspool.PrinterInfo{Status: winspool.PrinterStatusOffline}, gateway.PrinterStatus{State: gateway.PrinterOffline}},
-		{winspool.PrinterInfo{Status: winspool.PrinterStatusPaperOut | winspool.PrinterStatusOffline}, gateway.PrinterStatus{State: gateway.PrinterPaperEnd, PaperNearEnd: true}},
-		{winspool.PrinterInfo{Status: winspool.PrinterStatusDoorOpen | winspool.PrinterStatusPaperOut}, gateway.PrinterStatus{State: gateway.PrinterCoverOpen}},
-		{winspool.PrinterInfo{Attributes: winspool.PrinterAttributeWorkOffline}, gateway.PrinterStatus{State: gateway.PrinterOffline}},
-		{winspool.PrinterInfo{Status: 0x200 | 0x400}, gateway.PrinterStatus{State: gateway.PrinterReady}}, // busy, printing
+		{winspool.PrinterInfo{}, gateway.PrinterStatus{State: storeprint.PrinterReady}},
+		{winspool.PrinterInfo{Status: winspool.PrinterStatusOffline}, gateway.PrinterStatus{State: storeprint.PrinterOffline}},
+		{winspool.PrinterInfo{Status: winspool.PrinterStatusPaperOut | winspool.PrinterStatusOffline}, gateway.PrinterStatus{State: storeprint.PrinterPaperEnd, PaperNearEnd: true}},
+		{winspool.PrinterInfo{Status: winspool.PrinterStatusDoorOpen | winspool.PrinterStatusPaperOut}, gateway.PrinterStatus{State: storeprint.PrinterCoverOpen}},
+		{winspool.PrinterInfo{Attributes: winspool.PrinterAttributeWorkOffline}, gateway.PrinterStatus{State: storeprint.PrinterOffline}},
+		{winspool.PrinterInfo{Status: 0x200 | 0x400}, gateway.PrinterStatus{State: storeprint.PrinterReady}}, // busy, printing
 	}
 	for _, tt := range tests {
 		if got := winspool.PrinterState(tt.info); got != tt.want {
@@ -430,15 +431,15 @@ func TestJobState(t *testing.T) {
 	tests := []struct {
 		status  uint32
 		want    winspool.JobProgress
-		trouble gateway.PrinterState
+		trouble storeprint.PrinterState
 	}{
 		{0, winspool.JobPending, ""},
 		{winspool.JobStatusSpooling, winspool.JobPending, ""},
 		{winspool.JobStatusPrinting, winspool.JobPending, ""},
 		{winspool.JobStatusPrinted, winspool.JobComplete, ""},
 		{winspool.JobStatusComplete, winspool.JobComplete, ""},
-		{winspool.JobStatusPaperOut | winspool.JobStatusPrinting, winspool.JobFailed, gateway.PrinterPaperEnd},
-		{winspool.JobStatusError | winspool.JobStatusComplete, winspool.JobFailed, gateway.PrinterOffline},
+		{winspool.JobStatusPaperOut | winspool.JobStatusPrinting, winspool.JobFailed, storeprint.PrinterPaperEnd},
+		{winspool.JobStatusError | winspool.JobStatusComplete, winspool.JobFailed, storeprint.PrinterOffline},
 		{winspool.JobStatusDeleting | winspool.JobStatusError, winspool.JobDeleted, ""},
 		{winspool.JobStatusDeleted, winspool.JobDeleted, ""},
 	}
@@ -450,7 +451,7 @@ func TestJobState(t *testing.T) {
 	}
 }
 
-func checkOutcome(t *testing.T, err error, want gateway.PrintOutcome, wantState gateway.PrinterState) {
+func checkOutcome(t *testing.T, err error, want gateway.PrintOutcome, wantState storeprint.PrinterState) {
 	t.Helper()
 	var pe *gateway.PrintError
 	if !errors.As(err, &pe) {
@@ -477,14 +478,14 @@ func FuzzPrinterState(f *testing.F) {
 		info := winspool.PrinterInfo{Status: status, Attributes: attributes}
 		got := winspool.PrinterState(info)
 		stopped := status&stops != 0 || attributes&winspool.PrinterAttributeWorkOffline != 0
-		if (got.State == gateway.PrinterReady) == stopped {
+		if (got.State == storeprint.PrinterReady) == stopped {
 			t.Fatalf("PrinterState(%#x, %#x) = %+v, stopped %v", status, attributes, got, stopped)
 		}
 		switch {
-		case status&winspool.PrinterStatusDoorOpen != 0 && got.State != gateway.PrinterCoverOpen,
-			status&winspool.PrinterStatusDoorOpen == 0 && status&winspool.PrinterStatusPaperOut != 0 && got.State != gateway.PrinterPaperEnd,
-			got.State == gateway.PrinterPaperEnd && !got.PaperNearEnd,
-			got.State == gateway.PrinterUnknown:
+		case status&winspool.PrinterStatusDoorOpen != 0 && got.State != storeprint.PrinterCoverOpen,
+			status&winspool.PrinterStatusDoorOpen == 0 && status&winspool.PrinterStatusPaperOut != 0 && got.State != storeprint.PrinterPaperEnd,
+			got.State == storeprint.PrinterPaperEnd && !got.PaperNearEnd,
+			got.State == storeprint.PrinterUnknown:
 			t.Fatalf("PrinterState(%#x, %#x) = %+v", status, attributes, got)
 		}
 		if s := winspool.PrinterStatusText(info); s == "" {
@@ -512,7 +513,7 @@ func FuzzJobState(f *testing.F) {
 			!deleted && status&trouble != 0 && got != winspool.JobFailed,
 			got == winspool.JobComplete && status&(winspool.JobStatusPrinted|winspool.JobStatusComplete) == 0,
 			(got == winspool.JobFailed) != (state != ""),
-			got == winspool.JobFailed && state != gateway.PrinterPaperEnd && state != gateway.PrinterOffline:
+			got == winspool.JobFailed && state != storeprint.PrinterPaperEnd && state != storeprint.PrinterOffline:
 			t.Fatalf("JobState(%#x) = %d, %q", status, got, state)
 		}
 		if s := winspool.JobStatusText(info); s == "" {

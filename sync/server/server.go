@@ -15,8 +15,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
-	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/sync"
 )
 
@@ -285,7 +285,7 @@ func (l *link) upstream(ctx context.Context) error {
 		case sync.FrameStatus:
 			ps := make([]*cloud.Printer, 0, len(f.Printers))
 			for _, p := range f.Printers {
-				ps = append(ps, &cloud.Printer{ID: p.ID, Status: gateway.PrinterState(p.Status), Stations: p.Stations, Backup: p.Backup, Failover: p.Failover, UpdatedAt: p.At})
+				ps = append(ps, &cloud.Printer{ID: p.ID, Status: storeprint.PrinterState(p.Status), Stations: p.Stations, Backup: p.Backup, Failover: p.Failover, UpdatedAt: p.At})
 			}
 			if err := s.Gateways.UpdatePrinters(ctx, l.gw.StoreID, l.gw.ID, ps); err != nil {
 				if cloud.ErrorCode(err) == cloud.EINTERNAL {

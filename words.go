@@ -1,0 +1,136 @@
+package storeprint
+
+import "slices"
+
+// Reason says why a task needs a person (status attention_required or
+// failed).
+type Reason string
+
+const (
+	ReasonUncertain Reason = "uncertain" // bytes may have printed, no confirmation
+	ReasonStale     Reason = "stale"     // could not print within stale_after
+	ReasonRetries   Reason = "retries"   // retries used up (status failed)
+	ReasonRecovered Reason = "recovered" // its state may have gone backwards after damage or a restore
+)
+
+// Reasons lists every reason.
+var Reasons = []Reason{ReasonUncertain, ReasonStale, ReasonRetries, ReasonRecovered}
+
+// Valid reports whether r is a known reason; the empty reason is valid
+// (a task that needs nobody).
+func (r Reason) Valid() bool { return r == "" || slices.Contains(Reasons, r) }
+
+// Source says where an order came from.
+type Source string
+
+const (
+	SourcePOS      Source = "pos"   // posted to the gateway by a POS device
+	SourceCloud    Source = "cloud" // a cloud order (delivery, online), sent down the sync link
+	SourceTestPage Source = "test"  // a test page a person asked for
+)
+
+// Sources lists every source.
+var Sources = []Source{SourcePOS, SourceCloud, SourceTestPage}
+
+// Valid reports whether s is a known source; empty is valid (unknown).
+func (s Source) Valid() bool { return s == "" || slices.Contains(Sources, s) }
+
+// ReceiptState is one step of the local receipt of one attempt, written
+// durably in this order. NotSent closes an attempt whose bytes provably
+// never left; an attempt that ended without a confirmation keeps its last
+// state (prepared or submitted) with the error noted: nobody knows whether
+// it printed.
+type ReceiptState string
+
+const (
+	ReceiptPrepared  ReceiptState = "prepared"  // durable before the first byte went to the printer
+	ReceiptSubmitted ReceiptState = "submitted" // the bytes are out
+	ReceiptPrinted   ReceiptState = "printed"   // the printer confirmed
+	ReceiptConfirmed ReceiptState = "confirmed" // the cloud acknowledged it
+	ReceiptNotSent   ReceiptState = "not_sent"  // the driver proved no byte left after prepared
+)
+
+// ReceiptStates lists every receipt state.
+var ReceiptStates = []ReceiptState{ReceiptPrepared, ReceiptSubmitted, ReceiptPrinted, ReceiptConfirmed, ReceiptNotSent}
+
+// Valid reports whether s is a known receipt state.
+func (s ReceiptState) Valid() bool { return slices.Contains(ReceiptStates, s) }
+
+// PrinterState is a printer's condition as last read from the printer.
+type PrinterState string
+
+const (
+	PrinterReady     PrinterState = "ready"
+	PrinterOffline   PrinterState = "offline"
+	PrinterPaperEnd  PrinterState = "paper_end"
+	PrinterCoverOpen PrinterState = "cover_open"
+	PrinterUnknown   PrinterState = "unknown"
+)
+
+// PrinterStates lists every printer state.
+var PrinterStates = []PrinterState{PrinterReady, PrinterOffline, PrinterPaperEnd, PrinterCoverOpen, PrinterUnknown}
+
+// Valid reports whether s is a known printer state.
+func (s PrinterState) Valid() bool { return slices.Contains(PrinterStates, s) }
+
+// CommandKind is the kind of a command the cloud sends down to a store.
+type CommandKind string
+
+const (
+	CommandOrder       CommandKind = "order"        // a cloud order to accept and print
+	CommandRetry       CommandKind = "retry"        // make-up print of a task
+	CommandReprint     CommandKind = "reprint"      // deliberate copy of a task, marked REPRINT
+	CommandFailoverAck CommandKind = "failover_ack" // acknowledge a printer's failover
+)
+
+// CommandKinds lists every command kind.
+var CommandKinds = []CommandKind{CommandOrder, CommandRetry, CommandReprint, CommandFailoverAck}
+
+// Valid reports whether k is a known command kind.
+func (k CommandKind) Valid() bool { return slices.Contains(CommandKinds, k) }
+
+// AuditAction names what a person (or the gateway on their behalf) did.
+// Every action is written to an append-only audit log.
+type AuditAction string
+
+// Actions at the store, logged by the gateway and replayed to the cloud.
+const (
+	ActionVoid                AuditAction = "void"                 // an order voided
+	ActionRetry               AuditAction = "retry"                // a make-up print
+	ActionReprint             AuditAction = "reprint"              // a deliberate copy
+	ActionResolve             AuditAction = "resolve"              // a person saw the paper
+	ActionTestPage            AuditAction = "test_page"            // a test page
+	ActionAcknowledgeFailover AuditAction = "acknowledge_failover" // a person saw a failover
+	ActionFailback            AuditAction = "failback"             // stations moved back from the backup
+	ActionDuplicatePrevented  AuditAction = "duplicate_prevented"  // an order sent again: answered, not printed
+	ActionCommandRefused      AuditAction = "command_refused"      // a command from HQ the store could not carry out
+)
+
+// Actions in the cloud, logged by the cloud.
+const (
+	ActionCreateTenant      AuditAction = "tenant.create"
+	ActionCreateTenantToken AuditAction = "tenant_token.create"
+	ActionCreateStore       AuditAction = "store.create"
+	ActionCreateGateway     AuditAction = "gateway.create"
+	ActionRevokeGateway     AuditAction = "gateway.revoke"
+	ActionCloudRetry        AuditAction = "task.retry"
+	ActionCloudReprint      AuditAction = "task.reprint"
+	ActionCloudFailoverAck  AuditAction = "printer.failover_ack"
+)
+
+// GatewayActions lists the actions a gateway logs.
+var GatewayActions = []AuditAction{
+	ActionVoid, ActionRetry, ActionReprint, ActionResolve, ActionTestPage,
+	ActionAcknowledgeFailover, ActionFailback, ActionDuplicatePrevented, ActionCommandRefused,
+}
+
+// CloudActions lists the actions the cloud logs.
+var CloudActions = []AuditAction{
+	ActionCreateTenant, ActionCreateTenantToken, ActionCreateStore, ActionCreateGateway,
+	ActionRevokeGateway, ActionCloudRetry, ActionCloudReprint, ActionCloudFailoverAck,
+}
+
+// Valid reports whether a is a known action of either side.
+func (a AuditAction) Valid() bool {
+	return slices.Contains(GatewayActions, a) || slices.Contains(CloudActions, a)
+}
