@@ -19,15 +19,16 @@ func (w *worker) checkFailover(ctx context.Context) {
 	g.mu.Lock()
 	s := *g.status[w.id]
 	g.mu.Unlock()
-	if s.FailingSince.IsZero() {
+	failing, ok := s.FailingSince.For(g.clock.Mono())
+	if !ok {
 		return
 	}
 	var reason string
 	switch {
 	case s.Streak >= w.cfg.FailoverAttempts:
 		reason = fmt.Sprintf("%d attempts in a row did not print", s.Streak)
-	case g.now().Sub(s.FailingSince) >= w.cfg.FailoverAfter.Duration:
-		reason = fmt.Sprintf("in trouble (%s) for %s", s.State, g.now().Sub(s.FailingSince).Round(time.Second))
+	case failing >= w.cfg.FailoverAfter.Duration:
+		reason = fmt.Sprintf("in trouble (%s) for %s", s.State, failing.Round(time.Second))
 	default:
 		return
 	}
@@ -101,10 +102,11 @@ func (w *worker) maybeFailback(ctx context.Context) {
 	g.mu.Lock()
 	s := *g.status[w.id]
 	g.mu.Unlock()
-	if s.State != storeprint.PrinterReady || s.HealthySince.IsZero() || g.now().Sub(s.HealthySince) < w.cfg.FailbackAfter.Duration {
+	healthy, ok := s.HealthySince.For(g.clock.Mono())
+	if s.State != storeprint.PrinterReady || !ok || healthy < w.cfg.FailbackAfter.Duration {
 		return
 	}
-	reason := fmt.Sprintf("healthy for %s", g.now().Sub(s.HealthySince).Round(time.Second))
+	reason := fmt.Sprintf("healthy for %s", healthy.Round(time.Second))
 	if _, err := g.Failback(ctx, w.id, "gateway", reason); err != nil {
 		g.log.Error("fail back", "printer", w.id, "err", err)
 	}
