@@ -92,8 +92,8 @@ func (w *worker) step(ctx context.Context) time.Duration {
 		if ago, ok := w.lastStatus.For(g.clock.Mono()); ok && ago < poll {
 			return min(wait, poll-ago)
 		}
-		prev := g.PrinterState(w.id)
-		if st := w.pollStatus(ctx); st != storeprint.PrinterReady || prev == storeprint.PrinterReady {
+		troubled := w.troubled()
+		if st := w.pollStatus(ctx); st != storeprint.PrinterReady || !troubled {
 			w.checkFailover(ctx)
 			return min(wait, poll)
 		}
@@ -126,6 +126,15 @@ func (w *worker) idle(ctx context.Context) time.Duration {
 		w.pollStatus(ctx)
 	}
 	return min(poll, g.opts.SweepEvery)
+}
+
+// troubled reports whether the printer was last read in trouble (not
+// merely never read yet, as at start).
+func (w *worker) troubled() bool {
+	w.g.mu.Lock()
+	defer w.g.mu.Unlock()
+	s := w.g.status[w.id]
+	return s.State != storeprint.PrinterReady && !s.CheckedAt.IsZero()
 }
 
 func (w *worker) failedOver() bool {
