@@ -14,7 +14,7 @@ build: ## build the three binaries into bin/
 	$(GO) build -o $(BIN)/ ./cmd/...
 
 demo: build ## run a gateway with two simulated printers and post sample orders (Ctrl-C stops)
-	./scripts/demo.sh
+	BIN=$(BIN) ./scripts/demo.sh
 
 test: lint windows fuzz unit ## everything CI checks: lint, Windows build, tests, short fuzz runs
 
