@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
@@ -236,13 +237,13 @@ func parseASB(t *testing.T, b [4]byte) gateway.PrinterStatus {
 	st := gateway.PrinterStatus{PaperNearEnd: b[2]&0x03 != 0}
 	switch {
 	case b[0]&0x20 != 0:
-		st.State = gateway.PrinterCoverOpen
+		st.State = storeprint.PrinterCoverOpen
 	case b[2]&0x0C != 0:
-		st.State = gateway.PrinterPaperEnd
+		st.State = storeprint.PrinterPaperEnd
 	case b[0]&0x08 != 0 || b[1]&0x6C != 0:
-		st.State = gateway.PrinterOffline
+		st.State = storeprint.PrinterOffline
 	default:
-		st.State = gateway.PrinterReady
+		st.State = storeprint.PrinterReady
 	}
 	return st
 }
