@@ -4,8 +4,10 @@ GO ?= go
 BIN := bin
 STATICCHECK_VERSION := v0.8.2
 FUZZTIME ?= 10s
+MODEL_CHECKS ?= 5000
+MODEL_STEPS ?= 80
 
-.PHONY: help build demo test unit fuzz lint bench windows screenshots clean
+.PHONY: help build demo test unit fuzz lint bench windows screenshots clean model
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -20,6 +22,9 @@ test: lint windows fuzz unit ## everything CI checks: lint, Windows build, tests
 
 unit: ## the test suite (starts its own PostgreSQL)
 	$(GO) test -count=1 -timeout 20m ./...
+
+model: ## the model-based test of the task lifecycle, many more cases than make test (MODEL_CHECKS, MODEL_STEPS)
+	$(GO) test -count=1 -timeout 2h -run '^TestModel$$' ./gateway/ -rapid.checks=$(MODEL_CHECKS) -rapid.steps=$(MODEL_STEPS) -v
 
 fuzz: ## short fuzz runs of every parser (FUZZTIME=10s each)
 	@set -e; log=$$(mktemp); trap 'rm -f $$log' EXIT; \
