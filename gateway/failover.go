@@ -20,11 +20,13 @@ func (w *worker) checkFailover(ctx context.Context) {
 	s := *g.status[w.id]
 	g.mu.Unlock()
 	failing, ok := s.FailingSince.For(g.clock.Mono())
-	if !ok {
+	if !ok && !s.Trouble.active {
 		return
 	}
 	var reason string
 	switch {
+	case s.Trouble.active:
+		reason = storeprint.Say(s.Trouble.word, "en")
 	case s.Streak >= w.cfg.FailoverAttempts:
 		reason = fmt.Sprintf("%d attempts in a row did not print", s.Streak)
 	case failing >= w.cfg.FailoverAfter.Duration:
@@ -107,7 +109,7 @@ func (w *worker) maybeFailback(ctx context.Context) {
 		return
 	}
 	reason := fmt.Sprintf("healthy for %s", healthy.Round(time.Second))
-	if _, err := g.Failback(ctx, w.id, "gateway", reason); err != nil {
+	if _, err := g.Failback(ctx, w.id, "gateway", reason, false); err != nil {
 		g.log.Error("fail back", "printer", w.id, "err", err)
 	}
 }
@@ -125,8 +127,15 @@ func (g *Gateway) AckFailover(ctx context.Context, id, operator, reason string) 
 	})
 }
 
-// Failback moves the printer's stations back from its backup.
-func (g *Gateway) Failback(ctx context.Context, id, operator, reason string) (*Failover, error) {
+// Failback moves the printer's stations back from its backup. While the
+// printer still reports trouble (not ready, or cutting off or not
+// confirming its prints) it is refused with the reason, unless forced.
+func (g *Gateway) Failback(ctx context.Context, id, operator, reason string, force bool) (*Failover, error) {
+	if w := g.workers[id]; w != nil && !force {
+		if word, bad := w.troubleWord(); bad {
+			return nil, Errorf(ECONFLICT, "printer %s still reports trouble (%s): move back once it prints again, or force it", id, storeprint.Say(word, "en"))
+		}
+	}
 	return g.changeFailover(ctx, id, storeprint.ActionFailback, operator, reason, func(f *Failover) error {
 		if !f.Active {
 			return Errorf(ECONFLICT, "printer %q is not failed over", id)

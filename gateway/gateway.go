@@ -89,6 +89,7 @@ type printerStatus struct {
 	Streak       int   // attempts in a row that did not print
 	FailingSince since // unset when the last attempt or status was fine
 	HealthySince since // since when it reports ready
+	Trouble      trouble
 }
 
 // since is a moment on the monotonic clock, or none.

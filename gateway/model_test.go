@@ -38,6 +38,7 @@ import (
 //	(e) every change of a task's status is in the transition table;
 //	(f) every outbox event passes the cloud's own validation;
 //	(g) no ticket is flagged stale that did not wait stale_after;
+//	(h) at most two tickets flagged per printer per trouble episode;
 //
 // and at the end (a) no stall: with every printer healthy for longer
 // than the longest backoff, every waiting ticket prints or leaves its
@@ -135,6 +136,8 @@ type born struct {
 type restart struct {
 	mono time.Duration
 	wall time.Time
+	from uint64 // the last outbox event before it
+	to   uint64 // the last outbox event of its recovery
 }
 
 func newModel(t *rapid.T, dir string) *model {
@@ -192,10 +195,22 @@ func (m *model) open() {
 		m.t.Fatal(err)
 	}
 	m.g = g
-	m.restarts = append(m.restarts, restart{mono: m.clock.Mono(), wall: m.clock.Now()})
+	r := restart{mono: m.clock.Mono(), wall: m.clock.Now(), from: m.lastSeq()}
 	if err := g.Boot(context.Background()); err != nil {
 		m.t.Fatalf("boot: %v", err)
 	}
+	// Recovery at boot flags what the crash left uncertain by its own rule;
+	// trouble episodes start after it.
+	r.to = m.lastSeq()
+	m.restarts = append(m.restarts, r)
+}
+
+func (m *model) lastSeq() uint64 {
+	st, err := m.g.SyncState(context.Background())
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return st.Last
 }
 
 // restart stops the gateway as a crash would and starts it again.
@@ -459,7 +474,8 @@ func (m *model) acknowledge(t *rapid.T) {
 
 func (m *model) failback(t *rapid.T) {
 	m.next()
-	if _, err := m.g.Failback(context.Background(), "hot-1", "amy", "fixed"); err != nil && gateway.ErrorCode(err) != gateway.ECONFLICT {
+	force := rapid.Bool().Draw(t, "force")
+	if _, err := m.g.Failback(context.Background(), "hot-1", "amy", "fixed", force); err != nil && gateway.ErrorCode(err) != gateway.ECONFLICT {
 		t.Fatalf("failback: %v", err)
 	}
 }
@@ -569,13 +585,33 @@ func (m *model) check(t *rapid.T) {
 		t.Fatal(err)
 	}
 	last := map[string]storeprint.Status{}
+	flagged := map[string]int{} // printer → tickets flagged uncertain in its episode
+	restarts := slices.Clone(m.restarts)
 	for i := range events {
 		d, err := sync.DecodeEvent(&events[i])
 		if err != nil {
 			t.Fatalf("(f) the cloud refuses outbox event %d: %v", events[i].Seq, err)
 		}
+		for len(restarts) > 0 && events[i].Seq > restarts[0].from {
+			// A restart begins new episodes, after its recovery (which
+			// flags what the crash left uncertain by its own rule).
+			clear(flagged)
+			if events[i].Seq <= restarts[0].to {
+				break
+			}
+			restarts = restarts[1:]
+		}
+		recovering := len(restarts) > 0 && events[i].Seq > restarts[0].from && events[i].Seq <= restarts[0].to
+		if d.Receipt != nil && d.Receipt.State == storeprint.ReceiptPrinted {
+			delete(flagged, d.Receipt.PrinterID) // a confirmed print ends the episode
+		}
 		if d.Task == nil {
 			continue
+		}
+		if !recovering && d.Task.Status == storeprint.StatusAttention && d.Task.Reason == storeprint.ReasonUncertain && last[d.Task.TaskNo] == storeprint.StatusPrinting {
+			if flagged[d.Task.PrinterID]++; flagged[d.Task.PrinterID] > 2 {
+				t.Fatalf("(h) printer %s flagged a third ticket (%s) in one trouble episode", d.Task.PrinterID, d.Task.TaskNo)
+			}
 		}
 		from, ok := last[d.Task.TaskNo]
 		if !ok {

@@ -17,10 +17,13 @@ import (
 // scripted is a printer that prints and confirms at once, or reports the
 // state it is told to.
 type scripted struct {
-	state   storeprint.PrinterState
-	failing bool // the connection is refused
-	lose    bool // the ticket prints, its confirmation is lost
-	printed []string
+	state    storeprint.PrinterState
+	failing  bool // the connection is refused
+	lose     bool // the ticket prints, its confirmation is lost
+	cut      bool // the connection drops as the ticket goes out: nothing prints
+	refuse   bool // reports ready, but every print fails before a byte leaves
+	printed  []string
+	attempts int
 }
 
 func (p *scripted) Status(context.Context) (gateway.PrinterStatus, error) {
@@ -31,7 +34,10 @@ func (p *scripted) Status(context.Context) (gateway.PrinterStatus, error) {
 }
 
 func (p *scripted) Print(ctx context.Context, job *gateway.PrintJob) error {
+	p.attempts++
 	switch {
+	case p.refuse:
+		return &gateway.PrintError{Outcome: gateway.PrintNotSent, Err: errRefused}
 	case p.failing:
 		return &gateway.PrintError{Outcome: gateway.PrintNotSent, State: storeprint.PrinterOffline, Err: errors.New("connection refused")}
 	case p.state != "" && p.state != storeprint.PrinterReady:
@@ -39,6 +45,9 @@ func (p *scripted) Print(ctx context.Context, job *gateway.PrintJob) error {
 	}
 	if err := job.Prepare(ctx, []byte(job.Ticket.TaskNo)); err != nil {
 		return &gateway.PrintError{Outcome: gateway.PrintNotSent, Err: err}
+	}
+	if p.cut {
+		return &gateway.PrintError{Outcome: gateway.PrintUncertain, Err: errors.New("connection reset mid-ticket")}
 	}
 	job.Submitted(ctx, "")
 	p.printed = append(p.printed, job.Ticket.TaskNo)
@@ -57,12 +66,15 @@ type stepped struct {
 	printer *scripted
 }
 
-func newStepped(t *testing.T) *stepped {
+func newStepped(t *testing.T) *stepped { return newSteppedPolicy(t, "reprint") }
+
+// newSteppedPolicy is newStepped with the printer's on_uncertain policy.
+func newSteppedPolicy(t *testing.T, policy string) *stepped {
 	t.Helper()
 	c := clock.NewFake(time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC))
 	cfg := &gateway.Config{
 		StoreID: "s1", Listen: "127.0.0.1:0", APITokens: []string{"token-123"},
-		Printers: []gateway.PrinterConfig{{ID: "hot-1", Driver: "tcp", Address: "127.0.0.1:9", OnUncertain: "reprint"}},
+		Printers: []gateway.PrinterConfig{{ID: "hot-1", Driver: "tcp", Address: "127.0.0.1:9", OnUncertain: policy}},
 		Stations: []gateway.StationConfig{{Name: "hot", Printer: "hot-1", StaleAfter: gateway.Duration{Duration: 30 * time.Minute}}},
 	}
 	cfg.SetDefaults()

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/storeprint/storeprint"
@@ -78,25 +79,34 @@ func (w *worker) step(ctx context.Context) time.Duration {
 		}
 		return 0
 	}
-	if st := g.PrinterState(w.id); st == storeprint.PrinterPaperEnd || st == storeprint.PrinterCoverOpen {
-		// The printer says a person must act: send nothing (it is not a
-		// failure) and ask again soon.
+	recovered := false
+	if g.PrinterState(w.id) != storeprint.PrinterReady {
+		// Not read yet, or the printer says it cannot print (offline,
+		// paper end, cover open): send nothing and ask again soon. A
+		// printer in trouble costs nothing while it waits: no lease, no
+		// attempt, nothing durable, nothing sent to the cloud.
+		troubled := w.troubled()
 		if w.pollStatus(ctx) != storeprint.PrinterReady {
 			w.checkFailover(ctx)
 			return poll
 		}
+		recovered = troubled // it answers ready again: retry at once
 	}
-	if wait := g.times.wait(head); wait > 0 {
-		// Back off (after a failure, or briefly after "not ready"), but
-		// retry at once when a printer in trouble answers ready again.
-		if ago, ok := w.lastStatus.For(g.clock.Mono()); ok && ago < poll {
-			return min(wait, poll-ago)
-		}
-		troubled := w.troubled()
-		if st := w.pollStatus(ctx); st != storeprint.PrinterReady || !troubled {
+	if w.suspect() {
+		// After an uncertain outcome the next ticket waits for the
+		// cool-down and a clean status round trip (see trouble.go).
+		if wait := w.coolDown(); wait > 0 {
 			w.checkFailover(ctx)
-			return min(wait, poll)
+			return wait
 		}
+		if w.pollStatus(ctx) != storeprint.PrinterReady {
+			return poll
+		}
+	}
+	if wait := g.times.wait(head); wait > 0 && !recovered {
+		// Back off after a failure; a printer that was in trouble and
+		// answers ready again retries at once (above).
+		return wait
 	}
 	w.attempt(ctx, head)
 	return 0
@@ -238,6 +248,7 @@ func (w *worker) attempt(ctx context.Context, head *Task) {
 			return nil
 		},
 		Submitted: func(sctx context.Context, jobID string) {
+			lease.sent.Store(true)
 			w.failpoint(FailpointBeforeSubmitted)
 			if err := g.submitted(sctx, lease, jobID); err != nil {
 				g.log.Error("store submitted receipt", "task_no", lease.taskNo, "attempt", lease.attempt, "err", err)
@@ -280,6 +291,7 @@ func (w *worker) finish(ctx context.Context, lease *lease, perr error) {
 	switch {
 	case perr == nil:
 		w.noteOutcome(true, false)
+		w.troubleOver()
 		w.setStatus(PrinterStatus{State: storeprint.PrinterReady}, "")
 		g.obs.Attempt(w.id, "printed")
 		if err := g.complete(ctx, lease); err != nil {
@@ -314,7 +326,8 @@ func (w *worker) finish(ctx context.Context, lease *lease, perr error) {
 		err = g.release(ctx, lease, perr, true)
 	default:
 		w.noteOutcome(false, true)
-		err = g.uncertain(ctx, lease, perr)
+		mayFlag := w.uncertainOutcome(!lease.sent.Load())
+		err = g.uncertain(ctx, lease, perr, mayFlag)
 	}
 	if err != nil && !errors.Is(err, errFenced) {
 		g.log.Error("store attempt outcome", "task_no", lease.taskNo, "err", err)
@@ -335,7 +348,8 @@ type lease struct {
 	reprint   bool
 	backup    string
 	ticket    Ticket
-	policy    string // on_uncertain of the printer
+	policy    string      // on_uncertain of the printer
+	sent      atomic.Bool // every byte went out (the driver called Submitted)
 }
 
 // lease starts a new attempt of a task: the attempt number grows by one
@@ -526,11 +540,9 @@ func (g *Gateway) backoff(n int) time.Duration {
 	return jitter(b[min(max(n, 1), len(b))-1])
 }
 
-// uncertain ends an attempt whose bytes may have printed, following the
-// printer's on_uncertain policy: hold flags it for a person; reprint queues
-// another attempt whose ticket says REPRINT (and flags it once retries are
-// used up).
-func (g *Gateway) uncertain(ctx context.Context, l *lease, cause error) error {
+// uncertain ends an attempt whose bytes may have printed; see
+// applyUncertain.
+func (g *Gateway) uncertain(ctx context.Context, l *lease, cause error, mayFlag bool) error {
 	var wake string
 	err := g.store.Update(ctx, func(tx Tx) error {
 		wake = ""
@@ -546,7 +558,7 @@ func (g *Gateway) uncertain(ctx context.Context, l *lease, cause error) error {
 		if err != nil {
 			return err
 		}
-		wake = g.applyUncertain(t, l.policy, cause.Error())
+		wake = g.applyUncertain(t, l.policy, cause.Error(), mayFlag)
 		return tx.PutTask(t)
 	})
 	if wake != "" {
@@ -555,21 +567,32 @@ func (g *Gateway) uncertain(ctx context.Context, l *lease, cause error) error {
 	return err
 }
 
-// applyUncertain sets an uncertain attempt's task state per policy and
-// returns the printer to wake, if any.
-func (g *Gateway) applyUncertain(t *Task, policy, cause string) string {
+// applyUncertain sets the state of a task whose attempt may have printed,
+// and returns the printer to wake, if any. Its printer's on_uncertain
+// decides: reprint prints it again once, with a REPRINT line; hold (or a
+// second uncertain outcome under reprint) flags it for a person. A printer
+// in trouble that has had its share of flagged tickets (mayFlag false, see
+// trouble.go) keeps the ticket in its queue instead, marked REPRINT, to
+// print once the printer works again.
+func (g *Gateway) applyUncertain(t *Task, policy, cause string, mayFlag bool) string {
 	t.LeaseToken, t.LeaseExpires = "", time.Time{}
 	t.LastError = cause
-	t.Failures++
-	if policy == "reprint" && t.Failures <= *g.cfg.MaxRetries {
+	switch {
+	case policy == "reprint" && t.AutoReprints == 0:
+		t.AutoReprints++
 		t.Status, t.Reprint = storeprint.StatusRetryWait, true
-		t.NextAt = g.now().Add(g.backoff(t.Failures))
+		t.NextAt = g.now().Add(g.backoff(1))
 		g.log.Warn("uncertain outcome: reprinting with a REPRINT line", "task_no", t.TaskNo, "err", cause)
 		return g.reroute(t)
+	case mayFlag:
+		t.Status, t.Reason = storeprint.StatusAttention, storeprint.ReasonUncertain
+		g.log.Warn("uncertain outcome: needs a person", "task_no", t.TaskNo, "err", cause)
+		return ""
 	}
-	t.Status, t.Reason = storeprint.StatusAttention, storeprint.ReasonUncertain
-	g.log.Warn("uncertain outcome: needs a person", "task_no", t.TaskNo, "err", cause)
-	return ""
+	t.Status, t.Reprint = storeprint.StatusRetryWait, true
+	t.NextAt = g.now()
+	g.log.Warn("uncertain outcome on a printer in trouble: the ticket waits, marked REPRINT", "task_no", t.TaskNo, "err", cause)
+	return g.reroute(t)
 }
 
 // reroute points a waiting task at its station's current printer and
