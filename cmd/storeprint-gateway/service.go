@@ -206,7 +206,7 @@ func (m *Main) control() error {
 	if err := service.Control(s, m.Command); err != nil {
 		return fmt.Errorf("%s: %w", m.Command, err)
 	}
-	fmt.Fprintf(m.Stdout, "storeprint-gateway: %s: the service %s\n", map[string]string{"start": "started", "stop": "stopped"}[m.Command], cfg.Name)
+	fmt.Fprintf(m.Stdout, "storeprint-gateway: %s the service %s\n", map[string]string{"start": "started", "stop": "stopped"}[m.Command], cfg.Name)
 	return nil
 }
 
