@@ -162,7 +162,9 @@ func TestMain_RunWarnsReadableConfig(t *testing.T) {
 		t.Fatalf("gateway did not start: %v", err)
 	}
 	cancel()
-	if err := <-done; err != nil {
+	// Stopped this early, the dispatcher may still be starting and answer
+	// with the cancellation; only the log matters here.
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatal(err)
 	}
 	m.Close()
