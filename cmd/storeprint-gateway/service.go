@@ -257,6 +257,13 @@ func (m *Main) install(s service.Service, cfg *service.Config) error {
 	if len(files) > 0 && before[files[0]] {
 		return fmt.Errorf("install: %s exists already: the service %s is installed (storeprint-gateway uninstall%s removes it)", files[0], cfg.Name, m.nameFlag())
 	}
+	if s.Platform() == "linux-systemd" {
+		for _, dir := range []string{"/usr/lib/systemd/system/", "/lib/systemd/system/"} {
+			if unit := dir + cfg.Name + ".service"; exists(unit) {
+				return fmt.Errorf("install: the package installed the service %s already (%s): fill in its config and run systemctl start %s, or install another one with --name", cfg.Name, unit, cfg.Name)
+			}
+		}
+	}
 	if err := s.Install(); err != nil {
 		return fmt.Errorf("install: %w", err)
 	}
