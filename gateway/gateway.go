@@ -11,11 +11,13 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint"
+	"github.com/storeprint/storeprint/internal/backoff"
 	"github.com/storeprint/storeprint/internal/clock"
 )
 
 // DefaultBackoff is the wait after each failed attempt known not to have
-// printed; the last step repeats. Each wait gets up to ±20% jitter.
+// printed; the last step repeats. Each wait gets the jitter of package
+// backoff (±20%).
 var DefaultBackoff = []time.Duration{5 * time.Second, 15 * time.Second, time.Minute, 5 * time.Minute, 15 * time.Minute}
 
 // Observer receives the gateway's measurements (gateway/prometheus).
@@ -67,6 +69,7 @@ type Gateway struct {
 	clock    clock.Clock
 	now      func() time.Time // the wall clock, for what is stored and shown
 	times    *times
+	backoff  backoff.Backoff // waits after failed attempts
 
 	stations map[string]*StationConfig
 	pcfg     map[string]*PrinterConfig
@@ -158,8 +161,8 @@ func New(cfg *Config, store Store, printers map[string]Printer, opts Options) (*
 		status:   map[string]*printerStatus{},
 		workers:  map[string]*worker{},
 	}
-	longest := opts.Backoff[len(opts.Backoff)-1]
-	g.times = newTimes(opts.Clock, longest+longest/5+opts.StatusPoll)
+	g.backoff = backoff.Backoff{Steps: opts.Backoff}
+	g.times = newTimes(opts.Clock, g.backoff.Longest()+opts.StatusPoll)
 	g.store = notifyingStore{Store: store, c: &g.changes, times: g.times, now: g.now}
 	for i := range cfg.Stations {
 		g.stations[cfg.Stations[i].Name] = &cfg.Stations[i]
@@ -382,18 +385,6 @@ func newProcessID() string {
 		panic(fmt.Sprintf("crypto/rand: %v", err))
 	}
 	return fmt.Sprintf("%04d", n.Int64())
-}
-
-// jitter spreads d by up to ±20%.
-func jitter(d time.Duration) time.Duration {
-	if d <= 0 {
-		return d
-	}
-	n, err := rand.Int(rand.Reader, big.NewInt(int64(d)*2/5+1))
-	if err != nil {
-		return d
-	}
-	return d - d/5 + time.Duration(n.Int64())
 }
 
 func isNotFound(err error) bool { return ErrorCode(err) == ENOTFOUND }

@@ -229,14 +229,28 @@ func (m *model) close() {
 }
 
 // mortalStore refuses every write once the process it belongs to died.
+// It also runs every update's function twice, throwing the first run
+// away, as Store.Update may: a caller that counts or appends across runs
+// shows up as a broken invariant.
 type mortalStore struct {
 	gateway.Store
 	dead *atomic.Bool
 }
 
+var errRunAgain = errors.New("run again")
+
 func (s mortalStore) Update(ctx context.Context, fn func(gateway.Tx) error) error {
 	if s.dead.Load() {
 		return errors.New("the process died")
+	}
+	err := s.Store.Update(ctx, func(tx gateway.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return errRunAgain
+	})
+	if !errors.Is(err, errRunAgain) {
+		return err
 	}
 	return s.Store.Update(ctx, fn)
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint"
+	"github.com/storeprint/storeprint/internal/backoff"
 )
 
 // Trouble per printer, not per ticket.
@@ -23,16 +24,14 @@ import (
 // episode waits in the queue marked REPRINT instead, so that it prints with
 // a visible REPRINT line once the printer works again. With on_uncertain =
 // "reprint" a ticket gets at most one automatic reprint.
-const (
-	maxFlagsPerEpisode = 2
-	firstCoolDown      = time.Second
-	maxCoolDown        = 30 * time.Second
-)
+const maxFlagsPerEpisode = 2
+
+// coolDowns is the wait before a suspect printer's next ticket.
+var coolDowns = backoff.Backoff{Min: time.Second, Max: 30 * time.Second, Jitter: -1}
 
 // trouble is a printer's uncertain-outcome episode, in memory.
 type trouble struct {
 	streak  int           // uncertain outcomes in a row
-	cool    time.Duration // the current cool-down
 	until   time.Duration // no attempt before this monotonic reading
 	flagged int           // tickets flagged for a person in this episode
 	active  bool          // streak reached suspect_after
@@ -43,8 +42,7 @@ type trouble struct {
 // ticket was cut off before all its bytes went out.
 func (t *trouble) suspect(mono time.Duration, cut bool, suspectAfter int) {
 	t.streak++
-	t.cool = min(max(2*t.cool, firstCoolDown), maxCoolDown)
-	t.until = mono + t.cool
+	t.until = mono + coolDowns.Base(t.streak)
 	t.active = t.streak >= suspectAfter
 	t.word = storeprint.WordPrinterNoConfirm
 	if cut {

@@ -523,7 +523,7 @@ func (g *Gateway) release(ctx context.Context, l *lease, cause error, failure bo
 				return tx.PutTask(t)
 			}
 			t.Status = storeprint.StatusRetryWait
-			t.NextAt = now.Add(g.backoff(t.Failures))
+			t.NextAt = now.Add(g.backoff.Wait(t.Failures))
 		}
 		wake = g.reroute(t)
 		return tx.PutTask(t)
@@ -532,12 +532,6 @@ func (g *Gateway) release(ctx context.Context, l *lease, cause error, failure bo
 		g.wake(wake)
 	}
 	return err
-}
-
-// backoff returns the jittered wait after the n-th failure.
-func (g *Gateway) backoff(n int) time.Duration {
-	b := g.opts.Backoff
-	return jitter(b[min(max(n, 1), len(b))-1])
 }
 
 // uncertain ends an attempt whose bytes may have printed; see
@@ -581,7 +575,7 @@ func (g *Gateway) applyUncertain(t *Task, policy, cause string, mayFlag bool) st
 	case policy == "reprint" && t.AutoReprints == 0:
 		t.AutoReprints++
 		t.Status, t.Reprint = storeprint.StatusRetryWait, true
-		t.NextAt = g.now().Add(g.backoff(1))
+		t.NextAt = g.now().Add(g.backoff.Wait(1))
 		g.log.Warn("uncertain outcome: reprinting with a REPRINT line", "task_no", t.TaskNo, "err", cause)
 		return g.reroute(t)
 	case mayFlag:
