@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -38,17 +39,12 @@ func getPrinter(t testing.TB, base, id string) printerJSON {
 
 func waitPrinter(t testing.TB, base, id string, timeout time.Duration, ok func(printerJSON) bool) printerJSON {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		p := getPrinter(t, base, id)
-		if ok(p) {
-			return p
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("printer %s: got %+v, not as wanted within %s", id, p, timeout)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var p printerJSON
+	waitUntil(t, base, timeout, func() (bool, string) {
+		p = getPrinter(t, base, id)
+		return ok(p), fmt.Sprintf("printer %s is %+v, not as wanted", id, p)
+	})
+	return p
 }
 
 var staff = map[string]string{"operator": "amy", "reason": "checked at the pass"}
