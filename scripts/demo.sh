@@ -62,7 +62,7 @@ if [ -n "$pgbin" ] && { [ "$(id -u)" != 0 ] || id postgres >/dev/null 2>&1; }; t
   gwtoken=$(printf '%s' "$gw" | sed -n 's/.*"token":"\([^"]*\)".*/\1/p')
   config="$out/gateway.toml"
   { cat testdata/demo/gateway.toml
-    printf '\n[cloud]\nurl = "ws://127.0.0.1:9090/v1/sync"\ngateway_id = "%s"\ntoken = "%s"\n' "$gwid" "$gwtoken"
+    printf '\n[cloud]\nurl = "ws://127.0.0.1:9090/v1/sync"\ninsecure = true\ngateway_id = "%s"\ntoken = "%s"\n' "$gwid" "$gwtoken"
   } > "$config"
   cloud=http://127.0.0.1:9090
 else

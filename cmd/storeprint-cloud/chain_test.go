@@ -205,7 +205,7 @@ func startGateway(t testing.TB, st store, cloudAddr string, printers map[string]
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "store_id = %q\ndata_dir = %q\nlisten = \"127.0.0.1:0\"\napi_tokens = [%q]\n", st.id, filepath.Join(t.TempDir(), "data"), posToken)
-	fmt.Fprintf(&b, "[cloud]\nurl = \"ws://%s/v1/sync\"\ngateway_id = %q\ntoken = %q\n", cloudAddr, st.gatewayID, st.token)
+	fmt.Fprintf(&b, "[cloud]\nurl = \"ws://%s/v1/sync\"\ninsecure = true\ngateway_id = %q\ntoken = %q\n", cloudAddr, st.gatewayID, st.token)
 	for id, addr := range printers {
 		fmt.Fprintf(&b, "\n[[printers]]\nid = %q\ndriver = \"tcp\"\naddress = %q\nconfirm_timeout = \"3s\"\n", id, addr)
 	}

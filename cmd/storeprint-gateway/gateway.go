@@ -56,6 +56,9 @@ type Main struct {
 	// Failpoint stops the process at a named point of an attempt; set only
 	// by builds with the failpoints tag (tests).
 	Failpoint func(name string)
+	// Now is the wall clock (time.Now when nil); tests move it to see
+	// pairing codes expire.
+	Now func() time.Time
 
 	Config  *gateway.Config
 	Store   *badger.DB
@@ -145,6 +148,9 @@ func (m *Main) run(ctx context.Context) error {
 		return err
 	}
 	m.Config = cfg
+	if cfg.Cloud != nil && cfg.Cloud.Insecure && strings.HasPrefix(cfg.Cloud.URL, "ws://") {
+		log.Warn("the sync link is not encrypted: the gateway's token and every ticket cross the network in clear text; use wss://", "key", "cloud.url", "url", cfg.Cloud.URL)
+	}
 	for i, t := range cfg.APITokens {
 		if len(t) < 12 {
 			log.Warn("an API token is short and easy to guess; use 16 or more random characters", "key", fmt.Sprintf("api_tokens[%d]", i), "length", len(t))
@@ -167,7 +173,7 @@ func (m *Main) run(ctx context.Context) error {
 	}
 	metrics := prometheus.New()
 	m.Gateway, err = gateway.New(cfg, m.Store, m.printers, gateway.Options{
-		Logger: log, Observer: metrics, Failpoint: m.Failpoint,
+		Logger: log, Observer: metrics, Failpoint: m.Failpoint, Now: m.Now,
 	})
 	if err != nil {
 		return err
@@ -198,7 +204,11 @@ func (m *Main) run(ctx context.Context) error {
 	}
 	hdone := make(chan error, 1)
 	go func() { hdone <- m.HTTP.Serve() }()
-	log.Info("gateway running", "store_id", cfg.StoreID, "listen", m.HTTP.Addr(), "data_dir", cfg.DataDir, "printers", len(cfg.Printers))
+	attrs := []any{"store_id", cfg.StoreID, "listen", m.HTTP.Addr(), "url", m.HTTP.URL(), "data_dir", cfg.DataDir, "printers", len(cfg.Printers)}
+	if fp := m.HTTP.TLSFingerprint(); fp != "" {
+		attrs = append(attrs, "tls_fingerprint", fp)
+	}
+	log.Info("gateway running", attrs...)
 	close(m.ready)
 
 	select {

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	gwhttp "github.com/storeprint/storeprint/gateway/http"
+	"github.com/storeprint/storeprint/internal/openapitest"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -107,8 +109,13 @@ func runGateway(t testing.TB, cfgPath string) (*Main, string) {
 	return m, "http://" + m.HTTP.Addr()
 }
 
-// client keeps connections alive like a POS terminal does.
-var client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute}}
+// api checks every exchange of these tests against the POS API's OpenAPI
+// document.
+var api = openapitest.MustNew("gateway", gwhttp.OpenAPI)
+
+// client keeps connections alive like a POS terminal does; every request
+// and answer must match the OpenAPI document.
+var client = &http.Client{Timeout: 30 * time.Second, Transport: api.Transport(&http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute})}
 
 // call sends a request with the test token and decodes a JSON answer.
 func call(t testing.TB, method, url string, body any, out any) int {
