@@ -87,7 +87,7 @@ func (s *Server) createPairing(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{
 		"code": c.Code, "role": c.Role, "name": c.Name, "expires_at": c.ExpiresAt, "url": url,
-		"qr_png": "data:image/png;base64," + base64.StdEncoding.EncodeToString(png),
+		"qr_png":          "data:image/png;base64," + base64.StdEncoding.EncodeToString(png),
 		"tls_fingerprint": s.tlsPrint,
 	})
 	return nil

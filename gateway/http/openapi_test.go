@@ -78,7 +78,6 @@ func TestOpenAPI_Words(t *testing.T) {
 	}
 }
 
-
 func strs[S ~string](list []S) []string {
 	out := make([]string, len(list))
 	for i, s := range list {
