@@ -53,8 +53,14 @@ type stationConf struct {
 
 func writeConfig(t testing.TB, dataDir string, printers []printerConf, stations []stationConf) string {
 	t.Helper()
+	return writeConfigTop(t, dataDir, "", printers, stations)
+}
+
+// writeConfigTop is writeConfig with more top-level keys (TOML lines).
+func writeConfigTop(t testing.TB, dataDir, top string, printers []printerConf, stations []stationConf) string {
+	t.Helper()
 	var b strings.Builder
-	fmt.Fprintf(&b, "store_id = \"store-test\"\ndata_dir = %q\nlisten = \"127.0.0.1:0\"\napi_tokens = [%q]\n", dataDir, token)
+	fmt.Fprintf(&b, "store_id = \"store-test\"\ndata_dir = %q\nlisten = \"127.0.0.1:0\"\napi_tokens = [%q]\n%s", dataDir, token, top)
 	for _, p := range printers {
 		fmt.Fprintf(&b, "\n[[printers]]\nid = %q\ndriver = \"tcp\"\naddress = %q\nconnect_timeout = \"1s\"\nconfirm_timeout = \"2s\"\n", p.id, p.addr)
 		if p.onUncertain != "" {
@@ -78,13 +84,17 @@ func writeConfig(t testing.TB, dataDir string, printers []printerConf, stations 
 	return path
 }
 
-// runGateway runs the real program in this process until the test ends.
-func runGateway(t testing.TB, cfgPath string) (*Main, string) {
+// runGateway runs the real program in this process until the test ends;
+// each opt may change the program before it starts.
+func runGateway(t testing.TB, cfgPath string, opts ...func(*Main)) (*Main, string) {
 	t.Helper()
 	m := NewMain()
 	m.Stderr = io.Discard
 	if testing.Verbose() {
 		m.Stderr = os.Stderr
+	}
+	for _, o := range opts {
+		o(m)
 	}
 	if err := m.ParseFlags([]string{"run", "--config", cfgPath}); err != nil {
 		t.Fatal(err)
@@ -106,7 +116,7 @@ func runGateway(t testing.TB, cfgPath string) (*Main, string) {
 			t.Errorf("gateway close: %v", err)
 		}
 	})
-	return m, "http://" + m.HTTP.Addr()
+	return m, m.HTTP.URL()
 }
 
 // api checks every exchange of these tests against the POS API's OpenAPI
@@ -124,6 +134,12 @@ func call(t testing.TB, method, url string, body any, out any) int {
 }
 
 func callToken(t testing.TB, tok, method, url string, body any, out any) int {
+	t.Helper()
+	return callWith(t, client, tok, method, url, body, out)
+}
+
+// callWith is callToken through another client.
+func callWith(t testing.TB, c *http.Client, tok, method, url string, body any, out any) int {
 	t.Helper()
 	var r io.Reader
 	switch b := body.(type) {
@@ -146,7 +162,7 @@ func callToken(t testing.TB, tok, method, url string, body any, out any) int {
 	if tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
-	resp, err := client.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}
