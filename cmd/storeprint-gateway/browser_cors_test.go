@@ -104,3 +104,49 @@ func TestBrowser_CORS(t *testing.T) {
 		t.Fatalf("got %d tickets, want 1", n)
 	}
 }
+
+// The LAN page pairs a device: an admin shows a code and its QR code; a
+// browser opening the QR code's URL names itself, pairs, and is signed in
+// with its own role, which shows no device management.
+func TestBrowser_Pairing(t *testing.T) {
+	t.Parallel()
+	hot := startSim(t, printersim.FaultNone)
+	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	_, base := runGateway(t, cfg)
+	ctx := chromium.New(t, 1280, 900)
+	within(t, ctx, 20*time.Second, "admin shows a pairing code",
+		chromedp.Navigate(base+"/?token="+token),
+		chromedp.WaitVisible(`#devices-section`),
+		chromedp.SetValue(`#pairing-role`, "pos"),
+		chromedp.SetValue(`#pairing-name`, "till 2"),
+		chromedp.Click(`#pairing-create`),
+		chromedp.WaitVisible(`#pair-qr[src^="data:image/png;base64,"]`))
+	code, err := chromedp.Run(ctx, chromedp.Text(`#pair-code`))
+	if err != nil || len(code) != 6 {
+		t.Fatalf("got code %q %v, want six digits", code, err)
+	}
+	url, err := chromedp.Run(ctx, chromedp.Text(`#pair-url`))
+	if err != nil || url != base+"/?pair="+code {
+		t.Fatalf("got url %q %v, want %s/?pair=%s", url, err, base, code)
+	}
+	within(t, ctx, 20*time.Second, "the new device opens the QR code's URL and pairs",
+		chromedp.Click(`#signout`),
+		chromedp.Navigate(url),
+		chromedp.WaitVisible(`#pair-form`),
+		chromedp.SetValue(`#pair-name`, "tablet"),
+		chromedp.Click(`#pair-form button[type="submit"]`),
+		chromedp.WaitVisible(`#app`))
+	who, err := chromedp.Run(ctx, chromedp.Text(`#whoami`))
+	if err != nil || who != "Signed in: tablet (POS)" {
+		t.Fatalf("got %q %v, want the paired pos device", who, err)
+	}
+	hidden, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("devices-section").hidden && !document.querySelector('[data-action="test-page"]')`))
+	if err != nil || !hidden {
+		t.Fatalf("a pos device sees staff controls (%v)", err)
+	}
+	var devices []struct{ Name, Role string }
+	call(t, "GET", base+"/v1/devices", nil, &devices)
+	if len(devices) != 1 || devices[0].Name != "tablet" || devices[0].Role != "pos" {
+		t.Fatalf("got devices %+v, want the tablet as pos", devices)
+	}
+}
