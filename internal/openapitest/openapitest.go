@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"sort"
@@ -20,6 +21,14 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 )
+
+func init() {
+	// The pages, their assets and the metrics are text; their schemas say
+	// only that.
+	for _, ct := range []string{"text/html", "text/css", "text/javascript", "image/svg+xml", "application/openmetrics-text"} {
+		openapi3filter.RegisterBodyDecoder(ct, openapi3filter.PlainBodyDecoder)
+	}
+}
 
 // Checker validates exchanges against one document.
 type Checker struct {
@@ -254,4 +263,43 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// Hosts checks each exchange against the document of the server it goes
+// to, known by host:port; exchanges with other hosts pass unchecked.
+type Hosts struct {
+	base http.RoundTripper
+	mu   stdsync.Mutex
+	m    map[string]http.RoundTripper
+}
+
+// NewHosts returns an empty set of servers whose requests go through base
+// (http.DefaultTransport when nil).
+func NewHosts(base http.RoundTripper) *Hosts {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &Hosts{base: base, m: map[string]http.RoundTripper{}}
+}
+
+// Add checks the exchanges with the server at baseURL against c.
+func (h *Hosts) Add(baseURL string, c *Checker) {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		panic(fmt.Sprintf("openapitest: base URL %q: %v", baseURL, err))
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.m[u.Host] = c.Transport(h.base)
+}
+
+// RoundTrip implements http.RoundTripper.
+func (h *Hosts) RoundTrip(req *http.Request) (*http.Response, error) {
+	h.mu.Lock()
+	rt := h.m[req.URL.Host]
+	h.mu.Unlock()
+	if rt == nil {
+		rt = h.base
+	}
+	return rt.RoundTrip(req)
 }
