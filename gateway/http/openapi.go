@@ -15,6 +15,5 @@ var OpenAPI []byte
 func serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("Access-Control-Allow-Origin", "*") // a public contract: any tool may read it
 	_, _ = w.Write(OpenAPI)
 }
