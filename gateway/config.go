@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -21,13 +22,30 @@ type Config struct {
 	Cloud    *CloudConfig    `toml:"cloud"`
 	Printers []PrinterConfig `toml:"printers"`
 	Stations []StationConfig `toml:"stations"`
+
+	// Browsers and the LAN (see docs/config.md).
+	AllowedOrigins []string `toml:"allowed_origins"` // origins whose pages may call the API (CORS)
+	Hostnames      []string `toml:"hostnames"`       // Host names accepted besides localhost and the machine's addresses
+	TLSCert        string   `toml:"tls_cert"`        // PEM certificate: serve HTTPS on listen
+	TLSKey         string   `toml:"tls_key"`         // its PEM private key
+	TLS            string   `toml:"tls"`             // "self-signed": make a certificate once, keep it in data_dir
 }
+
+// TLSSelfSigned is the value of tls that makes the gateway its own
+// certificate.
+const TLSSelfSigned = "self-signed"
+
+// HTTPS reports whether the gateway serves HTTPS.
+func (c *Config) HTTPS() bool { return c.TLSCert != "" || c.TLS == TLSSelfSigned }
 
 // CloudConfig is the optional sync link to the cloud.
 type CloudConfig struct {
 	URL       string `toml:"url"`
 	GatewayID string `toml:"gateway_id"`
 	Token     string `toml:"token"`
+	// Insecure allows a ws:// URL: the token and every ticket then cross
+	// the network in clear text.
+	Insecure bool `toml:"insecure"`
 }
 
 // PrinterConfig describes one printer.
@@ -234,8 +252,14 @@ func (c *Config) Validate() error {
 		return Errorf(EINVALID, "max_retries: %d is out of range 0-100", *c.MaxRetries)
 	}
 	if cl := c.Cloud; cl != nil {
-		if !strings.HasPrefix(cl.URL, "ws://") && !strings.HasPrefix(cl.URL, "wss://") {
-			return Errorf(EINVALID, "cloud.url: %q must start with ws:// or wss://", cl.URL)
+		switch {
+		case strings.HasPrefix(cl.URL, "wss://"):
+		case strings.HasPrefix(cl.URL, "ws://"):
+			if !cl.Insecure {
+				return Errorf(EINVALID, "cloud.url: %q is not encrypted; use wss://, or set cloud.insecure = true to send the token and tickets in clear text", cl.URL)
+			}
+		default:
+			return Errorf(EINVALID, "cloud.url: %q must start with wss:// (or ws:// with cloud.insecure = true)", cl.URL)
 		}
 		if cl.GatewayID == "" {
 			return Errorf(EINVALID, "cloud.gateway_id: required")
@@ -243,6 +267,9 @@ func (c *Config) Validate() error {
 		if cl.Token == "" {
 			return Errorf(EINVALID, "cloud.token: required")
 		}
+	}
+	if err := c.validateLAN(); err != nil {
+		return err
 	}
 	if len(c.Printers) == 0 {
 		return Errorf(EINVALID, "printers: at least one [[printers]] entry is required")
@@ -315,6 +342,9 @@ func (p *PrinterConfig) validate(key string) error {
 		if err != nil || host == "" || port == "" {
 			return Errorf(EINVALID, "%s.address: %q is not a host:port address", key, p.Address)
 		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return Errorf(EINVALID, "%s.address: port %q of %q is not a number from 1 to 65535", key, port, p.Address)
+		}
 	case "serial":
 		if p.Address == "" {
 			return Errorf(EINVALID, "%s.address: a device path like /dev/ttyUSB0 or COM3 is required", key)
@@ -380,4 +410,50 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// validateLAN checks the keys that face browsers and the LAN.
+func (c *Config) validateLAN() error {
+	for i, o := range c.AllowedOrigins {
+		if err := checkOrigin(o); err != nil {
+			return Errorf(EINVALID, "allowed_origins[%d]: %q %s", i, o, err.Error())
+		}
+	}
+	for i, h := range c.Hostnames {
+		if h == "" || strings.ContainsAny(h, ":/ ") || h != strings.TrimSpace(h) {
+			return Errorf(EINVALID, "hostnames[%d]: %q must be a host name like gateway.local, without scheme or port", i, h)
+		}
+	}
+	switch c.TLS {
+	case "", TLSSelfSigned:
+	default:
+		return Errorf(EINVALID, "tls: %q is not %q (or leave it out and set tls_cert and tls_key)", c.TLS, TLSSelfSigned)
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return Errorf(EINVALID, "tls_cert and tls_key: set both or neither")
+	}
+	if c.TLSCert != "" && c.TLS != "" {
+		return Errorf(EINVALID, "tls: %q does not combine with tls_cert and tls_key; use one or the other", c.TLS)
+	}
+	return nil
+}
+
+// checkOrigin accepts a browser origin: scheme://host[:port], nothing else.
+func checkOrigin(o string) error {
+	u, err := url.Parse(o)
+	switch {
+	case err != nil:
+		return fmt.Errorf("is not a URL")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("must start with https:// or http://")
+	case u.Host == "" || u.User != nil:
+		return fmt.Errorf("must name a host")
+	case (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
+		return fmt.Errorf("must be an origin (scheme://host[:port]), without a path")
+	case o != strings.ToLower(o):
+		return fmt.Errorf("must be written in lower case, as browsers send it")
+	case strings.HasSuffix(o, "/"):
+		return fmt.Errorf("must not end with /, as browsers send it without")
+	}
+	return nil
 }

@@ -222,6 +222,12 @@ func (g *Gateway) applyCommand(ctx context.Context, c sync.Command) error {
 			return err
 		}
 		return g.setDownCursor(ctx, c.Seq)
+	case storeprint.CommandDeviceRevoke:
+		// A device already gone is ENOTFOUND: logged and skipped.
+		if _, err := g.RevokeDevice(ctx, c.DeviceID, a); err != nil {
+			return err
+		}
+		return g.setDownCursor(ctx, c.Seq)
 	case storeprint.CommandReprint:
 		// A copy is not idempotent: make it and move the cursor in one
 		// transaction.

@@ -58,6 +58,12 @@ type ReadTx interface {
 	Meta(name string) (uint64, error)
 	// LastEventSeq is the seq of the newest outbox event ever written.
 	LastEventSeq() (uint64, error)
+	// Device returns a paired device; ENOTFOUND when absent or revoked.
+	Device(deviceID string) (*Device, error)
+	// DeviceByToken finds a device by the SHA-256 of its token (HashToken).
+	DeviceByToken(tokenSHA256 string) (*Device, error)
+	// Devices lists every paired device, oldest first.
+	Devices() ([]*Device, error)
 }
 
 // Tx is a read-write transaction.
@@ -80,6 +86,11 @@ type Tx interface {
 	DeleteEvent(seq uint64)
 	// SetMeta writes a named counter.
 	SetMeta(name string, v uint64)
+	// PutDevice stores a device and the index of its token hash.
+	PutDevice(d *Device) error
+	// DeleteDevice removes a device and its token: it is refused from the
+	// commit on.
+	DeleteDevice(deviceID string) error
 }
 
 // OrderRecord remembers an accepted order for idempotent replays.

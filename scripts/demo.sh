@@ -103,7 +103,7 @@ if [ -n "$pgbin" ] && { [ "$(id -u)" != 0 ] || id postgres >/dev/null 2>&1; }; t
   gw=$(api POST /v1/admin/stores/demo-store/gateways '{"reason":"demo"}')
   gwid=$(printf '%s' "$gw" | sed -n 's/.*"gateway_id":"\([^"]*\)".*/\1/p')
   gwtoken=$(printf '%s' "$gw" | sed -n 's/.*"token":"\([^"]*\)".*/\1/p')
-  printf '\n[cloud]\nurl = "ws://127.0.0.1:%s/v1/sync"\ngateway_id = "%s"\ntoken = "%s"\n' "$cloudport" "$gwid" "$gwtoken" >>"$config"
+  printf '\n[cloud]\nurl = "ws://127.0.0.1:%s/v1/sync"\ninsecure = true\ngateway_id = "%s"\ntoken = "%s"\n' "$cloudport" "$gwid" "$gwtoken" >>"$config"
 elif [ "${DEMO_CLOUD:-}" = off ]; then
   echo "DEMO_CLOUD=off: running the gateway alone (no cloud)"
 else

@@ -65,6 +65,7 @@ type Command struct {
 	Kind      storeprint.CommandKind `json:"kind"`
 	TaskNo    string                 `json:"task_no,omitempty"`
 	PrinterID string                 `json:"printer_id,omitempty"`
+	DeviceID  string                 `json:"device_id,omitempty"` // device_revoke
 	Order     json.RawMessage        `json:"order,omitempty"`
 	Operator  string                 `json:"operator,omitempty"`
 	Reason    string                 `json:"reason,omitempty"`

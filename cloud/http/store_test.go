@@ -125,7 +125,7 @@ func TestServer_CreateOrder_Concurrent(t *testing.T) {
 			req, _ := http.NewRequest("POST", e.server.URL()+"/v1/stores/s1/orders", strings.NewReader(string(body)))
 			req.Header.Set("Authorization", "Bearer "+token)
 			<-start
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := client.Do(req)
 			if err != nil {
 				errs[i] = err
 				return

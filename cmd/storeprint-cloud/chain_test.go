@@ -17,7 +17,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	cloudhttp "github.com/storeprint/storeprint/cloud/http"
 	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
+	gwhttp "github.com/storeprint/storeprint/gateway/http"
+	"github.com/storeprint/storeprint/internal/openapitest"
 	"github.com/storeprint/storeprint/internal/testbin"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -29,7 +32,15 @@ func gatewayBinary(t testing.TB) string {
 	return testbin.Build(t, "github.com/storeprint/storeprint/cmd/storeprint-gateway")
 }
 
-var httpc = &nethttp.Client{Timeout: 30 * time.Second, Transport: &nethttp.Transport{MaxIdleConnsPerHost: 32}}
+// apis checks every exchange of these tests against the OpenAPI document
+// of the server it goes to: each cloud node and gateway registers its
+// address as it starts.
+var (
+	apis       = openapitest.NewHosts(&nethttp.Transport{MaxIdleConnsPerHost: 32})
+	cloudAPI   = openapitest.MustNew("cloud", cloudhttp.OpenAPI)
+	gatewayAPI = openapitest.MustNew("gateway", gwhttp.OpenAPI)
+	httpc      = &nethttp.Client{Timeout: 30 * time.Second, Transport: apis}
+)
 
 // do sends a JSON request and decodes the answer into out.
 func do(t testing.TB, tok, method, url string, body, out any) int {
@@ -88,6 +99,7 @@ func startCloud(t testing.TB, dbURL, addr string) *cloudNode {
 		t.Fatalf("cloud did not start: %v\n%s", err, out)
 	}
 	n.base = m.HTTP.URL()
+	apis.Add(n.base, cloudAPI)
 	t.Cleanup(n.close)
 	return n
 }
@@ -205,7 +217,7 @@ func startGateway(t testing.TB, st store, cloudAddr string, printers map[string]
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "store_id = %q\ndata_dir = %q\nlisten = \"127.0.0.1:0\"\napi_tokens = [%q]\n", st.id, filepath.Join(t.TempDir(), "data"), posToken)
-	fmt.Fprintf(&b, "[cloud]\nurl = \"ws://%s/v1/sync\"\ngateway_id = %q\ntoken = %q\n", cloudAddr, st.gatewayID, st.token)
+	fmt.Fprintf(&b, "[cloud]\nurl = \"ws://%s/v1/sync\"\ninsecure = true\ngateway_id = %q\ntoken = %q\n", cloudAddr, st.gatewayID, st.token)
 	for id, addr := range printers {
 		fmt.Fprintf(&b, "\n[[printers]]\nid = %q\ndriver = \"tcp\"\naddress = %q\nconfirm_timeout = \"3s\"\n", id, addr)
 	}
@@ -217,6 +229,7 @@ func startGateway(t testing.TB, st store, cloudAddr string, printers map[string]
 		t.Fatal(err)
 	}
 	g := testbin.StartGateway(t, gatewayBinary(t), cfg)
+	apis.Add(g.Base, gatewayAPI)
 	return &gatewayProc{Gateway: g, base: g.Base}
 }
 

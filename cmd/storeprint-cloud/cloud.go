@@ -39,12 +39,15 @@ Flags:
                         address is printed at start, so 127.0.0.1:0 works
   --admin-token TOKEN   the operator's admin token (use 16 or more random characters)
                         (prefer STOREPRINT_ADMIN_TOKEN: a flag shows in ps)
+  --metrics-listen ADDR serve /metrics on ADDR without a token (a port only
+                        Prometheus reaches); without it /metrics is on --listen
+                        and needs the admin token
   --database-url URL    the PostgreSQL database (postgres://... or key=value)
   --migrate=false       run: do not apply the migrations at start
   --log-format F        text (default) or json
 
 Environment (a flag wins over its variable):
-  STOREPRINT_LISTEN, STOREPRINT_ADMIN_TOKEN, STOREPRINT_MIGRATE,
+  STOREPRINT_LISTEN, STOREPRINT_ADMIN_TOKEN, STOREPRINT_METRICS_LISTEN, STOREPRINT_MIGRATE,
   STOREPRINT_LOG_FORMAT, STOREPRINT_DATABASE_URL (else DATABASE_URL);
   STOREPRINT_DEBUG=1 logs at debug level (e.g. every ingested batch)
 
@@ -75,12 +78,13 @@ var errHelp = errors.New("help requested")
 
 // Main is the cloud program.
 type Main struct {
-	Command     string
-	Listen      string
-	AdminToken  string
-	DatabaseURL string
-	Migrate     bool
-	LogFormat   string
+	Command       string
+	Listen        string
+	MetricsListen string
+	AdminToken    string
+	DatabaseURL   string
+	Migrate       bool
+	LogFormat     string
 
 	Stdout io.Writer
 	Stderr io.Writer
@@ -142,6 +146,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&m.Listen, "listen", m.env("STOREPRINT_LISTEN", "127.0.0.1:9090"), "")
 	fs.StringVar(&m.AdminToken, "admin-token", m.env("STOREPRINT_ADMIN_TOKEN", ""), "")
+	fs.StringVar(&m.MetricsListen, "metrics-listen", m.env("STOREPRINT_METRICS_LISTEN", ""), "")
 	fs.StringVar(&m.DatabaseURL, "database-url", m.env("STOREPRINT_DATABASE_URL", m.env("DATABASE_URL", "")), "")
 	fs.BoolVar(&m.Migrate, "migrate", migrate, "")
 	fs.StringVar(&m.LogFormat, "log-format", m.env("STOREPRINT_LOG_FORMAT", "text"), "")
@@ -219,6 +224,7 @@ func (m *Main) Run(ctx context.Context) error {
 
 	s := http.NewServer()
 	s.Addr = m.Listen
+	s.MetricsAddr = m.MetricsListen
 	s.AdminToken = m.AdminToken
 	s.Logger = log
 	s.Health = db
@@ -229,6 +235,7 @@ func (m *Main) Run(ctx context.Context) error {
 	s.TaskService = postgres.NewTaskService(db)
 	s.CommandService = postgres.NewCommandService(db)
 	s.AuditService = postgres.NewAuditService(db)
+	s.DeviceService = postgres.NewDeviceService(db)
 	s.DashboardService = postgres.NewDashboardService(db)
 	listener := postgres.NewListener(db, log)
 	lctx, stopListener := context.WithCancel(context.Background())
@@ -244,6 +251,9 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.HTTP = s
 	fmt.Fprintf(m.Stdout, "storeprint-cloud listening on %s\n", s.URL())
+	if u := s.MetricsURL(); u != "" {
+		log.Info("metrics served without a token", "metrics_listen", u)
+	}
 	log.Info("cloud running", "version", version.String(), "listen", s.URL())
 	close(m.ready)
 	<-ctx.Done()

@@ -33,7 +33,7 @@ func TestChain_GatewayVersion(t *testing.T) {
 	_, hotAddr := startSim(t)
 	cfg := filepath.Join(t.TempDir(), "gateway.toml")
 	body := fmt.Sprintf("store_id = %q\ndata_dir = %q\nlisten = \"127.0.0.1:0\"\napi_tokens = [%q]\n"+
-		"[cloud]\nurl = \"ws://%s/v1/sync\"\ngateway_id = %q\ntoken = %q\n"+
+		"[cloud]\nurl = \"ws://%s/v1/sync\"\ninsecure = true\ngateway_id = %q\ntoken = %q\n"+
 		"[[printers]]\nid = \"hot-1\"\ndriver = \"tcp\"\naddress = %q\n[[stations]]\nname = \"hot\"\nprinter = \"hot-1\"\n",
 		st.id, filepath.Join(t.TempDir(), "data"), posToken, strings.TrimPrefix(node.base, "http://"), st.gatewayID, st.token, hotAddr)
 	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {

@@ -20,6 +20,7 @@ import (
 	gwhttp "github.com/storeprint/storeprint/gateway/http"
 	"github.com/storeprint/storeprint/gateway/prometheus"
 	"github.com/storeprint/storeprint/gateway/toml"
+	"github.com/storeprint/storeprint/internal/clock"
 	"github.com/storeprint/storeprint/internal/version"
 	synclink "github.com/storeprint/storeprint/sync/client"
 )
@@ -141,6 +142,9 @@ type Main struct {
 	// Failpoint stops the process at a named point of an attempt; set only
 	// by builds with the failpoints tag (tests).
 	Failpoint func(name string)
+	// Clock tells the time (the system's when nil); tests move its wall
+	// clock to see pairing codes expire.
+	Clock clock.Clock
 
 	Config  *gateway.Config
 	Store   *badger.DB
@@ -276,6 +280,9 @@ func (m *Main) run(ctx context.Context) error {
 	if w := configExposure(m.ConfigPath); w != "" {
 		log.Warn(w, "config", m.ConfigPath)
 	}
+	if cfg.Cloud != nil && cfg.Cloud.Insecure && strings.HasPrefix(cfg.Cloud.URL, "ws://") {
+		log.Warn("the sync link is not encrypted: the gateway's token and every ticket cross the network in clear text; use wss://", "key", "cloud.url", "url", cfg.Cloud.URL)
+	}
 	for i, t := range cfg.APITokens {
 		if len(t) < 12 {
 			log.Warn("an API token is short and easy to guess; use 16 or more random characters", "key", fmt.Sprintf("api_tokens[%d]", i), "length", len(t))
@@ -298,7 +305,7 @@ func (m *Main) run(ctx context.Context) error {
 	}
 	metrics := prometheus.New()
 	m.Gateway, err = gateway.New(cfg, m.Store, m.printers, gateway.Options{
-		Logger: log, Observer: metrics, Failpoint: m.Failpoint,
+		Logger: log, Observer: metrics, Failpoint: m.Failpoint, Clock: m.Clock,
 	})
 	if err != nil {
 		return err
@@ -329,7 +336,11 @@ func (m *Main) run(ctx context.Context) error {
 	}
 	hdone := make(chan error, 1)
 	go func() { hdone <- m.HTTP.Serve() }()
-	log.Info("gateway running", "version", version.String(), "store_id", cfg.StoreID, "listen", m.HTTP.Addr(), "data_dir", cfg.DataDir, "printers", len(cfg.Printers))
+	attrs := []any{"version", version.String(), "store_id", cfg.StoreID, "listen", m.HTTP.Addr(), "url", m.HTTP.URL(), "data_dir", cfg.DataDir, "printers", len(cfg.Printers)}
+	if fp := m.HTTP.TLSFingerprint(); fp != "" {
+		attrs = append(attrs, "tls_fingerprint", fp)
+	}
+	log.Info("gateway running", attrs...)
 	close(m.ready)
 
 	select {

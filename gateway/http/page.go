@@ -28,6 +28,7 @@ func (s *Server) pageRoutes() {
 		panic(err) // the embedded tree is fixed at build time
 	}
 	files := http.FileServerFS(assets)
+	s.routes = append(s.routes, "GET /{$}", "GET /assets/")
 	s.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Security-Policy", csp)
 		w.Header().Set("Cache-Control", "no-cache")
@@ -39,9 +40,6 @@ func (s *Server) pageRoutes() {
 		w.Header().Set("Cache-Control", "no-cache")
 		files.ServeHTTP(w, r)
 	})))
-	s.handle("GET /v1/board", s.auth(s.api(s.getBoard)))
-	s.handle("GET /v1/events", s.auth(s.events))
-	s.handle("POST /v1/printers/{printer_id}/test-page", s.auth(s.api(s.testPage)))
 }
 
 func (s *Server) getBoard(w http.ResponseWriter, r *http.Request) error {
@@ -128,7 +126,15 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	p := principal(r)
 	send := func() bool {
+		// A revocation is a change: every stream sends, so a revoked
+		// device's stream ends within moments.
+		if p != nil && p.DeviceID != "" {
+			if _, err := s.g.Device(r.Context(), p.DeviceID); err != nil {
+				return false
+			}
+		}
 		b, err := s.board(r.Context())
 		if err != nil {
 			s.log.Error("board for live update", "err", err)

@@ -361,7 +361,7 @@ func (l *link) sendCommands(ctx context.Context, after uint64) (uint64, error) {
 		f := &sync.Frame{Type: sync.FrameDown}
 		for _, c := range cmds {
 			sc := sync.Command{Seq: c.Seq, ID: c.ID, Kind: c.Kind, TaskNo: c.TaskNo, PrinterID: c.PrinterID,
-				Operator: c.Operator, Reason: c.Reason, CreatedAt: c.CreatedAt}
+				DeviceID: c.DeviceID, Operator: c.Operator, Reason: c.Reason, CreatedAt: c.CreatedAt}
 			if sc.Operator == "" {
 				sc.Operator = c.CreatedBy
 			}

@@ -25,6 +25,12 @@ const T = {
     queued: "queued", printing: "printing", retry_wait: "waiting to retry", attention_required: "needs a person", failed: "failed",
     backup_from: "backup for {printer}",
     cloud_up: "HQ linked", cloud_behind: "HQ linked · {n} to send", cloud_down: "HQ offline · printing goes on · {n} to send",
+    pair_title: "Pair this device", pair_help: "Enter the six digits shown on the gateway's page and a name for this device.",
+    pair_code_label: "Pairing code", device_name: "Device name", pair: "Pair", devices: "Devices",
+    pair_new: "Pair a new device", role: "Role", pairing_create: "Show a pairing code", pairing_code: "Pairing code",
+    expires: "Valid until {time}, once", tls_fingerprint: "Certificate SHA-256", whoami: "Signed in: {name} ({role})",
+    role_pos: "POS", role_staff: "Staff", role_admin: "Admin", revoke: "Revoke", q_revoke: "Revoke {device}? Its token stops working at once.",
+    last_used: "last used {time}", never_used: "not used yet", bad_code: "That code was not accepted.",
   },
   zh: {
     connection: "连接", signout: "退出", signin_title: "登录", signin: "登录",
@@ -47,6 +53,12 @@ const T = {
     queued: "排队中", printing: "打印中", retry_wait: "等待重试", attention_required: "需要处理", failed: "失败",
     backup_from: "代 {printer} 打印",
     cloud_up: "总部已连接", cloud_behind: "总部已连接 · 待同步 {n} 条", cloud_down: "总部离线 · 照常打印 · 待同步 {n} 条",
+    pair_title: "配对本设备", pair_help: "请输入网关页面上显示的六位配对码，并为本设备命名。",
+    pair_code_label: "配对码", device_name: "设备名称", pair: "配对", devices: "设备",
+    pair_new: "配对新设备", role: "角色", pairing_create: "显示配对码", pairing_code: "配对码",
+    expires: "{time} 前有效，仅限一次", tls_fingerprint: "证书 SHA-256", whoami: "已登录：{name}（{role}）",
+    role_pos: "收银", role_staff: "员工", role_admin: "管理员", revoke: "吊销", q_revoke: "吊销 {device}？其令牌将立即失效。",
+    last_used: "最近使用 {time}", never_used: "尚未使用", bad_code: "配对码无效。",
   },
 };
 
@@ -55,6 +67,13 @@ let lang = store.getItem("storeprint.lang") || ((navigator.language || "").toLow
 let token = store.getItem("storeprint.token") || "";
 let board = null;
 let stream = null;
+let me = null; // the token's role and device (GET /v1/me)
+const ROLES = ["pos", "staff", "admin"];
+
+// may reports whether the signed-in token's role allows what needs role.
+function may(role) {
+  return !!me && ROLES.indexOf(me.role) >= ROLES.indexOf(role);
+}
 
 function t(key, vars) {
   let s = (T[lang] && T[lang][key]) || T.en[key] || key;
@@ -86,6 +105,7 @@ function applyStatic() {
 }
 
 function show(signedIn) {
+  if (!signedIn) me = null;
   document.getElementById("signin").hidden = signedIn;
   document.getElementById("app").hidden = !signedIn;
   document.getElementById("signout").hidden = !signedIn;
@@ -121,6 +141,7 @@ async function connect() {
       const resp = await fetch("/v1/events", { headers: { "Authorization": "Bearer " + token }, signal: stream.signal });
       if (resp.status === 401) { signOut(t("bad_token")); return; }
       if (!resp.ok || !resp.body) throw new Error(resp.statusText);
+      if (!me) await loadMe();
       show(true);
       live.className = "dot live";
       wait = 500;
@@ -184,9 +205,9 @@ function render() {
       : t("failover_done", { printer: p.id, backup: f.backup });
     banners.append(el("div", { class: "banner", "data-failover": p.id, role: "alert" }, el("span", {}, text),
       el("span", { class: "row" },
-        !f.acknowledged && el("button", { class: "big danger", type: "button", "data-action": "acknowledge",
+        !f.acknowledged && may("staff") && el("button", { class: "big danger", type: "button", "data-action": "acknowledge",
           onclick: () => act("q_ack", { printer: p.id }, "POST", "/v1/printers/" + encodeURIComponent(p.id) + "/acknowledge") }, t("acknowledge")),
-        f.active && el("button", { class: "big danger", type: "button", "data-action": "failback",
+        f.active && may("staff") && el("button", { class: "big danger", type: "button", "data-action": "failback",
           onclick: () => act("q_failback", { printer: p.id }, "POST", "/v1/printers/" + encodeURIComponent(p.id) + "/failback") }, t("failback")))));
   }
 
@@ -201,8 +222,8 @@ function render() {
       el("div", { class: "items" }, itemsText(a)),
       el("div", { class: "muted" }, a.task_no + (a.last_error ? " — " + a.last_error : "")),
       el("div", { class: "row" },
-        el("button", { class: "big", type: "button", "data-action": "retry", onclick: () => act("q_retry", { task: a.task_no }, "POST", path + "/retry") }, t("retry")),
-        a.status === "attention_required" && a.reason !== "stale" && el("button", { class: "big secondary", type: "button", "data-action": "resolve",
+        may("staff") && el("button", { class: "big", type: "button", "data-action": "retry", onclick: () => act("q_retry", { task: a.task_no }, "POST", path + "/retry") }, t("retry")),
+        may("staff") && a.status === "attention_required" && a.reason !== "stale" && el("button", { class: "big secondary", type: "button", "data-action": "resolve",
           onclick: () => act("q_resolve", { task: a.task_no }, "POST", path + "/resolve", { outcome: "printed" }) }, t("resolve")),
         el("button", { class: "big secondary", type: "button", "data-action": "reprint", onclick: () => act("q_reprint", { task: a.task_no }, "POST", path + "/reprint") }, t("reprint")))));
   }
@@ -216,7 +237,7 @@ function render() {
       el("div", { class: "state " + (ok ? "ok" : "bad") }, statusWords(p)),
       el("div", { class: "muted" }, p.queue + " " + t("queue") + (p.stations.length ? " · " + p.stations.join(", ") : "")),
       p.last_error && !ok && el("div", { class: "muted" }, p.last_error),
-      el("div", { class: "row" }, el("button", { class: "small secondary", type: "button", "data-action": "test-page",
+      may("staff") && el("div", { class: "row" }, el("button", { class: "small secondary", type: "button", "data-action": "test-page",
         onclick: () => act("q_test", { printer: p.id }, "POST", "/v1/printers/" + encodeURIComponent(p.id) + "/test-page") }, t("test_page")))));
   }
 
@@ -229,13 +250,72 @@ function render() {
       s.backup_from && el("div", { class: "muted" }, t("backup_from", { printer: s.backup_from })),
       s.queue.length === 0 ? el("div", { class: "muted" }, t("empty")) :
         el("ul", { class: "queue" }, s.queue.map(q => el("li", {}, (q.table ? q.table + " · " : "") + itemsText(q) + " — " + t(q.status)))),
-      held > 0 && el("div", { class: "row" }, el("button", { class: "big", type: "button", "data-action": "print-stale",
+      held > 0 && may("staff") && el("div", { class: "row" }, el("button", { class: "big", type: "button", "data-action": "print-stale",
         onclick: () => act("q_stale", { station: s.name }, "POST", "/v1/stations/" + encodeURIComponent(s.name) + "/print-stale") }, t("print_stale") + " (" + held + ")"))));
   }
 }
 
+// loadMe reads who the token is, and shows what that role may do.
+async function loadMe() {
+  me = await api("GET", "/v1/me");
+  const roleWords = t("role_" + me.role);
+  document.getElementById("whoami").textContent = t("whoami", { name: me.name, role: roleWords });
+  document.getElementById("tls").hidden = !me.tls_fingerprint;
+  document.getElementById("tls-fingerprint").textContent = me.tls_fingerprint || "";
+  document.getElementById("devices-section").hidden = !may("staff");
+  const sel = document.getElementById("pairing-role");
+  sel.replaceChildren(...(may("admin") ? ROLES : ["pos"]).map(r => el("option", { value: r }, t("role_" + r))));
+  if (may("admin")) await loadDevices();
+}
+
+async function loadDevices() {
+  const list = await api("GET", "/v1/devices");
+  const box = document.getElementById("devices");
+  box.replaceChildren(...list.map(d => el("div", { class: "card", "data-device": d.device_id, "data-role": d.role },
+    el("h3", {}, d.name),
+    el("div", { class: "muted" }, t("role_" + d.role) + " · " + d.device_id + " · " +
+      (d.last_used_at ? t("last_used", { time: new Date(d.last_used_at).toLocaleString() }) : t("never_used"))),
+    el("div", { class: "row" }, el("button", { class: "small secondary", type: "button", "data-action": "revoke",
+      onclick: () => act("q_revoke", { device: d.name }, "DELETE", "/v1/devices/" + encodeURIComponent(d.device_id), {}, loadDevices) }, t("revoke"))))));
+}
+
+async function createPairing(ev) {
+  ev.preventDefault();
+  const err = document.getElementById("pairing-error");
+  err.textContent = "";
+  const body = { role: document.getElementById("pairing-role").value };
+  const name = document.getElementById("pairing-name").value.trim();
+  if (name) body.name = name;
+  try {
+    const c = await api("POST", "/v1/pairing", body);
+    document.getElementById("pairing").hidden = false;
+    document.getElementById("pair-code").textContent = c.code;
+    document.getElementById("pair-qr").src = c.qr_png;
+    document.getElementById("pair-url").textContent = c.url;
+    document.getElementById("pair-expires").textContent = t("expires", { time: new Date(c.expires_at).toLocaleTimeString() });
+  } catch (e) {
+    err.textContent = e.message;
+  }
+}
+
+// pairThis pairs this browser with a code from the gateway's page (or its
+// QR code, which opens /?pair=CODE) and signs in with the new token.
+async function pairThis(ev) {
+  ev.preventDefault();
+  const err = document.getElementById("pair-error");
+  err.textContent = "";
+  const resp = await fetch("/v1/pair", { method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ code: document.getElementById("pair-code-input").value.trim(), name: document.getElementById("pair-name").value.trim() }) });
+  const data = await resp.json().catch(() => ({}));
+  if (!resp.ok) { err.textContent = resp.status === 401 ? t("bad_code") : (data.error || resp.statusText); return; }
+  token = data.token;
+  store.setItem("storeprint.token", token);
+  document.getElementById("pair-form").hidden = true;
+  connect();
+}
+
 // act asks who and why, then calls the API.
-function act(question, vars, method, path, extra) {
+function act(question, vars, method, path, extra, after) {
   const dlg = document.getElementById("confirm");
   document.getElementById("confirm-title").textContent = t(question, vars);
   document.getElementById("confirm-text").textContent = "";
@@ -253,6 +333,7 @@ function act(question, vars, method, path, extra) {
     try {
       await api(method, path, body);
       dlg.close();
+      if (after) after();
     } catch (e) {
       document.getElementById("confirm-error").textContent = e.message;
     }
@@ -270,11 +351,20 @@ function start() {
     store.setItem("storeprint.token", token);
     history.replaceState(null, "", location.pathname);
   }
+  if (params.has("pair")) {
+    // The QR code of a pairing: the code is filled in, the device names itself.
+    document.getElementById("pair-form").hidden = false;
+    document.getElementById("pair-code-input").value = params.get("pair");
+    history.replaceState(null, "", location.pathname);
+  }
+  document.getElementById("pair-form").onsubmit = pairThis;
+  document.getElementById("pairing-form").onsubmit = createPairing;
   applyStatic();
   document.getElementById("lang").onclick = () => {
     lang = lang === "zh" ? "en" : "zh";
     store.setItem("storeprint.lang", lang);
     applyStatic();
+    if (me) loadMe();
     render();
   };
   document.getElementById("signout").onclick = () => signOut("");
