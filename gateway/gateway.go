@@ -189,6 +189,9 @@ func (g *Gateway) Store() Store { return g.store }
 // until ctx is done.
 func (g *Gateway) Run(ctx context.Context) error {
 	if err := g.boot(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while starting: nothing half done, boot runs again next time
+		}
 		return err
 	}
 	for _, w := range g.workers {
