@@ -20,14 +20,14 @@ func waitUntil(t testing.TB, base string, timeout time.Duration, cond func() (bo
 	defer cancel()
 	changes := watch(t, ctx, base)
 	for {
-		ok, last := cond()
-		if ok {
+		if ok, _ := cond(); ok {
 			return
 		}
 		select {
 		case <-changes:
 		case <-ctx.Done():
-			if ok, last = cond(); ok {
+			ok, last := cond()
+			if ok {
 				return
 			}
 			t.Fatalf("not within %s: %s", timeout, last)
