@@ -104,6 +104,8 @@ const (
 	ActionFailback            AuditAction = "failback"             // stations moved back from the backup
 	ActionDuplicatePrevented  AuditAction = "duplicate_prevented"  // an order sent again: answered, not printed
 	ActionCommandRefused      AuditAction = "command_refused"      // a command from HQ the store could not carry out
+	ActionHoldRecovered       AuditAction = "hold_recovered"       // waiting tickets held for a person: their state may have gone backwards
+	ActionLearnedFromCloud    AuditAction = "learned_from_cloud"   // tasks moved to the newer state the cloud knew (after a restore)
 )
 
 // Actions in the cloud, logged by the cloud.
@@ -116,18 +118,20 @@ const (
 	ActionCloudRetry        AuditAction = "task.retry"
 	ActionCloudReprint      AuditAction = "task.reprint"
 	ActionCloudFailoverAck  AuditAction = "printer.failover_ack"
+	ActionTakeOverTasks     AuditAction = "gateway.take_over" // a store's next gateway took over the tasks of a revoked one
 )
 
 // GatewayActions lists the actions a gateway logs.
 var GatewayActions = []AuditAction{
 	ActionVoid, ActionRetry, ActionReprint, ActionResolve, ActionTestPage,
 	ActionAcknowledgeFailover, ActionFailback, ActionDuplicatePrevented, ActionCommandRefused,
+	ActionHoldRecovered, ActionLearnedFromCloud,
 }
 
 // CloudActions lists the actions the cloud logs.
 var CloudActions = []AuditAction{
 	ActionCreateTenant, ActionCreateTenantToken, ActionCreateStore, ActionCreateGateway,
-	ActionRevokeGateway, ActionCloudRetry, ActionCloudReprint, ActionCloudFailoverAck,
+	ActionRevokeGateway, ActionCloudRetry, ActionCloudReprint, ActionCloudFailoverAck, ActionTakeOverTasks,
 }
 
 // Valid reports whether a is a known action of either side.

@@ -16,6 +16,13 @@ const (
 	MaxSeq     = 1 << 62 // seqs and versions fit PostgreSQL's bigint with room
 	MaxVersion = 1 << 62
 	MaxText    = 4096 // characters in an error, reason or operator
+	// MaxWindow bounds how far past the cloud's cursor a gateway may send:
+	// the cloud refuses (does not store, does not claim) a seq beyond it.
+	MaxWindow = 50000
+	// MaxVersionJump bounds how far a task's version may move past the
+	// version the cloud holds from the same incarnation: a task changes a
+	// few times, never millions. A larger jump is dead-lettered.
+	MaxVersionJump = 10000
 )
 
 // Decoded is an event's data, checked: exactly one field is set for the
@@ -79,6 +86,13 @@ func DecodeEvent(ev *Event) (Decoded, error) {
 	}
 	return d, nil
 }
+
+// CheckTask checks a task state that travels outside an event (snapshot
+// and states frames) with the rules of DecodeEvent; times left out become at.
+func CheckTask(t *TaskEvent, at time.Time) error { return t.check(&Event{At: at}) }
+
+// CheckReceipt is CheckTask for a receipt.
+func CheckReceipt(r *ReceiptEvent, at time.Time) error { return r.check(&Event{At: at}) }
 
 func (t *TaskEvent) check(ev *Event) error {
 	switch {
