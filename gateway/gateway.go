@@ -44,9 +44,12 @@ type Options struct {
 	// make an attempt's lease; a driver still busy LeaseMargin/2 after
 	// the lease expired is abandoned.
 	LeaseMargin time.Duration // default 10s
-	Now         func() time.Time
-	Logger      *slog.Logger
-	Observer    Observer
+	// StartupGrace bounds the start-up hold of a gateway with a [cloud]
+	// link (see learn.go); default DefaultStartupGrace, negative: none.
+	StartupGrace time.Duration
+	Now          func() time.Time
+	Logger       *slog.Logger
+	Observer     Observer
 	// Failpoint, when set, is called at named points of an attempt (see
 	// failpoint.go). Production builds leave it nil.
 	Failpoint func(name string)
@@ -71,6 +74,7 @@ type Gateway struct {
 	status   map[string]*printerStatus
 	workers  map[string]*worker
 	changes  changes
+	startup  *startupHold // nil when standalone
 
 	wg stdsync.WaitGroup
 }
@@ -137,6 +141,12 @@ func New(cfg *Config, store Store, printers map[string]Printer, opts Options) (*
 		workers:  map[string]*worker{},
 	}
 	g.store = notifyingStore{Store: store, c: &g.changes}
+	if opts.StartupGrace == 0 {
+		opts.StartupGrace = DefaultStartupGrace
+	}
+	if cfg.Cloud != nil && opts.StartupGrace > 0 {
+		g.startup = newStartupHold(opts.StartupGrace)
+	}
 	for i := range cfg.Stations {
 		g.stations[cfg.Stations[i].Name] = &cfg.Stations[i]
 	}
@@ -165,6 +175,9 @@ func (g *Gateway) Run(ctx context.Context) error {
 	}
 	if err := g.Recover(ctx); err != nil {
 		return fmt.Errorf("recover: %w", err)
+	}
+	if g.startup != nil {
+		go g.startup.expire(ctx, g)
 	}
 	g.mu.Lock()
 	for id := range g.pcfg {

@@ -39,6 +39,7 @@ func (w *worker) failpoint(name string) {
 
 func (w *worker) run(ctx context.Context) {
 	g := w.g
+	g.awaitStartup(ctx) // a linked gateway first hears from the cloud (learn.go)
 	for ctx.Err() == nil {
 		if err := g.store.Health(); err != nil {
 			// Storage trouble: take no ticket to the printer whose outcome

@@ -63,7 +63,7 @@ type Frame struct {
 	Incarnation string `json:"incarnation,omitempty"` // hello
 	LastSeq     uint64 `json:"last_seq,omitempty"`    // hello: newest outbox event written
 	Compacted   uint64 `json:"compacted,omitempty"`   // hello: outbox events removed up to here
-	Resync      bool   `json:"resync,omitempty"`      // hello: this gateway sends snapshots and takes states frames
+	Resync      bool   `json:"resync,omitempty"`      // hello, welcome: this side sends and takes snapshot and states frames
 
 	// Cursor is the highest contiguous seq stored (welcome, ack), the seq
 	// a final snapshot stands for, or the down cursor the store may move
@@ -79,6 +79,14 @@ type Frame struct {
 	Commands    []Command       `json:"commands,omitempty"`     // down
 	Seq         uint64          `json:"seq,omitempty"`          // down_ack
 	Error       string          `json:"error,omitempty"`        // error
+}
+
+// Hello is what a gateway's hello frame says of the store's data.
+type Hello struct {
+	Incarnation string
+	LastSeq     uint64 // newest outbox event written
+	Compacted   uint64 // outbox removed up to here
+	DownCursor  uint64 // highest command seq applied
 }
 
 // DeadLetter is an event the cloud stored and acknowledged but could not

@@ -30,8 +30,8 @@ func TestFrame_Golden(t *testing.T) {
 	}{
 		{"hello", sync.Frame{Type: sync.FrameHello, GatewayID: "gw-1", StoreID: "store-001", Version: "1.0.0", DownCursor: 7,
 			Incarnation: "5f2c9a0e7b1d4c36", LastSeq: 43, Compacted: 40, Resync: true}},
-		{"welcome", sync.Frame{Type: sync.FrameWelcome, StoreID: "store-001", Cursor: 41}},
-		{"welcome_behind", sync.Frame{Type: sync.FrameWelcome, StoreID: "store-001", Cursor: 43, Behind: true}},
+		{"welcome", sync.Frame{Type: sync.FrameWelcome, StoreID: "store-001", Cursor: 41, Resync: true}},
+		{"welcome_behind", sync.Frame{Type: sync.FrameWelcome, StoreID: "store-001", Cursor: 43, Behind: true, Resync: true}},
 		{"events", sync.Frame{Type: sync.FrameEvents, Events: []sync.Event{
 			{Seq: 42, Kind: sync.KindTask, TaskNo: "order_1_station_hot", At: at, Data: task},
 			{Seq: 43, Kind: sync.KindReceipt, TaskNo: "order_1_station_hot", At: at, Data: receipt},
