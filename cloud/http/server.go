@@ -43,6 +43,7 @@ type Server struct {
 	TaskService    cloud.TaskService
 	CommandService cloud.CommandService
 	AuditService   cloud.AuditService
+	LinkService    cloud.LinkService
 	// DashboardService answers the HQ dashboard at / (see page.go).
 	DashboardService cloud.DashboardService
 	// Sync serves the gateways' websocket link at /v1/sync (sync/server).
@@ -137,7 +138,7 @@ func (s *Server) Handler() http.Handler {
 
 	methods := map[string][]string{} // path → its methods, for a JSON 405
 	api := func(pattern string, h func(http.ResponseWriter, *http.Request) error) {
-		mux.Handle(pattern, s.authenticate(h))
+		mux.Handle(pattern, s.authenticate(checkIDs(h)))
 		method, path, _ := strings.Cut(pattern, " ")
 		methods[path] = append(methods[path], method)
 	}
@@ -155,6 +156,7 @@ func (s *Server) Handler() http.Handler {
 	api("POST /v1/stores/{store_id}/tasks/{task_no}/reprint", s.handleCommand(storeprint.CommandReprint))
 	api("POST /v1/stores/{store_id}/printers/{printer_id}/failover/ack", s.handleCommand(storeprint.CommandFailoverAck))
 	api("GET /v1/stores/{store_id}/alerts", s.handleFindAlerts)
+	api("GET /v1/stores/{store_id}/link", s.handleFindLink)
 	api("GET /v1/audit", s.handleFindAudit)
 	api("GET /v1/dashboard", s.handleDashboard)
 	api("GET /v1/search", s.handleSearch)

@@ -29,7 +29,7 @@ type env struct {
 	server *cloudhttp.Server
 }
 
-func setup(t *testing.T) *env {
+func setup(t *testing.T, opts ...func(*cloudhttp.Server)) *env {
 	t.Helper()
 	url := pgtest.NewDatabase(t)
 	db, err := postgres.Open(context.Background(), url+"&pool_max_conns=24")
@@ -48,7 +48,11 @@ func setup(t *testing.T) *env {
 	s.TaskService = postgres.NewTaskService(db)
 	s.CommandService = postgres.NewCommandService(db)
 	s.AuditService = postgres.NewAuditService(db)
+	s.LinkService = postgres.NewLinkService(db)
 	s.DashboardService = postgres.NewDashboardService(db)
+	for _, o := range opts {
+		o(s)
+	}
 	if err := s.Open(); err != nil {
 		t.Fatal(err)
 	}

@@ -363,3 +363,18 @@ func TestIngestService_Open(t *testing.T) {
 		}
 	})
 }
+
+// A NUL or invalid UTF-8 that reaches PostgreSQL (SQLSTATE 22021) is bad
+// input, never an internal error.
+func TestInterpret_Encoding(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.mustStore(t, "acme", "s1")
+	for _, id := range []string{"s\x00", "s\xff"} {
+		_, err := f.tasks.FindTask(adminCtx, "s1", "order_"+id)
+		wantCode(t, err, cloud.EINVALID)
+		var n int
+		err = f.db.pool.QueryRow(context.Background(), `SELECT count(*) FROM stores WHERE store_id = $1`, id).Scan(&n)
+		wantCode(t, interpret(err), cloud.EINVALID)
+	}
+}

@@ -180,6 +180,7 @@ func (m *Main) Run(ctx context.Context) error {
 	s.TaskService = postgres.NewTaskService(db)
 	s.CommandService = postgres.NewCommandService(db)
 	s.AuditService = postgres.NewAuditService(db)
+	s.LinkService = postgres.NewLinkService(db)
 	s.DashboardService = postgres.NewDashboardService(db)
 	listener := postgres.NewListener(db, log)
 	lctx, stopListener := context.WithCancel(context.Background())
