@@ -203,8 +203,9 @@ func TestIngestService_Open(t *testing.T) {
 		if st, v := f.status(t, "s1", "order_a0_station_hot"); st != storeprint.StatusQueued || v != 1 {
 			t.Fatalf("got %s v%d, want the new incarnation's queued v1", st, v)
 		}
-		if n := f.count(t, `SELECT count(*) FROM link_events WHERE kind = 'gateway_reset'`); n != 1 {
-			t.Fatalf("got %d gateway_reset events, want 1", n)
+		d, err := NewDashboardService(f.db).Dashboard(tenantCtx("acme"), cloud.DashboardFilter{})
+		if err != nil || len(d.LinkEvents) != 1 || d.LinkEvents[0].Kind != cloud.LinkGatewayReset || d.LinkEvents[0].StoreName != "Store s1" {
+			t.Fatalf("got %+v %v, want the dashboard to show the gateway data reset", d.LinkEvents, err)
 		}
 		// The old incarnation, should it still run, changes nothing.
 		f.ingestInc(t, gw.ID, "s1", "aaaa", taskEvent(19, "order_a0_station_hot", 9, "done"))
