@@ -34,7 +34,7 @@ func (s *LinkService) FindLink(ctx context.Context, storeID string) (*cloud.Stor
 	b.Queue(`
 		SELECT c.gateway_id, c.incarnation, c.seq - c.seq_offset, c.rank, g.revoked_at IS NOT NULL, c.created_at, c.updated_at
 		FROM gateway_cursors c JOIN gateways g ON g.store_id = c.store_id AND g.gateway_id = c.gateway_id
-		WHERE c.store_id = $1
+		WHERE c.store_id = $1 AND NOT (c.incarnation = '' AND c.seq = c.seq_offset) -- the unused first cursor of a gateway
 		ORDER BY c.rank DESC, c.created_at DESC`, storeID).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			i := &cloud.Incarnation{}

@@ -93,6 +93,22 @@ func wantLinkEvent(t testing.TB, base, kind string) {
 	}
 }
 
+// reconcileShows runs storeprint reconcile and checks its exit status and
+// that its report says each of want.
+func reconcileShows(t testing.TB, node *cloudNode, g *gatewayProc, st store, code int, want ...string) {
+	t.Helper()
+	rc := reconciler{gateway: g.base, cloud: node.base, store: st.id, gatewayToken: posToken, cloudToken: adminToken}
+	r := rc.run(t)
+	if r.code != code {
+		t.Errorf("reconcile exited %d, want %d:\n%s%s", r.code, code, r.stdout, r.stderr)
+	}
+	for _, w := range want {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("reconcile says:\n%s\nwant %q in it", r.stdout, w)
+		}
+	}
+}
+
 func postOrders(t testing.TB, base, prefix string, n int) {
 	t.Helper()
 	for i := 0; i < n; i++ {
@@ -155,6 +171,8 @@ func TestChain_DataDirRemoved(t *testing.T) {
 		t.Errorf("got %d tickets, want 72", n)
 	}
 	wantLinkEvent(t, node.base, "gateway_reset")
+	// The old data's tickets are only in the cloud now: a person's matter.
+	reconcileShows(t, node, g, st, 1, "cloud last recorded gateway reset", ", 1 other before it")
 }
 
 // The cloud's database restored with pg_restore from a dump taken earlier:
@@ -214,6 +232,7 @@ func TestChain_CloudRestored(t *testing.T) {
 	if n := printedOnce(t, hot); n != 103 {
 		t.Errorf("got %d tickets, want 103", n)
 	}
+	reconcileShows(t, node, g, st, 0, "resync: store sent a snapshot of 102 tasks", "cloud last recorded resynchronised")
 }
 
 // The gateway's data dir replaced by a copy taken while ten tickets
@@ -265,6 +284,8 @@ func TestChain_DataDirFromOlderCopy(t *testing.T) {
 	if n := printedOnce(t, hot); n != 17 {
 		t.Errorf("got %d tickets, want 17", n)
 	}
+	// What printed after the copy is only in the cloud now.
+	reconcileShows(t, node, g, st, 1, "resync: store learned", "cloud last recorded gateway behind")
 }
 
 // waitPending waits until the cloud acknowledged every event of the
