@@ -58,6 +58,9 @@ func DecodeEvent(ev *Event) (Decoded, error) {
 	if bytes.IndexByte(data, 0) >= 0 || bytes.Contains(bytes.ToLower(data), []byte(`\u0000`)) {
 		return d, fmt.Errorf("event %d: data holds a NUL character", ev.Seq)
 	}
+	if !utf8.Valid(data) {
+		return d, fmt.Errorf("event %d: data is not valid UTF-8", ev.Seq)
+	}
 	if !json.Valid(data) {
 		return d, fmt.Errorf("event %d: data is not valid JSON", ev.Seq)
 	}
@@ -80,6 +83,8 @@ func DecodeEvent(ev *Event) (Decoded, error) {
 		}
 	case "":
 		err = fmt.Errorf("kind is required")
+	default:
+		err = storeprint.CheckID("kind", ev.Kind) // a newer gateway's kind reads like one
 	}
 	if err != nil {
 		return Decoded{}, fmt.Errorf("event %d (%s): %w", ev.Seq, ev.Kind, err)
