@@ -77,7 +77,7 @@ func blockEnd(offset int64) int64 { return (offset/incarnationBlock + 1) * incar
 // one audit event and one link event for the batch.
 func (p *plan) queueTakeOver(pb *pgx.Batch, c *cursorRow) {
 	for from, taskNos := range p.takeover {
-		pb.Queue(`UPDATE print_tasks SET gateway_id = $3 WHERE store_id = $1 AND task_no = ANY($2) AND gateway_id = $4`,
+		pb.Queue(`UPDATE print_tasks SET gateway_id = $3, rank = 0, version = 0 WHERE store_id = $1 AND task_no = ANY($2) AND gateway_id = $4`,
 			c.storeID, taskNos, c.gatewayID, from)
 		after, _ := json.Marshal(map[string]any{"gateway_id": c.gatewayID, "task_nos": taskNos})
 		before, _ := json.Marshal(map[string]any{"gateway_id": from})

@@ -16,7 +16,8 @@ import (
 //     event of it from another gateway of the store is dead-lettered while
 //     the owner's credential is live; once it is revoked (a box replaced
 //     under a new credential) the reporting gateway takes the task over,
-//     audited. A new incarnation of the same gateway keeps its tasks.
+//     audited, and its states count from then on. A new incarnation of the
+//     same gateway keeps its tasks.
 //   - order: a state applies only over a lower (rank, version). The rank
 //     is the incarnation's: a new incarnation's state wins for the tasks
 //     it reports, whatever its versions. An older state replayed late
@@ -145,7 +146,8 @@ func (p *plan) own(c *cursorRow, h *heldTask, taskNo string) string {
 			taskNo, h.owner, c.gatewayID)
 	}
 	p.takeover[h.owner] = append(p.takeover[h.owner], taskNo)
-	h.owner, h.ownerGone = c.gatewayID, false
+	// The new owner's states count from here, whatever their rank.
+	h.owner, h.ownerGone, h.rank, h.version, h.status = c.gatewayID, false, 0, 0, storeprint.StatusNew
 	return ""
 }
 
