@@ -10,12 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/gorilla/websocket"
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/gateway/badger"
+	"github.com/storeprint/storeprint/internal/chromium"
 	"github.com/storeprint/storeprint/sync"
 	synclink "github.com/storeprint/storeprint/sync/client"
 )
@@ -262,5 +264,40 @@ func TestSync_NotSent(t *testing.T) {
 		case <-deadline:
 			t.Fatalf("got cloud task %+v, pending %d; want done with attempt 1 not_sent and nothing pending", task, ss.Pending(link.State().Cursor))
 		}
+	}
+}
+
+// The dashboard shows what happened on a store's link in words: a gateway
+// data reset with when, and an event set aside in the queue.
+func TestBrowser_LinkEvents(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.NewDatabase(t)
+	node := startCloud(t, dbURL, "127.0.0.1:0")
+	st := createNamedStore(t, node.base, "acme", "acme-02", "人民广场店 People's Sq")
+	l := dialLink(t, node.base, st)
+	l.hello(st, "00000000000000aa")
+	l.events(rawTask(1, "order_a_station_hot", 1, "queued"))
+	l.conn.Close()
+	l = dialLink(t, node.base, st)
+	l.hello(st, "00000000000000bb") // the data dir wiped: a new incarnation
+	bad := sync.Event{Seq: 1, Kind: sync.KindTask, At: time.Now(), Data: json.RawMessage(`{"task_no":"order_b_station_hot","version":1,"status":"lost"}`)}
+	if ack := l.events(bad); len(ack.DeadLetters) != 1 {
+		t.Fatalf("got %+v, want the event set aside", ack)
+	}
+	ctx := chromium.New(t, 1400, 1000)
+	within(t, ctx, 20*time.Second, "link events on the dashboard",
+		chromedp.Navigate(node.base+"/?token="+adminToken),
+		chromedp.WaitVisible(`#link [data-store="acme-02"][data-link="gateway_reset"]`),
+		chromedp.WaitVisible(`#link [data-store="acme-02"][data-link="dead_letter"]`),
+		chromedp.WaitVisible(`#queue [data-store="acme-02"][data-status="dead_letter"]`))
+	text := eval[string](t, ctx, `document.querySelector('#link').innerText + document.querySelector('#queue').innerText`)
+	for _, want := range []string{"Gateway data reset", "came back with new data", "Events set aside", "could not apply", "人民广场店"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the dashboard lacks %q:\n%s", want, text)
+		}
+	}
+	within(t, ctx, 5*time.Second, "switch language", chromedp.Click(`#lang`))
+	if text := eval[string](t, ctx, `document.querySelector('#link').innerText`); !strings.Contains(text, "网关数据已重置") {
+		t.Errorf("got %q, want the reset in Chinese", text)
 	}
 }
