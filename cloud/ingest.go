@@ -80,6 +80,10 @@ type Ingester interface {
 	// rules. The final part moves the cursor to through, the seq the
 	// snapshot stands for, and records "store resynchronised".
 	Snapshot(ctx context.Context, gatewayID, storeID, incarnation string, s *SnapshotPart) (cursor uint64, err error)
+
+	// Learned records that a gateway found behind applied the states it
+	// was sent; until then every link of it hears them again.
+	Learned(ctx context.Context, gatewayID, storeID, incarnation string) error
 }
 
 // SnapshotPart is one frame of a gateway's snapshot.

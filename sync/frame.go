@@ -9,8 +9,8 @@ import (
 )
 
 // Frame types. The gateway sends hello, events, snapshot, status,
-// down_ack and ping frames; the cloud answers welcome, ack, states, down
-// and error frames.
+// down_ack, states (final: learned) and ping frames; the cloud answers
+// welcome, ack, states, down and error frames.
 //
 // After the handshake either side may find the other behind:
 //
@@ -24,7 +24,8 @@ import (
 //     newer state of tasks the gateway may hold), then the cloud orders
 //     the store lost, then a final states frame. The gateway prints
 //     nothing it held from before the link came up until that final frame
-//     (bounded by a start-up grace).
+//     (bounded by a start-up grace), and answers it with a final states
+//     frame of its own: until then every link of it hears them again.
 //
 // Both only happen with a gateway whose hello says resync: an older
 // gateway gets the frames of protocol 1 alone.

@@ -111,17 +111,64 @@ func isRevoked(ctx context.Context, tx pgx.Tx, storeID, gatewayID string) bool {
 }
 
 // gatewayBehind handles a gateway whose last seq is below what the cloud
-// stored of it, and returns the tasks changed past its last seq.
+// stored of it, and returns the tasks changed past its last seq. The range
+// stays to learn (on every link) until the gateway says it learned it.
 func (o *opening) gatewayBehind(ctx context.Context) ([]string, error) {
 	c, h := o.c, o.h
-	if !h.Resync || c.wire() <= h.LastSeq {
+	if !h.Resync {
 		return nil, nil
 	}
-	lo := int64(h.LastSeq) + c.offset
-	rows, err := o.tx.Query(ctx, `
+	var from, to int64
+	if err := o.tx.QueryRow(ctx, `
+		SELECT learn_from, learn_to FROM gateway_cursors WHERE store_id = $1 AND gateway_id = $2 AND incarnation = $3`,
+		c.storeID, c.gatewayID, c.incarnation).Scan(&from, &to); err != nil {
+		return nil, fmt.Errorf("read the cursor: %w", interpret(err))
+	}
+	if c.wire() > h.LastSeq {
+		from, to = int64(h.LastSeq)+c.offset, c.seq
+		lost := to - from
+		if err := o.rebase(ctx, from, to); err != nil {
+			return nil, err
+		}
+		o.w.Behind = true
+		taskNos, err := changedTasks(ctx, o.tx, c, from, to)
+		if err != nil {
+			return nil, err
+		}
+		return taskNos, insertLinkEvent(ctx, o.tx, c, cloud.LinkGatewayBehind, int64(len(taskNos)), fmt.Sprintf(
+			"Gateway %s came back with older data than the cloud has (restored from an earlier copy): %d of its events were newer in the cloud; it learns the cloud's state of %d tickets before printing.",
+			c.gatewayID, lost, len(taskNos)))
+	}
+	if to <= from {
+		return nil, nil
+	}
+	o.w.Behind = true // a lesson not yet learned: the gateway hears it again
+	return changedTasks(ctx, o.tx, c, from, to)
+}
+
+// rebase moves the offset of a gateway behind the cloud so what it sends
+// next is stored after what the cloud has, moves its rank up so its states
+// win from now on, and keeps the range it must learn.
+func (o *opening) rebase(ctx context.Context, from, to int64) error {
+	c := o.c
+	c.offset = c.seq - int64(o.h.LastSeq)
+	err := o.tx.QueryRow(ctx, `
+		UPDATE gateway_cursors c SET seq_offset = $4, learn_from = $5, learn_to = $6,
+		       rank = (SELECT max(rank) + 1 FROM gateway_cursors WHERE store_id = $1), updated_at = now()
+		WHERE store_id = $1 AND gateway_id = $2 AND incarnation = $3
+		RETURNING rank`, c.storeID, c.gatewayID, c.incarnation, c.offset, from, to).Scan(&c.rank)
+	if err != nil {
+		return fmt.Errorf("move the gateway's offset: %w", interpret(err))
+	}
+	return nil
+}
+
+// changedTasks lists the tasks of a gateway's events in (from, to].
+func changedTasks(ctx context.Context, tx pgx.Tx, c *cursorRow, from, to int64) ([]string, error) {
+	rows, err := tx.Query(ctx, `
 		SELECT DISTINCT task_no FROM task_events
 		WHERE store_id = $1 AND gateway_id = $2 AND seq > $3 AND seq <= $4 AND task_no <> ''
-		LIMIT $5`, c.storeID, c.gatewayID, lo, c.seq, cloud.MaxStates)
+		LIMIT $5`, c.storeID, c.gatewayID, from, to, cloud.MaxStates)
 	if err != nil {
 		return nil, fmt.Errorf("read the events past the gateway's: %w", interpret(err))
 	}
@@ -129,21 +176,18 @@ func (o *opening) gatewayBehind(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the events past the gateway's: %w", interpret(err))
 	}
-	lost := c.seq - lo
-	c.offset = c.seq - int64(h.LastSeq)
-	err = o.tx.QueryRow(ctx, `
-		UPDATE gateway_cursors c SET seq_offset = $4,
-		       rank = (SELECT max(rank) + 1 FROM gateway_cursors WHERE store_id = $1), updated_at = now()
-		WHERE store_id = $1 AND gateway_id = $2 AND incarnation = $3
-		RETURNING rank`, c.storeID, c.gatewayID, c.incarnation, c.offset).Scan(&c.rank)
-	if err != nil {
-		return nil, fmt.Errorf("move the gateway's offset: %w", interpret(err))
+	return taskNos, nil
+}
+
+// Learned implements cloud.Ingester.
+func (s *IngestService) Learned(ctx context.Context, gatewayID, storeID, incarnation string) error {
+	if _, err := s.db.pool.Exec(ctx, `
+		UPDATE gateway_cursors SET learn_from = 0, learn_to = 0
+		WHERE store_id = $1 AND gateway_id = $2 AND incarnation = $3 AND learn_to > 0`,
+		storeID, gatewayID, incarnation); err != nil {
+		return fmt.Errorf("record what gateway %s learned: %w", gatewayID, interpret(err))
 	}
-	o.w.Behind = true
-	err = insertLinkEvent(ctx, o.tx, c, cloud.LinkGatewayBehind, int64(len(taskNos)), fmt.Sprintf(
-		"Gateway %s came back with older data than the cloud has (restored from an earlier copy): %d of its events were newer in the cloud; it learned the cloud's state of %d tickets before printing.",
-		c.gatewayID, lost, len(taskNos)))
-	return taskNos, err
+	return nil
 }
 
 // downstream squares the store's down cursor with the queue, and returns

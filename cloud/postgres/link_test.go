@@ -256,6 +256,17 @@ func TestIngestService_Open(t *testing.T) {
 		if w.States[0].TaskNo != "order_w2_station_hot" || w.States[0].Status != storeprint.StatusDone {
 			t.Fatalf("got states %+v, want w2 done first", w.States)
 		}
+		// The link broke before the gateway said it learned them: it hears
+		// them again, until it says so.
+		if w := f.open(t, gw.ID, "s1", cloud.LinkHello{Incarnation: "c0", LastSeq: 12, Compacted: 10, Resync: true}); !w.Behind || w.Cursor != 12 || len(w.States) != 2 {
+			t.Fatalf("got %+v, want the same lesson again", w)
+		}
+		if err := f.ingest.Learned(context.Background(), gw.ID, "s1", "c0"); err != nil {
+			t.Fatal(err)
+		}
+		if w := f.open(t, gw.ID, "s1", cloud.LinkHello{Incarnation: "c0", LastSeq: 12, Compacted: 10, Resync: true}); w.Behind || w.Cursor != 12 {
+			t.Fatalf("got %+v, want nothing more to learn", w)
+		}
 		// Seq 13 again, other content: stored, and it wins (higher rank).
 		res := f.ingestInc(t, gw.ID, "s1", "c0", taskEvent(13, "order_w2_station_hot", 2, "attention_required"))
 		if res.Cursor != 13 || len(res.DeadLetters) != 0 {

@@ -277,6 +277,9 @@ func TestChain_DataDirFromOlderCopy(t *testing.T) {
 	waitPrinted(t, hot, 17)
 	waitSynced(t, g, time.Minute)
 	wantLinkEvent(t, node.base, "gateway_behind")
+	if n := countRows(t, dbURL, `SELECT count(*) FROM gateway_cursors WHERE learn_to > 0`); n != 0 {
+		t.Errorf("the cloud still has %d lessons for the gateway, want 0: it said it learned them", n)
+	}
 
 	if n := compareHeld(t, dbURL, g, st); n != 11 {
 		t.Errorf("the store holds %d tasks, want 11 (the copy's 10 and the order posted while it was down)", n)
@@ -304,6 +307,21 @@ func waitPending(t testing.TB, g *gatewayProc) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+func countRows(t testing.TB, dbURL, query string) int {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, query).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // copyTree copies a directory as a backup tool would.

@@ -11,6 +11,8 @@ DELETE FROM gateway_cursors c WHERE EXISTS (
 ALTER TABLE gateway_cursors DROP CONSTRAINT gateway_cursors_pkey;
 ALTER TABLE gateway_cursors ADD PRIMARY KEY (store_id, gateway_id);
 ALTER TABLE gateway_cursors DROP COLUMN created_at;
+ALTER TABLE gateway_cursors DROP COLUMN learn_to;
+ALTER TABLE gateway_cursors DROP COLUMN learn_from;
 ALTER TABLE gateway_cursors DROP COLUMN rank;
 ALTER TABLE gateway_cursors DROP COLUMN seq_offset;
 ALTER TABLE gateway_cursors DROP COLUMN incarnation;

@@ -16,6 +16,10 @@ ALTER TABLE gateway_cursors ADD COLUMN incarnation text NOT NULL DEFAULT '';
 ALTER TABLE gateway_cursors ADD COLUMN seq_offset bigint NOT NULL DEFAULT 0 CHECK (seq_offset >= 0);
 ALTER TABLE gateway_cursors ADD COLUMN rank bigint NOT NULL DEFAULT 0 CHECK (rank >= 0);
 ALTER TABLE gateway_cursors ADD COLUMN created_at timestamptz NOT NULL DEFAULT now();
+-- A gateway found behind learns the cloud's state of the tasks changed in
+-- (learn_from, learn_to], stored numbering; both 0 once it said it learned.
+ALTER TABLE gateway_cursors ADD COLUMN learn_from bigint NOT NULL DEFAULT 0;
+ALTER TABLE gateway_cursors ADD COLUMN learn_to bigint NOT NULL DEFAULT 0;
 ALTER TABLE gateway_cursors DROP CONSTRAINT gateway_cursors_pkey;
 ALTER TABLE gateway_cursors ADD PRIMARY KEY (store_id, gateway_id, incarnation);
 

@@ -245,7 +245,7 @@ func (c *Client) connect(ctx context.Context, welcomed *bool) error {
 
 	// One reader goroutine; every write happens in this goroutine.
 	acks := make(chan uint64, 16)
-	downAcks := make(chan uint64, 16)
+	downAcks := make(chan uint64, 16) // 0 after the final states frame: tell the cloud it learned them
 	readErr := make(chan error, 1)
 	deadline := 3*c.PingEvery + 10*time.Second
 	conn.SetReadDeadline(time.Now().Add(deadline))
@@ -328,7 +328,11 @@ func (c *Client) connect(ctx context.Context, welcomed *bool) error {
 				compacted, compactedAt = acked, time.Now()
 			}
 		case seq := <-downAcks:
-			if err := writeFrame(conn, &sync.Frame{Type: sync.FrameDownAck, Seq: seq}); err != nil {
+			f := &sync.Frame{Type: sync.FrameDownAck, Seq: seq}
+			if seq == 0 {
+				f = &sync.Frame{Type: sync.FrameStates, Final: true}
+			}
+			if err := writeFrame(conn, f); err != nil {
 				return err
 			}
 		case <-changes:
@@ -393,6 +397,9 @@ func (c *Client) read(ctx context.Context, conn *websocket.Conn, deadline time.D
 				learning = false
 				c.setResync(ResyncLearned, learned)
 				c.Gateway.Learned()
+				if err := send(ctx, downAcks, 0); err != nil {
+					return err
+				}
 			}
 		case sync.FrameError:
 			return fmt.Errorf("%w: %s", errRefused, f.Error)

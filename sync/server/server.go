@@ -287,6 +287,11 @@ func (l *link) upstream(ctx context.Context) error {
 			if err := l.takeSnapshot(ctx, f); err != nil {
 				return err
 			}
+		case sync.FrameStates:
+			// The gateway applied the states it was sent.
+			if err := s.Ingester.Learned(ctx, l.gw.ID, l.gw.StoreID, l.incarnation); err != nil {
+				return err
+			}
 		case sync.FrameStatus:
 			ps := make([]*cloud.Printer, 0, len(f.Printers))
 			for _, p := range f.Printers {
