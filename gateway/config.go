@@ -62,6 +62,9 @@ type PrinterConfig struct {
 	// FailbackAfter moves stations back after the printer has been healthy
 	// this long; zero means only a person moves them back.
 	FailbackAfter Duration `toml:"failback_after"`
+	// SuspectAfter is how many uncertain outcomes in a row put the printer
+	// in trouble (see trouble.go); default 2.
+	SuspectAfter int `toml:"suspect_after"`
 }
 
 // StationConfig maps a kitchen station to its printer.
@@ -78,6 +81,7 @@ const (
 	DefaultConfirmTimeout   = 10 * time.Second
 	DefaultFailoverAttempts = 3
 	DefaultFailoverAfter    = 60 * time.Second
+	DefaultSuspectAfter     = 2
 	DefaultStaleAfter       = 30 * time.Minute
 	DefaultWidth            = 48
 	DefaultEncoding         = "gb18030"
@@ -183,6 +187,9 @@ func (p *PrinterConfig) SetDefaults() {
 	}
 	if p.FailoverAfter.Duration == 0 {
 		p.FailoverAfter.Duration = DefaultFailoverAfter
+	}
+	if p.SuspectAfter == 0 {
+		p.SuspectAfter = DefaultSuspectAfter
 	}
 	if p.Driver == "serial" {
 		if p.Baud == 0 {
@@ -356,6 +363,9 @@ func (p *PrinterConfig) validate(key string) error {
 	}
 	if p.FailoverAttempts < 1 {
 		return Errorf(EINVALID, "%s.failover_attempts: must be at least 1", key)
+	}
+	if p.SuspectAfter < 1 || p.SuspectAfter > 100 {
+		return Errorf(EINVALID, "%s.suspect_after: %d is not between 1 and 100", key, p.SuspectAfter)
 	}
 	if p.ConnectTimeout.Duration < 0 || p.ConfirmTimeout.Duration < 0 || p.FailbackAfter.Duration < 0 || p.FailoverAfter.Duration < 0 {
 		return Errorf(EINVALID, "%s: durations must not be negative", key)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/big"
@@ -12,10 +11,13 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint"
+	"github.com/storeprint/storeprint/internal/backoff"
+	"github.com/storeprint/storeprint/internal/clock"
 )
 
 // DefaultBackoff is the wait after each failed attempt known not to have
-// printed; the last step repeats. Each wait gets up to ±20% jitter.
+// printed; the last step repeats. Each wait gets the jitter of package
+// backoff (±20%).
 var DefaultBackoff = []time.Duration{5 * time.Second, 15 * time.Second, time.Minute, 5 * time.Minute, 15 * time.Minute}
 
 // Observer receives the gateway's measurements (gateway/prometheus).
@@ -47,11 +49,14 @@ type Options struct {
 	// StartupGrace bounds the start-up hold of a gateway with a [cloud]
 	// link (see learn.go); default DefaultStartupGrace, negative: none.
 	StartupGrace time.Duration
-	Now          func() time.Time
-	Logger       *slog.Logger
-	Observer     Observer
-	// Failpoint, when set, is called at named points of an attempt (see
-	// failpoint.go). Production builds leave it nil.
+	// Clock tells the time and waits (default: the system's clock). Every
+	// wait is measured on its monotonic reading; see times.
+	Clock    clock.Clock
+	Logger   *slog.Logger
+	Observer Observer
+	// Failpoint, when set, is called at named points of an attempt (the
+	// Failpoint* names). Production builds leave it nil; the gateway
+	// binary's failpoints build tag sets it (cmd/storeprint-gateway).
 	Failpoint func(name string)
 }
 
@@ -64,7 +69,10 @@ type Gateway struct {
 	opts     Options
 	log      *slog.Logger
 	obs      Observer
-	now      func() time.Time
+	clock    clock.Clock
+	now      func() time.Time // the wall clock, for what is stored and shown
+	times    *times
+	backoff  backoff.Backoff // waits after failed attempts
 
 	stations map[string]*StationConfig
 	pcfg     map[string]*PrinterConfig
@@ -85,10 +93,27 @@ type printerStatus struct {
 	PaperNearEnd bool
 	CheckedAt    time.Time
 	LastError    string
-	FailingSince time.Time // zero when the last attempt or status was fine
-	Streak       int       // attempts in a row that did not print
-	HealthySince time.Time
+	Streak       int   // attempts in a row that did not print
+	FailingSince since // unset when the last attempt or status was fine
+	HealthySince since // since when it reports ready
+	Trouble      trouble
 }
+
+// since is a moment on the monotonic clock, or none.
+type since struct {
+	at  time.Duration
+	set bool
+}
+
+// mark sets s to now unless it is set already.
+func (s *since) mark(now time.Duration) {
+	if !s.set {
+		*s = since{at: now, set: true}
+	}
+}
+
+// For returns how long ago s was set, and false when it is not.
+func (s since) For(now time.Duration) (time.Duration, bool) { return now - s.at, s.set }
 
 // PrinterInfo is a printer's state as shown to people.
 type PrinterInfo struct {
@@ -122,8 +147,8 @@ func New(cfg *Config, store Store, printers map[string]Printer, opts Options) (*
 	if opts.LeaseMargin == 0 {
 		opts.LeaseMargin = 10 * time.Second
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -133,14 +158,16 @@ func New(cfg *Config, store Store, printers map[string]Printer, opts Options) (*
 	}
 	g := &Gateway{
 		cfg: cfg, store: store, printers: printers, opts: opts,
-		log: opts.Logger, obs: opts.Observer, now: opts.Now,
+		log: opts.Logger, obs: opts.Observer, clock: opts.Clock, now: opts.Clock.Now,
 		stations: map[string]*StationConfig{},
 		pcfg:     map[string]*PrinterConfig{},
 		failover: map[string]*Failover{},
 		status:   map[string]*printerStatus{},
 		workers:  map[string]*worker{},
 	}
-	g.store = notifyingStore{Store: store, c: &g.changes}
+	g.backoff = backoff.Backoff{Steps: opts.Backoff}
+	g.times = newTimes(opts.Clock, g.backoff.Longest()+opts.StatusPoll)
+	g.store = notifyingStore{Store: store, c: &g.changes, times: g.times, now: g.now}
 	if opts.StartupGrace == 0 {
 		opts.StartupGrace = DefaultStartupGrace
 	}
@@ -157,6 +184,7 @@ func New(cfg *Config, store Store, printers map[string]Printer, opts Options) (*
 			return nil, fmt.Errorf("no driver opened for printer %q", p.ID)
 		}
 		g.status[p.ID] = &printerStatus{State: storeprint.PrinterUnknown}
+		g.workers[p.ID] = &worker{g: g, id: p.ID, printer: printers[p.ID], cfg: p, wake: make(chan struct{}, 1)}
 	}
 	return g, nil
 }
@@ -170,28 +198,33 @@ func (g *Gateway) Store() Store { return g.store }
 // Run recovers interrupted attempts, then drives every printer's queue
 // until ctx is done.
 func (g *Gateway) Run(ctx context.Context) error {
-	if err := g.loadFailovers(ctx); err != nil {
+	if err := g.boot(ctx); err != nil {
 		return err
-	}
-	if err := g.Recover(ctx); err != nil {
-		return fmt.Errorf("recover: %w", err)
 	}
 	if g.startup != nil {
 		go g.startup.expire(ctx, g)
 	}
-	g.mu.Lock()
-	for id := range g.pcfg {
-		w := &worker{g: g, id: id, printer: g.printers[id], cfg: g.pcfg[id], wake: make(chan struct{}, 1)}
-		g.workers[id] = w
+	for _, w := range g.workers {
 		g.wg.Add(1)
 		go func() {
 			defer g.wg.Done()
 			w.run(ctx)
 		}()
 	}
-	g.mu.Unlock()
 	<-ctx.Done()
 	g.wg.Wait()
+	return nil
+}
+
+// boot loads the failovers and settles the attempts a previous run left
+// open, before any printer is driven.
+func (g *Gateway) boot(ctx context.Context) error {
+	if err := g.loadFailovers(ctx); err != nil {
+		return err
+	}
+	if err := g.Recover(ctx); err != nil {
+		return fmt.Errorf("recover: %w", err)
+	}
 	return nil
 }
 
@@ -367,21 +400,7 @@ func newProcessID() string {
 	return fmt.Sprintf("%04d", n.Int64())
 }
 
-// jitter spreads d by up to ±20%.
-func jitter(d time.Duration) time.Duration {
-	if d <= 0 {
-		return d
-	}
-	n, err := rand.Int(rand.Reader, big.NewInt(int64(d)*2/5+1))
-	if err != nil {
-		return d
-	}
-	return d - d/5 + time.Duration(n.Int64())
-}
-
 func isNotFound(err error) bool { return ErrorCode(err) == ENOTFOUND }
-
-var errFenced = errors.New("fenced: the attempt is no longer current")
 
 // Audit returns audit entries after seq.
 func (g *Gateway) Audit(ctx context.Context, after uint64, limit int) ([]*AuditEntry, error) {

@@ -33,12 +33,12 @@ func (h *startupHold) release() { h.once.Do(func() { close(h.done) }) }
 
 // expire ends the hold after the grace.
 func (h *startupHold) expire(ctx context.Context, g *Gateway) {
-	t := time.NewTimer(h.grace)
+	t := g.clock.NewTimer(h.grace)
 	defer t.Stop()
 	select {
 	case <-h.done:
 	case <-ctx.Done():
-	case <-t.C:
+	case <-t.C():
 		g.log.Warn("no word from the cloud since start: printing the tickets held from before", "grace", h.grace)
 		h.release()
 	}

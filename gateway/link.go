@@ -219,8 +219,10 @@ func (g *Gateway) ApplyDown(ctx context.Context, cmds []sync.Command, through ui
 		if err := g.applyCommand(ctx, c); err != nil {
 			switch ErrorCode(err) {
 			case EINVALID, ENOTFOUND, ECONFLICT:
+				// Refused for good: HQ is told why (an audit entry the link
+				// replays), and the cursor moves past it.
 				g.log.Warn("cloud command not applied", "seq", c.Seq, "kind", c.Kind, "task_no", c.TaskNo, "err", ErrorMessage(err))
-				if err := g.setDownCursor(ctx, c.Seq); err != nil {
+				if err := g.refuseCommand(ctx, c, ErrorMessage(err)); err != nil {
 					return cursor, err
 				}
 			default:
@@ -238,6 +240,21 @@ func (g *Gateway) ApplyDown(ctx context.Context, cmds []sync.Command, through ui
 	return cursor, nil
 }
 
+// refuseCommand records that a command from HQ was not carried out, and
+// why, and moves the cursor past it, in one transaction.
+func (g *Gateway) refuseCommand(ctx context.Context, c sync.Command, why string) error {
+	return g.store.Update(ctx, func(tx Tx) error {
+		if cur, err := tx.Meta(metaDownCursor); err != nil || cur >= c.Seq {
+			return err
+		}
+		tx.SetMeta(metaDownCursor, c.Seq)
+		return tx.AppendAudit(&AuditEntry{
+			Action: storeprint.ActionCommandRefused, Operator: hqOperator(c), Reason: why, TaskNo: c.TaskNo,
+			After: snapshot(map[string]any{"command_id": c.ID, "kind": c.Kind, "seq": c.Seq, "printer_id": c.PrinterID}),
+		})
+	})
+}
+
 func (g *Gateway) setDownCursor(ctx context.Context, seq uint64) error {
 	return g.store.Update(ctx, func(tx Tx) error {
 		if cur, err := tx.Meta(metaDownCursor); err != nil || cur >= seq {
@@ -249,13 +266,7 @@ func (g *Gateway) setDownCursor(ctx context.Context, seq uint64) error {
 }
 
 func (g *Gateway) applyCommand(ctx context.Context, c sync.Command) error {
-	a := Actor{Operator: "hq:" + strings.TrimSpace(c.Operator), Reason: c.Reason}
-	if strings.TrimSpace(c.Operator) == "" {
-		a.Operator = "hq"
-	}
-	if r := []rune(a.Operator); len(r) > 64 {
-		a.Operator = string(r[:64]) // an operator is at most 64 characters
-	}
+	a := Actor{Operator: hqOperator(c), Reason: c.Reason}
 	switch c.Kind {
 	case storeprint.CommandOrder:
 		var o storeprint.Order
@@ -319,4 +330,17 @@ func (g *Gateway) PrinterStatuses(ctx context.Context) ([]sync.PrinterStatus, er
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// hqOperator names the person at HQ behind a command, as the store's audit
+// log writes it: "hq:<name>", at most 64 characters.
+func hqOperator(c sync.Command) string {
+	op := "hq"
+	if name := strings.TrimSpace(c.Operator); name != "" {
+		op += ":" + name
+	}
+	if r := []rune(op); len(r) > storeprint.MaxOperatorLen {
+		op = string(r[:storeprint.MaxOperatorLen])
+	}
+	return op
 }

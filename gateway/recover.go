@@ -92,7 +92,7 @@ func (g *Gateway) recoverTask(ctx context.Context, taskNo string) error {
 			if err := tx.PutReceipt(r); err != nil {
 				return err
 			}
-			wake = g.applyUncertain(t, policy, cause)
+			wake = g.applyUncertain(t, policy, cause, true)
 		}
 		return tx.PutTask(t)
 	})

@@ -14,6 +14,13 @@ type Store interface {
 	// Update runs fn in a read-write transaction and returns once the
 	// transaction is durable on disk (fsync). Concurrent updates share one
 	// sync. If fn returns an error nothing it wrote is kept.
+	//
+	// fn may run more than once (an update that does not fit the batch it
+	// was read into runs again, against the state the batch leaves), and
+	// only its last run counts: fn must set every result it hands back to
+	// its caller afresh on each run, never append to or count into
+	// variables from outside, and do nothing but read and write the
+	// transaction (no I/O, no wake-ups: those go after Update returns).
 	Update(ctx context.Context, fn func(Tx) error) error
 	// View runs fn in a read-only snapshot.
 	View(ctx context.Context, fn func(ReadTx) error) error

@@ -12,6 +12,7 @@ import (
 
 	"github.com/storeprint/storeprint/cloud/http"
 	"github.com/storeprint/storeprint/cloud/postgres"
+	"github.com/storeprint/storeprint/internal/version"
 	"github.com/storeprint/storeprint/schema"
 	syncserver "github.com/storeprint/storeprint/sync/server"
 )
@@ -21,6 +22,17 @@ const usage = `storeprint-cloud: the cloud service (PostgreSQL).
 Usage:
   storeprint-cloud run [flags]      apply the migrations, then serve the API
   storeprint-cloud migrate [flags]  apply the migrations and exit
+  storeprint-cloud version          print the version (also --version)
+
+Run 'storeprint-cloud <command> --help' for a command's flags.
+`
+
+const runUsage = `Usage: storeprint-cloud run [flags]
+
+Applies the database migrations (unless --migrate=false), then serves the
+admin and tenant API, the HQ dashboard and the gateways' sync link until it
+is interrupted (Ctrl-C, SIGTERM). Logs go to standard error (under the
+packaged systemd unit: journalctl -u storeprint-cloud).
 
 Flags:
   --listen ADDR         address to serve on (default 127.0.0.1:9090); the bound
@@ -35,6 +47,25 @@ Environment (a flag wins over its variable):
   STOREPRINT_LISTEN, STOREPRINT_ADMIN_TOKEN, STOREPRINT_MIGRATE,
   STOREPRINT_LOG_FORMAT, STOREPRINT_DATABASE_URL (else DATABASE_URL);
   STOREPRINT_DEBUG=1 logs at debug level (e.g. every ingested batch)
+
+Exit status: 0 stopped, 1 failed, 2 a flag or setting is missing or wrong.
+`
+
+const migrateUsage = `Usage: storeprint-cloud migrate [--database-url URL] [--log-format F]
+
+Applies the numbered schema migrations to the database and prints the
+schema version; applying them again changes nothing.
+
+Flags:
+  --database-url URL  the PostgreSQL database (postgres://... or key=value)
+                      [$STOREPRINT_DATABASE_URL, else $DATABASE_URL]
+  --log-format F      text (default) or json [$STOREPRINT_LOG_FORMAT]
+`
+
+const versionUsage = `Usage: storeprint-cloud version
+
+Prints the program's version, the Go version it was built with and its
+platform. Also: storeprint-cloud --version.
 `
 
 // MinAdminTokenLen is the shortest admin token run takes without a warning.
@@ -78,12 +109,26 @@ func (m *Main) ParseFlags(args []string) error {
 	}
 	m.Command = args[0]
 	switch m.Command {
-	case "-h", "--help", "help":
+	case "-h", "-help", "--help", "help":
 		fmt.Fprint(m.Stdout, usage)
 		return errHelp
+	case "-version", "--version", "version":
+		m.Command = "version"
+		if len(args) > 1 {
+			if a := args[1]; a == "-h" || a == "-help" || a == "--help" {
+				fmt.Fprint(m.Stdout, versionUsage)
+				return errHelp
+			}
+			return fmt.Errorf("version: unexpected argument %q", args[1])
+		}
+		return nil
 	case "run", "migrate":
 	default:
-		return fmt.Errorf("unknown command %q (run or migrate)", m.Command)
+		return fmt.Errorf("unknown command %q (run, migrate or version)", m.Command)
+	}
+	help := runUsage
+	if m.Command == "migrate" {
+		help = migrateUsage
 	}
 	migrate := true
 	if v := m.Getenv("STOREPRINT_MIGRATE"); v != "" {
@@ -102,7 +147,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.StringVar(&m.LogFormat, "log-format", m.env("STOREPRINT_LOG_FORMAT", "text"), "")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(m.Stdout, usage)
+			fmt.Fprint(m.Stdout, help)
 			return errHelp
 		}
 		return fmt.Errorf("%s: %w", m.Command, err)
@@ -143,6 +188,10 @@ func (m *Main) Ready() <-chan struct{} { return m.ready }
 
 // Run runs the command; run serves until ctx ends.
 func (m *Main) Run(ctx context.Context) error {
+	if m.Command == "version" {
+		fmt.Fprintln(m.Stdout, version.Line("storeprint-cloud"))
+		return nil
+	}
 	if m.Command == "migrate" {
 		v, err := schema.Up(ctx, m.DatabaseURL)
 		if err != nil {
@@ -196,7 +245,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.HTTP = s
 	fmt.Fprintf(m.Stdout, "storeprint-cloud listening on %s\n", s.URL())
-	log.Info("cloud running", "listen", s.URL())
+	log.Info("cloud running", "version", version.String(), "listen", s.URL())
 	close(m.ready)
 	<-ctx.Done()
 	log.Info("cloud stopping")

@@ -8,7 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"time"
 
@@ -19,39 +20,123 @@ import (
 	gwhttp "github.com/storeprint/storeprint/gateway/http"
 	"github.com/storeprint/storeprint/gateway/prometheus"
 	"github.com/storeprint/storeprint/gateway/toml"
+	"github.com/storeprint/storeprint/internal/version"
 	synclink "github.com/storeprint/storeprint/sync/client"
 )
 
-// Version is the gateway's software version, reported to the cloud; set at
-// build time with -ldflags "-X main.Version=...".
-var Version = "dev"
+// commands are the subcommands with their help, in the order the overall
+// help lists them.
+var commands = []struct{ name, summary, help string }{
+	{"run", "run the gateway in the foreground (also what a service manager runs)", `Usage: storeprint-gateway run --config FILE [--log-format text|json]
 
-const usage = `storeprint-gateway: the store's print gateway.
-
-Usage:
-  storeprint-gateway run --config FILE     run in the foreground (or under a service manager)
-  storeprint-gateway install --config FILE install as a system service running "run --config FILE"
-  storeprint-gateway uninstall             remove the system service
-  storeprint-gateway start|stop|status     control the installed service
+Runs the gateway until it is interrupted (Ctrl-C, SIGTERM) or stopped by its
+service manager. Logs go to standard error (under systemd: the journal; as a
+Windows service: the Windows Event Log, source storeprint-gateway).
 
 Flags:
   --config FILE   the gateway's TOML configuration (see docs/config.md)
-  --log-format F  text (default) or json
+                  [$STOREPRINT_CONFIG]
+  --log-format F  text (default) or json [$STOREPRINT_LOG_FORMAT]
+  --name NAME     the service's name, when a service manager runs it (set
+                  by install --name; default storeprint-gateway)
 
-Environment:
-  STOREPRINT_CONFIG      default for --config
-  STOREPRINT_LOG_FORMAT  default for --log-format
-`
+It warns when FILE is readable by every user of the machine: it holds tokens.
+
+Exit status: 0 stopped, 1 failed, 2 usage error, 78 the configuration is
+not usable (the packaged systemd unit does not restart on 78).
+`},
+	{"install", "install the gateway as a system service", `Usage: storeprint-gateway install --config FILE [--user NAME] [--name NAME]
+
+Installs a system service that runs this program's file (where it is now)
+with "run --config FILE", starting at boot and started again when it exits
+unexpectedly: a systemd unit, a SysV init script with its /etc/rc?.d links,
+a launchd daemon or a Windows service, whichever the machine uses. It says
+what it wrote, which user the service runs as and where its logs go. It does
+not start the service: "storeprint-gateway start" does.
+
+The .deb package installs the gateway as the service storeprint-gateway
+already (systemd, user storeprint); this command is for other machines.
+
+Flags:
+  --config FILE  the configuration the service runs with (checked first;
+                 made absolute) [$STOREPRINT_CONFIG]
+  --user NAME    the account the service runs as (default: root, or
+                 LocalSystem on Windows); it must be able to read FILE and
+                 write the config's data_dir
+  --name NAME    the service's name (default storeprint-gateway)
+
+It warns when FILE is readable by every user of the machine: it holds tokens.
+`},
+	{"uninstall", "stop and remove the system service", `Usage: storeprint-gateway uninstall [--name NAME]
+
+Stops the service if it runs, then removes everything install wrote (the
+unit or init script and its links, or the Windows service) and says what it
+removed. The configuration, the data_dir and the logs stay.
+
+Flags:
+  --name NAME  the service's name (default storeprint-gateway)
+`},
+	{"start", "start the installed service", `Usage: storeprint-gateway start [--name NAME]
+
+Starts the installed service.
+
+Flags:
+  --name NAME  the service's name (default storeprint-gateway)
+`},
+	{"stop", "stop the installed service", `Usage: storeprint-gateway stop [--name NAME]
+
+Stops the installed service; the gateway finishes the requests in flight.
+
+Flags:
+  --name NAME  the service's name (default storeprint-gateway)
+`},
+	{"status", "say whether the installed service runs", `Usage: storeprint-gateway status [--name NAME]
+
+Prints running, stopped, or not installed.
+
+Flags:
+  --name NAME  the service's name (default storeprint-gateway)
+`},
+	{"version", "print the version", `Usage: storeprint-gateway version
+
+Prints the program's version, the Go version it was built with and its
+platform. Also: storeprint-gateway --version.
+`},
+}
+
+func usage() string {
+	var b strings.Builder
+	b.WriteString("storeprint-gateway: the store's print gateway.\n\nUsage:\n  storeprint-gateway <command> [flags]\n\nCommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
+	}
+	b.WriteString("\nRun 'storeprint-gateway <command> --help' for a command's flags.\n")
+	return b.String()
+}
+
+func commandNames() string {
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	return strings.Join(names, ", ")
+}
 
 var errHelp = errors.New("help requested")
 
+// ServiceName is the system service's name unless --name says otherwise;
+// the packaged unit is ServiceName + ".service".
+const ServiceName = "storeprint-gateway"
+
 // Main is the gateway program.
 type Main struct {
-	Command    string
-	ConfigPath string
-	LogFormat  string
-	Stdout     io.Writer
-	Stderr     io.Writer
+	Command     string
+	ConfigPath  string
+	LogFormat   string
+	ServiceName string // install and the service commands: --name
+	User        string // install: --user
+	Stdout      io.Writer
+	Stderr      io.Writer
 
 	// Failpoint stops the process at a named point of an attempt; set only
 	// by builds with the failpoints tag (tests).
@@ -63,8 +148,11 @@ type Main struct {
 	HTTP    *gwhttp.Server
 	Sync    *synclink.Client // nil when the config has no [cloud]
 
-	printers map[string]gateway.Printer
-	ready    chan struct{}
+	// logHandler, when set, takes the log instead of Stderr (a Windows
+	// service has no standard error).
+	logHandler slog.Handler
+	printers   map[string]gateway.Printer
+	ready      chan struct{}
 }
 
 // NewMain returns a program with default settings.
@@ -75,31 +163,52 @@ func NewMain() *Main {
 // ParseFlags reads the command line.
 func (m *Main) ParseFlags(args []string) error {
 	if len(args) == 0 {
-		fmt.Fprint(m.Stderr, usage)
-		return errors.New("a command is required: run, install, uninstall, start, stop or status")
+		fmt.Fprint(m.Stderr, usage())
+		return errors.New("a command is required: " + commandNames())
 	}
 	m.Command = args[0]
+	help := ""
 	switch m.Command {
-	case "-h", "--help", "help":
-		fmt.Fprint(m.Stdout, usage)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(m.Stdout, usage())
 		return errHelp
-	case "run", "install", "uninstall", "start", "stop", "status":
-	default:
-		return fmt.Errorf("unknown command %q (run, install, uninstall, start, stop, status)", m.Command)
+	case "--version", "-version":
+		m.Command = "version"
+	}
+	for _, c := range commands {
+		if c.name == m.Command {
+			help = c.help
+		}
+	}
+	if help == "" {
+		return fmt.Errorf("unknown command %q (one of %s; see storeprint-gateway --help)", m.Command, commandNames())
 	}
 	fs := flag.NewFlagSet(m.Command, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&m.ConfigPath, "config", os.Getenv("STOREPRINT_CONFIG"), "")
-	fs.StringVar(&m.LogFormat, "log-format", envOr("STOREPRINT_LOG_FORMAT", "text"), "")
+	switch m.Command {
+	case "run":
+		fs.StringVar(&m.ConfigPath, "config", os.Getenv("STOREPRINT_CONFIG"), "")
+		fs.StringVar(&m.LogFormat, "log-format", envOr("STOREPRINT_LOG_FORMAT", "text"), "")
+		fs.StringVar(&m.ServiceName, "name", ServiceName, "")
+	case "install":
+		fs.StringVar(&m.ConfigPath, "config", os.Getenv("STOREPRINT_CONFIG"), "")
+		fs.StringVar(&m.User, "user", "", "")
+		fallthrough
+	case "uninstall", "start", "stop", "status":
+		fs.StringVar(&m.ServiceName, "name", ServiceName, "")
+	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(m.Stdout, usage)
+			fmt.Fprint(m.Stdout, help)
 			return errHelp
 		}
-		return fmt.Errorf("%s: %w", m.Command, err)
+		return fmt.Errorf("%s: %w (see storeprint-gateway %s --help)", m.Command, err, m.Command)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%s: unexpected argument %q", m.Command, fs.Arg(0))
+	}
+	if m.LogFormat == "" {
+		m.LogFormat = "text"
 	}
 	if m.LogFormat != "text" && m.LogFormat != "json" {
 		return fmt.Errorf("--log-format: %q is not text or json", m.LogFormat)
@@ -107,8 +216,19 @@ func (m *Main) ParseFlags(args []string) error {
 	if (m.Command == "run" || m.Command == "install") && m.ConfigPath == "" {
 		return fmt.Errorf("%s: --config FILE is required", m.Command)
 	}
+	if m.ServiceName != "" && !serviceNameRE.MatchString(m.ServiceName) {
+		return fmt.Errorf("--name: %q must be 1-64 letters, digits, '-', '_' or '.', starting with a letter", m.ServiceName)
+	}
+	if m.User != "" && runtime.GOOS != "windows" && !userNameRE.MatchString(m.User) {
+		return fmt.Errorf("--user: %q is not an account name", m.User)
+	}
 	return nil
 }
+
+var (
+	serviceNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
+	userNameRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,31}[$]?$`)
+)
 
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
@@ -118,6 +238,9 @@ func envOr(k, def string) string {
 }
 
 func (m *Main) logger() *slog.Logger {
+	if m.logHandler != nil {
+		return slog.New(m.logHandler)
+	}
 	if m.LogFormat == "json" {
 		return slog.New(slog.NewJSONHandler(m.Stderr, nil))
 	}
@@ -126,7 +249,12 @@ func (m *Main) logger() *slog.Logger {
 
 // Run runs the command.
 func (m *Main) Run(ctx context.Context) error {
-	if m.Command != "run" {
+	switch m.Command {
+	case "version":
+		fmt.Fprintln(m.Stdout, version.Line("storeprint-gateway"))
+		return nil
+	case "run":
+	default:
 		return m.control()
 	}
 	if !service.Interactive() {
@@ -142,9 +270,12 @@ func (m *Main) run(ctx context.Context) error {
 	log := m.logger()
 	cfg, err := toml.Load(m.ConfigPath)
 	if err != nil {
-		return err
+		return &ConfigError{err}
 	}
 	m.Config = cfg
+	if w := configExposure(m.ConfigPath); w != "" {
+		log.Warn(w, "config", m.ConfigPath)
+	}
 	for i, t := range cfg.APITokens {
 		if len(t) < 12 {
 			log.Warn("an API token is short and easy to guess; use 16 or more random characters", "key", fmt.Sprintf("api_tokens[%d]", i), "length", len(t))
@@ -186,7 +317,7 @@ func (m *Main) run(ctx context.Context) error {
 		// The link runs beside the print path and never blocks it.
 		m.Sync = &synclink.Client{
 			URL: cfg.Cloud.URL, GatewayID: cfg.Cloud.GatewayID, Token: cfg.Cloud.Token,
-			StoreID: cfg.StoreID, Version: Version, Gateway: m.Gateway, Logger: log,
+			StoreID: cfg.StoreID, Version: version.String(), Gateway: m.Gateway, Logger: log,
 		}
 		m.HTTP.SetLink(func() any { return m.linkState(gctx) })
 		go func() {
@@ -198,7 +329,7 @@ func (m *Main) run(ctx context.Context) error {
 	}
 	hdone := make(chan error, 1)
 	go func() { hdone <- m.HTTP.Serve() }()
-	log.Info("gateway running", "store_id", cfg.StoreID, "listen", m.HTTP.Addr(), "data_dir", cfg.DataDir, "printers", len(cfg.Printers))
+	log.Info("gateway running", "version", version.String(), "store_id", cfg.StoreID, "listen", m.HTTP.Addr(), "data_dir", cfg.DataDir, "printers", len(cfg.Printers))
 	close(m.ready)
 
 	select {
@@ -255,84 +386,4 @@ func (m *Main) Close() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// Service integration (systemd, Windows services, launchd).
-
-func (m *Main) serviceConfig() (*service.Config, error) {
-	c := &service.Config{
-		Name:        "storeprint-gateway",
-		DisplayName: "storeprint gateway",
-		Description: "Prints the store's kitchen tickets, confirmed by the printers.",
-	}
-	if m.ConfigPath != "" {
-		abs, err := filepath.Abs(m.ConfigPath)
-		if err != nil {
-			return nil, fmt.Errorf("--config: %w", err)
-		}
-		c.Arguments = []string{"run", "--config", abs}
-		c.WorkingDirectory = filepath.Dir(abs)
-	}
-	return c, nil
-}
-
-type program struct {
-	m      *Main
-	cancel context.CancelFunc
-	done   chan error
-}
-
-func (p *program) Start(service.Service) error {
-	ctx, cancel := context.WithCancel(context.Background())
-	p.cancel, p.done = cancel, make(chan error, 1)
-	go func() { p.done <- p.m.run(ctx) }()
-	return nil
-}
-
-func (p *program) Stop(service.Service) error {
-	p.cancel()
-	return <-p.done
-}
-
-func (m *Main) runService() error {
-	cfg, err := m.serviceConfig()
-	if err != nil {
-		return err
-	}
-	s, err := service.New(&program{m: m}, cfg)
-	if err != nil {
-		return fmt.Errorf("service: %w", err)
-	}
-	return s.Run()
-}
-
-func (m *Main) control() error {
-	cfg, err := m.serviceConfig()
-	if err != nil {
-		return err
-	}
-	if m.Command == "install" {
-		if _, err := toml.Load(m.ConfigPath); err != nil {
-			return err
-		}
-	}
-	s, err := service.New(&program{m: m}, cfg)
-	if err != nil {
-		return fmt.Errorf("service: %w", err)
-	}
-	if m.Command == "status" {
-		st, err := s.Status()
-		if err != nil {
-			return fmt.Errorf("status: %w", err)
-		}
-		fmt.Fprintln(m.Stdout, map[service.Status]string{
-			service.StatusRunning: "running", service.StatusStopped: "stopped", service.StatusUnknown: "unknown",
-		}[st])
-		return nil
-	}
-	if err := service.Control(s, m.Command); err != nil {
-		return fmt.Errorf("%s: %w", m.Command, err)
-	}
-	fmt.Fprintf(m.Stdout, "storeprint-gateway: %s: done\n", strings.TrimSpace(m.Command))
-	return nil
 }

@@ -29,6 +29,6 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "storeprint-gateway:", err)
-		os.Exit(1)
+		os.Exit(ExitCode(err))
 	}
 }

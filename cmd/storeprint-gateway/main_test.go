@@ -196,17 +196,12 @@ func getTask(t testing.TB, base, taskNo string) taskJSON {
 // waitStatus waits until the task reaches status, failing after timeout.
 func waitStatus(t testing.TB, base, taskNo, status string, timeout time.Duration) taskJSON {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		tj := getTask(t, base, taskNo)
-		if tj.Status == status {
-			return tj
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s: got status %s (last error %q), want %s within %s", taskNo, tj.Status, tj.LastError, status, timeout)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var tj taskJSON
+	waitUntil(t, base, timeout, func() (bool, string) {
+		tj = getTask(t, base, taskNo)
+		return tj.Status == status, fmt.Sprintf("task %s is %s (last error %q), want %s", taskNo, tj.Status, tj.LastError, status)
+	})
+	return tj
 }
 
 // waitPrinted waits for n tickets on the simulator's paper.

@@ -153,7 +153,8 @@ func TestMain_ParseFlags(t *testing.T) {
 				t.Errorf("help does not list fault %s:\n%s", f, got)
 			}
 		}
-		for _, flag := range []string{"--listen", "--serial", "--baud", "--out", "--encoding", "--fault", "--slow", "--control", "PUT  /fault", "socat"} {
+		for _, flag := range []string{"--listen", "--serial", "--baud", "--out", "--paper", "--name", "--encoding", "--fault", "--slow", "--control", "PUT  /fault", "socat",
+			"DLE EOT", "DLE ENQ", "GS ( H", "GS r", "GS I", "GS a", "ESC @", `"EPSON"`, printersim.Model} {
 			if !strings.Contains(got, flag) {
 				t.Errorf("help does not mention %s", flag)
 			}
@@ -163,11 +164,16 @@ func TestMain_ParseFlags(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		t.Parallel()
 		m, _, _ := setup(t, "printersim", "--listen", "127.0.0.1:0", "--out", "paper.jsonl", "--encoding", "cp437",
-			"--fault", "paper_end", "--slow", "5s", "--control", "127.0.0.1:0")
+			"--fault", "paper_end", "--slow", "5s", "--control", "127.0.0.1:0", "--paper", "-", "--name", "hot-1")
 		c := m.cmd.(*printerSim)
 		if c.Listen != "127.0.0.1:0" || c.Out != "paper.jsonl" || c.Encoding != "cp437" ||
-			c.Fault != printersim.FaultPaperEnd || c.Slow != 5*time.Second || c.Control != "127.0.0.1:0" {
+			c.Fault != printersim.FaultPaperEnd || c.Slow != 5*time.Second || c.Control != "127.0.0.1:0" ||
+			c.Paper != "-" || c.Name != "hot-1" {
 			t.Fatalf("got %+v", c)
+		}
+		m, _, _ = setup(t, "printersim", "--listen", "127.0.0.1:9101")
+		if c := m.cmd.(*printerSim); c.Paper != "" || c.Name != "127.0.0.1:9101" {
+			t.Fatalf("got paper %q, name %q; want no paper, named after --listen", c.Paper, c.Name)
 		}
 	})
 
@@ -203,6 +209,8 @@ func TestMain_ParseFlags(t *testing.T) {
 			{"Baud", []string{"printersim", "--serial", "/dev/ttyUSB0", "--baud", "0"}, "--baud"},
 			{"Control", []string{"printersim", "--control", "nowhere"}, "--control"},
 			{"Out", []string{"printersim", "--out", ""}, "--out"},
+			{"PaperStdout", []string{"printersim", "--paper", "-"}, "--paper: - is stdout, where --out writes too"},
+			{"PaperOut", []string{"printersim", "--paper", "p.txt", "--out", "p.txt"}, `--paper: "p.txt" is the --out file too`},
 			{"Argument", []string{"printersim", "extra"}, `unexpected argument "extra"`},
 		}
 		for _, tt := range tests {
@@ -222,7 +230,9 @@ func TestMain_Run(t *testing.T) {
 	t.Run("PrinterSim", func(t *testing.T) {
 		t.Parallel()
 		paper := filepath.Join(t.TempDir(), "paper.jsonl")
-		m, _, stderr := setup(t, "printersim", "--listen", "127.0.0.1:0", "--out", paper, "--control", "127.0.0.1:0")
+		text := filepath.Join(t.TempDir(), "paper.txt")
+		m, _, stderr := setup(t, "printersim", "--listen", "127.0.0.1:0", "--out", paper, "--control", "127.0.0.1:0",
+			"--paper", text, "--name", "hot-1")
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- m.Run(ctx) }()
@@ -262,6 +272,14 @@ func TestMain_Run(t *testing.T) {
 		}
 		if len(lines) != 1 || lines[0].TaskNo != "order_1_station_hot" || lines[0].At.IsZero() {
 			t.Fatalf("got paper %+v, want one ticket", lines)
+		}
+		// And as text, as it reads on paper.
+		b, err := os.ReadFile(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := string(b), lines[0].PaperText("hot-1", time.Local); got != want {
+			t.Fatalf("got --paper\n%s\nwant\n%s", got, want)
 		}
 
 		// Faults change through the control API.

@@ -24,11 +24,33 @@ func printerSimUsage() string {
   storeprint printersim --listen ADDR --out FILE.jsonl [flags]
   storeprint printersim --serial PATH --out FILE.jsonl [flags]
 
-Runs a simulated ESC/POS receipt printer. It answers DLE EOT status requests
-at once and GS ( H confirmation requests once the ticket before them has
-printed, like a real printer, and appends one JSON line
-{"task_no","text","at"} per cut ticket to --out. It prints the address it
-listens on to stderr at start, so --listen 127.0.0.1:0 works.
+Runs a simulated ESC/POS receipt printer that answers like an Epson TM-T88V,
+and appends one JSON line {"task_no","text","at"} per cut ticket to --out
+(and, with --paper, the ticket's text as it reads on paper). It prints the
+address it listens on to stderr at start, so --listen 127.0.0.1:0 works.
+
+What it answers, per Epson's ESC/POS reference:
+  DLE EOT n   real-time status (n = 1 printer, 2 offline cause, 3 error,
+              4 paper sensor): one byte, at once, whatever waits to print
+  DLE ENQ n   real-time request: no simulated fault is a recoverable error,
+              so, like a TM printer without one, it does nothing
+  GS ( H      process ID (fn 48): 37 22 d1..d4 00 once everything received
+              before it has printed; the confirmation the gateway waits for
+  GS r n      status (n = 1 paper sensor, 2 drawer): one byte, once
+              everything received before it has printed
+  GS I n      printer ID, in turn with what it prints: n = 1 model ID 20h
+              (TM-T88), 2 type ID (autocutter; multi-byte with gb18030),
+              3 version ID, as one byte; n = 65 firmware "30.01 ESC/POS",
+              66 maker "EPSON", 67 model "TM-T88V", 68 serial "SIM0000001",
+              69 font ("CHINA GB18030" with gb18030), as 5F <text> 00
+  GS a n      automatic status back: when n enables an item, the 4-byte status
+              at once, after every change of an enabled item (1st byte
+              offline 08h, cover open 20h; 3rd byte paper near end 03h,
+              paper end 0Ch) and after every ticket it prints
+  ESC @       initialize: power-on modes; automatic status back off
+GS a and ESC @ take effect as they arrive; the status bytes of DLE EOT, GS r
+and GS a always agree. Under offline, paper_end and cover_open only DLE EOT
+and GS a answer; the rest waits, as on a printer, until the fault clears.
 
 With --serial it is a printer at the end of a serial line instead (or as
 well, with --listen too): it opens the tty PATH, and opens it again whenever
@@ -44,6 +66,11 @@ Flags:
   --baud N          line speed of --serial, 8N1 (default 19200; a pty ignores it)
   --out FILE        append printed tickets to FILE, one JSON line each;
                     - is stdout (default -)
+  --paper FILE      also append each printed ticket to FILE as text, as it
+                    reads on paper, between rules naming the printer and the
+                    time; - is stdout (default none)
+  --name NAME       the printer's name on --paper (default the --listen
+                    address or the --serial path)
   --encoding NAME   the printer's text encoding: gb18030 (default), cp437, utf-8
   --fault NAME      the fault at start (default none; see below)
   --slow DURATION   how long each ticket takes under the slow fault (default 2s)
@@ -62,6 +89,7 @@ mid-ticket; the simulator then opens it again and discards what waits in it):
 Example:
   storeprint printersim --listen 127.0.0.1:9100 --out paper.jsonl --control 127.0.0.1:9200
   curl -X PUT -d '{"fault":"paper_end"}' http://127.0.0.1:9200/fault
+  storeprint printersim --listen 127.0.0.1:9100 --out paper.jsonl --paper - --name pass-1
   storeprint printersim --serial /tmp/ttySIM --out paper.jsonl
 `)
 	return b.String()
@@ -75,6 +103,8 @@ type printerSim struct {
 	Serial   string
 	Baud     int
 	Out      string
+	Paper    string
+	Name     string
 	Encoding string
 	Fault    printersim.Fault
 	Slow     time.Duration
@@ -82,6 +112,7 @@ type printerSim struct {
 
 	sim     *printersim.Printer
 	out     *os.File // nil when writing to stdout
+	paper   *os.File // nil when writing to stdout or not at all
 	ln      net.Listener
 	control *http.Server
 
@@ -98,6 +129,8 @@ func (c *printerSim) parseFlags(args []string) error {
 	fs.StringVar(&c.Serial, "serial", "", "")
 	fs.IntVar(&c.Baud, "baud", printersim.DefaultBaud, "")
 	fs.StringVar(&c.Out, "out", "-", "")
+	fs.StringVar(&c.Paper, "paper", "", "")
+	fs.StringVar(&c.Name, "name", "", "")
 	fs.StringVar(&c.Encoding, "encoding", escpos.GB18030, "")
 	fault := fs.String("fault", string(printersim.FaultNone), "")
 	fs.DurationVar(&c.Slow, "slow", printersim.DefaultSlowDelay, "")
@@ -128,6 +161,18 @@ func (c *printerSim) parseFlags(args []string) error {
 	if c.Out == "" {
 		return errors.New("printersim: --out: a file name (or - for stdout) is required")
 	}
+	if c.Paper != "" && c.Paper == c.Out {
+		if c.Paper == "-" {
+			return errors.New("printersim: --paper: - is stdout, where --out writes too (give --out a file)")
+		}
+		return fmt.Errorf("printersim: --paper: %q is the --out file too; give each its own", c.Paper)
+	}
+	if c.Name == "" {
+		c.Name = c.Listen
+		if c.Name == "" {
+			c.Name = c.Serial
+		}
+	}
 	if _, err := escpos.NewDecoder(c.Encoding); err != nil {
 		return fmt.Errorf("printersim: --encoding: %w", err)
 	}
@@ -157,9 +202,23 @@ func (c *printerSim) run(ctx context.Context) error {
 		}
 		c.out, out = f, f
 	}
+	var paper io.Writer
+	switch c.Paper {
+	case "":
+	case "-":
+		paper = c.m.Stdout
+	default:
+		f, err := os.OpenFile(c.Paper, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("printersim: open --paper file: %w", err)
+		}
+		c.paper, paper = f, f
+	}
 	sim, err := printersim.New(printersim.Options{
+		Name:      c.Name,
 		Encoding:  c.Encoding,
 		Out:       out,
+		Paper:     paper,
 		Fault:     c.Fault,
 		SlowDelay: c.Slow,
 		Logger:    slog.New(slog.NewTextHandler(c.m.Stderr, nil)),
@@ -237,6 +296,9 @@ func (c *printerSim) close() error {
 		}
 		if c.out != nil {
 			errs = append(errs, c.out.Close())
+		}
+		if c.paper != nil {
+			errs = append(errs, c.paper.Close())
 		}
 		c.closeErr = errors.Join(errs...)
 	})

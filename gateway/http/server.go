@@ -430,7 +430,19 @@ func (s *Server) ackFailover(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) failback(w http.ResponseWriter, r *http.Request) error {
-	return s.failoverAction(w, r, s.g.Failback)
+	var body struct {
+		gateway.Actor
+		Force bool `json:"force"`
+	}
+	if err := decode(w, r, &body, false); err != nil {
+		return err
+	}
+	f, err := s.g.Failback(r.Context(), r.PathValue("printer_id"), body.Operator, body.Reason, body.Force)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, f)
+	return nil
 }
 
 func (s *Server) failoverAction(w http.ResponseWriter, r *http.Request, fn func(context.Context, string, string, string) (*gateway.Failover, error)) error {
