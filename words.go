@@ -108,6 +108,8 @@ const (
 	ActionPairingCreate       AuditAction = "pairing_create"       // a pairing code issued for a new device
 	ActionDevicePair          AuditAction = "device_pair"          // a device paired with a code
 	ActionDeviceRevoke        AuditAction = "device_revoke"        // a device's token revoked
+	ActionHoldRecovered       AuditAction = "hold_recovered"       // waiting tickets held for a person: their state may have gone backwards
+	ActionLearnedFromCloud    AuditAction = "learned_from_cloud"   // tasks moved to the newer state the cloud knew (after a restore)
 )
 
 // Actions in the cloud, logged by the cloud.
@@ -122,6 +124,7 @@ const (
 	ActionCloudFailoverAck  AuditAction = "printer.failover_ack"
 	ActionRevokeTenantToken AuditAction = "tenant_token.revoke"
 	ActionCloudDeviceRevoke AuditAction = "device.revoke"
+	ActionTakeOverTasks     AuditAction = "gateway.take_over" // a store's next gateway took over the tasks of a revoked one
 )
 
 // GatewayActions lists the actions a gateway logs.
@@ -129,13 +132,14 @@ var GatewayActions = []AuditAction{
 	ActionVoid, ActionRetry, ActionReprint, ActionResolve, ActionTestPage,
 	ActionAcknowledgeFailover, ActionFailback, ActionDuplicatePrevented, ActionCommandRefused,
 	ActionPairingCreate, ActionDevicePair, ActionDeviceRevoke,
+	ActionHoldRecovered, ActionLearnedFromCloud,
 }
 
 // CloudActions lists the actions the cloud logs.
 var CloudActions = []AuditAction{
 	ActionCreateTenant, ActionCreateTenantToken, ActionCreateStore, ActionCreateGateway,
 	ActionRevokeGateway, ActionCloudRetry, ActionCloudReprint, ActionCloudFailoverAck,
-	ActionRevokeTenantToken, ActionCloudDeviceRevoke,
+	ActionRevokeTenantToken, ActionCloudDeviceRevoke, ActionTakeOverTasks,
 }
 
 // Valid reports whether a is a known action of either side.

@@ -46,6 +46,9 @@ type Options struct {
 	// make an attempt's lease; a driver still busy LeaseMargin/2 after
 	// the lease expired is abandoned.
 	LeaseMargin time.Duration // default 10s
+	// StartupGrace bounds the start-up hold of a gateway with a [cloud]
+	// link (see learn.go); default DefaultStartupGrace, negative: none.
+	StartupGrace time.Duration
 	// Clock tells the time and waits (default: the system's clock). Every
 	// wait is measured on its monotonic reading; see times.
 	Clock    clock.Clock
@@ -79,6 +82,7 @@ type Gateway struct {
 	status   map[string]*printerStatus
 	workers  map[string]*worker
 	changes  changes
+	startup  *startupHold // nil when standalone
 
 	wg stdsync.WaitGroup
 }
@@ -164,6 +168,12 @@ func New(cfg *Config, store Store, printers map[string]Printer, opts Options) (*
 	g.backoff = backoff.Backoff{Steps: opts.Backoff}
 	g.times = newTimes(opts.Clock, g.backoff.Longest()+opts.StatusPoll)
 	g.store = notifyingStore{Store: store, c: &g.changes, times: g.times, now: g.now}
+	if opts.StartupGrace == 0 {
+		opts.StartupGrace = DefaultStartupGrace
+	}
+	if cfg.Cloud != nil && opts.StartupGrace > 0 {
+		g.startup = newStartupHold(opts.StartupGrace)
+	}
 	for i := range cfg.Stations {
 		g.stations[cfg.Stations[i].Name] = &cfg.Stations[i]
 	}
@@ -193,6 +203,9 @@ func (g *Gateway) Run(ctx context.Context) error {
 			return nil // stopped while starting: nothing half done, boot runs again next time
 		}
 		return err
+	}
+	if g.startup != nil {
+		go g.startup.expire(ctx, g)
 	}
 	for _, w := range g.workers {
 		g.wg.Add(1)

@@ -178,7 +178,7 @@ func TestGateway_ApplyDown(t *testing.T) {
 	operator := strings.Repeat("张", 70)
 	cmds := []sync.Command{{Seq: 1, ID: "c1", Kind: storeprint.CommandReprint, TaskNo: no, Operator: operator, Reason: "dropped"}}
 	for i := 0; i < 2; i++ {
-		cur, err := g.ApplyDown(ctx, cmds)
+		cur, err := g.ApplyDown(ctx, cmds, 0)
 		if err != nil || cur != 1 {
 			t.Fatalf("apply %d: got cursor %d, %v; want 1", i, cur, err)
 		}

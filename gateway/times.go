@@ -35,12 +35,13 @@ type times struct {
 	mu   stdsync.Mutex
 	born map[string]time.Duration // monotonic reading at acceptance
 	due  map[string]time.Duration // monotonic reading of the next attempt
+	ours map[string]bool          // accepted by this process
 }
 
 func newTimes(c clock.Clock, maxWait time.Duration) *times {
 	return &times{
 		clock: c, maxWait: maxWait, startWall: c.Now(), startMono: c.Mono(),
-		born: map[string]time.Duration{}, due: map[string]time.Duration{},
+		born: map[string]time.Duration{}, due: map[string]time.Duration{}, ours: map[string]bool{},
 	}
 }
 
@@ -49,7 +50,14 @@ func (s *times) accepted(taskNo string, d time.Duration) {
 	now := s.clock.Mono()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.born[taskNo], s.due[taskNo] = now, now+max(d, 0)
+	s.born[taskNo], s.due[taskNo], s.ours[taskNo] = now, now+max(d, 0), true
+}
+
+// fresh reports whether the task was accepted by this process.
+func (s *times) fresh(taskNo string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ours[taskNo]
 }
 
 // dueIn makes a task due d from now (d may be 0).
@@ -66,6 +74,7 @@ func (s *times) forget(taskNo string) {
 	defer s.mu.Unlock()
 	delete(s.born, taskNo)
 	delete(s.due, taskNo)
+	delete(s.ours, taskNo)
 }
 
 // age returns how long the task has waited since it was accepted.

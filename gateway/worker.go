@@ -71,6 +71,11 @@ func (w *worker) step(ctx context.Context) time.Duration {
 	if head == nil {
 		return w.idle(ctx)
 	}
+	if g.holding(head) {
+		// A linked gateway first hears from the cloud whether it knows
+		// newer states of the tickets carried over (learn.go).
+		return poll
+	}
 	if head.Status == storeprint.StatusPrinting {
 		// An attempt this process no longer drives (see Recover).
 		if err := g.recoverTask(ctx, head.TaskNo); err != nil {

@@ -46,6 +46,7 @@ type Server struct {
 	CommandService cloud.CommandService
 	AuditService   cloud.AuditService
 	DeviceService  cloud.DeviceService
+	LinkService    cloud.LinkService
 	// DashboardService answers the HQ dashboard at / (see page.go).
 	DashboardService cloud.DashboardService
 	// Sync serves the gateways' websocket link at /v1/sync (sync/server).
@@ -194,7 +195,7 @@ func (s *Server) Handler() http.Handler {
 		methods[path] = append(methods[path], method)
 	}
 	api := func(pattern string, h func(http.ResponseWriter, *http.Request) error) {
-		plain(pattern, s.authenticate(h))
+		plain(pattern, s.authenticate(checkIDs(h)))
 	}
 	plain("GET /healthz", http.HandlerFunc(s.handleHealth))
 	plain("GET /openapi.json", http.HandlerFunc(serveOpenAPI))
@@ -229,6 +230,7 @@ func (s *Server) Handler() http.Handler {
 	api("GET /v1/stores/{store_id}/alerts", s.handleFindAlerts)
 	api("GET /v1/stores/{store_id}/devices", s.handleFindDevices)
 	api("DELETE /v1/stores/{store_id}/devices/{device_id}", s.handleCommand(storeprint.CommandDeviceRevoke))
+	api("GET /v1/stores/{store_id}/link", s.handleFindLink)
 	api("GET /v1/audit", s.handleFindAudit)
 	api("GET /v1/dashboard", s.handleDashboard)
 	api("GET /v1/search", s.handleSearch)

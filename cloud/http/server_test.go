@@ -57,6 +57,7 @@ func setup(t *testing.T, opts ...func(*cloudhttp.Server)) *env {
 	s.CommandService = postgres.NewCommandService(db)
 	s.AuditService = postgres.NewAuditService(db)
 	s.DeviceService = postgres.NewDeviceService(db)
+	s.LinkService = postgres.NewLinkService(db)
 	s.DashboardService = postgres.NewDashboardService(db)
 	for _, o := range opts {
 		o(s)

@@ -134,6 +134,19 @@ func (s *Server) handleFindAlerts(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
+// GET /v1/stores/{store_id}/link: every incarnation of the store's
+// gateways with its cursor, the recent link events (data reset,
+// resynchronised, restored behind the cloud, tasks taken over, events set
+// aside) and the dead letters.
+func (s *Server) handleFindLink(w http.ResponseWriter, r *http.Request) error {
+	l, err := s.LinkService.FindLink(r.Context(), r.PathValue("store_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, l)
+	return nil
+}
+
 // GET /v1/audit?tenant_id=T&store_id=S&limit=N, newest first.
 func (s *Server) handleFindAudit(w http.ResponseWriter, r *http.Request) error {
 	limit, err := queryInt(r, "limit")

@@ -215,8 +215,14 @@ const posToken = "chain-pos-token"
 
 func startGateway(t testing.TB, st store, cloudAddr string, printers map[string]string) *gatewayProc {
 	t.Helper()
+	return startGatewayIn(t, st, cloudAddr, printers, filepath.Join(t.TempDir(), "data"))
+}
+
+// startGatewayIn is startGateway on a data dir of the test's choosing.
+func startGatewayIn(t testing.TB, st store, cloudAddr string, printers map[string]string, dataDir string) *gatewayProc {
+	t.Helper()
 	var b strings.Builder
-	fmt.Fprintf(&b, "store_id = %q\ndata_dir = %q\nlisten = \"127.0.0.1:0\"\napi_tokens = [%q]\n", st.id, filepath.Join(t.TempDir(), "data"), posToken)
+	fmt.Fprintf(&b, "store_id = %q\ndata_dir = %q\nlisten = \"127.0.0.1:0\"\napi_tokens = [%q]\n", st.id, dataDir, posToken)
 	fmt.Fprintf(&b, "[cloud]\nurl = \"ws://%s/v1/sync\"\ninsecure = true\ngateway_id = %q\ntoken = %q\n", cloudAddr, st.gatewayID, st.token)
 	for id, addr := range printers {
 		fmt.Fprintf(&b, "\n[[printers]]\nid = %q\ndriver = \"tcp\"\naddress = %q\nconfirm_timeout = \"3s\"\n", id, addr)
@@ -245,9 +251,10 @@ func describeEvents(t testing.TB, dbURL string) string {
 	}
 	defer conn.Close(ctx)
 	var cursor, n, lo, hi int64
-	err = conn.QueryRow(ctx, `SELECT c.seq, count(e.seq), coalesce(min(e.seq), 0), coalesce(max(e.seq), 0)
-		FROM gateway_cursors c LEFT JOIN task_events e ON e.store_id = c.store_id AND e.gateway_id = c.gateway_id AND e.seq > c.seq
-		GROUP BY c.seq`).Scan(&cursor, &n, &lo, &hi)
+	err = conn.QueryRow(ctx, `SELECT c.seq - c.seq_offset, count(e.seq), coalesce(min(e.seq), 0), coalesce(max(e.seq), 0)
+		FROM (SELECT * FROM gateway_cursors ORDER BY rank DESC LIMIT 1) c
+		LEFT JOIN task_events e ON e.store_id = c.store_id AND e.gateway_id = c.gateway_id AND e.seq > c.seq
+		GROUP BY c.seq, c.seq_offset`).Scan(&cursor, &n, &lo, &hi)
 	if err != nil {
 		return err.Error()
 	}

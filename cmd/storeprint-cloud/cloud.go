@@ -236,6 +236,7 @@ func (m *Main) Run(ctx context.Context) error {
 	s.CommandService = postgres.NewCommandService(db)
 	s.AuditService = postgres.NewAuditService(db)
 	s.DeviceService = postgres.NewDeviceService(db)
+	s.LinkService = postgres.NewLinkService(db)
 	s.DashboardService = postgres.NewDashboardService(db)
 	listener := postgres.NewListener(db, log)
 	lctx, stopListener := context.WithCancel(context.Background())

@@ -375,7 +375,8 @@ func (m *Main) run(ctx context.Context) error {
 // linkState is the sync link as the LAN page and /healthz show it.
 func (m *Main) linkState(ctx context.Context) any {
 	st := m.Sync.State()
-	out := map[string]any{"connected": st.Connected, "since": st.Since, "cursor": st.Cursor, "last_error": st.LastError}
+	out := map[string]any{"connected": st.Connected, "since": st.Since, "cursor": st.Cursor, "last_error": st.LastError,
+		"incarnation": st.Incarnation, "resync": st.Resync}
 	if ss, err := m.Gateway.SyncState(ctx); err == nil {
 		out["last_seq"], out["pending"] = ss.Last, ss.Pending(st.Cursor)
 	}

@@ -2,6 +2,7 @@ package badger
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -97,6 +98,10 @@ func Open(dir string, opts Options) (*DB, error) {
 		bdb.Close()
 		return nil, err
 	}
+	if err := d.newIncarnation(); err != nil {
+		bdb.Close()
+		return nil, err
+	}
 	if err := d.countStatuses(); err != nil {
 		bdb.Close()
 		return nil, err
@@ -143,6 +148,30 @@ func (d *DB) loadCounters() error {
 			*c.p = binary.BigEndian.Uint64(v)
 		}
 		return nil
+	})
+}
+
+// newIncarnation gives a data dir its incarnation (gateway.MetaIncarnation)
+// when it is created: a random number, written once, that tells the cloud
+// this data started afresh. A data dir that already holds anything keeps
+// what it has (one made before incarnations has none), and a copy of a
+// data dir carries its incarnation with it.
+func (d *DB) newIncarnation() error {
+	return d.db.Update(func(txn *bdg.Txn) error {
+		it := txn.NewIterator(bdg.IteratorOptions{})
+		it.Rewind()
+		empty := !it.Valid()
+		it.Close()
+		if !empty {
+			return nil
+		}
+		var b [8]byte
+		for binary.BigEndian.Uint64(b[:]) == 0 {
+			if _, err := rand.Read(b[:]); err != nil {
+				return fmt.Errorf("make the data dir's incarnation: %w", err)
+			}
+		}
+		return txn.Set(key(spaceMeta, "user", gateway.MetaIncarnation), b[:])
 	})
 }
 
