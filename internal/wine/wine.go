@@ -73,7 +73,7 @@ type Prefix struct {
 // programs. env goes to every Wine process of the prefix, Wine's own
 // services among them (CUPS_SERVER, say). When the test ends, every
 // process of the prefix is killed and the prefix removed. Creating a
-// prefix takes a while (about 10 s): make one per test run.
+// prefix takes a while (10 to 20 s): make one per test run.
 //
 // Wine or MinGW-w64 missing fails the test: .ci/run installs Debian's
 // wine64 and gcc-mingw-w64-x86-64-win32.
