@@ -111,6 +111,13 @@ const JobControlDelete = 5
 // go to the printer as they are.
 const Datatype = "RAW"
 
+// docName is the name of a ticket's document in the queue,
+// "storeprint:<task_no>". It holds no whitespace on purpose: a spooler
+// backed by CUPS passes it on as the job's document-name attribute (Wine's
+// does), and Debian 12's cupsd (2.4.2-3+deb12u10) crashes building a
+// job's options from any attribute value with whitespace in it.
+func docName(taskNo string) string { return "storeprint:" + taskNo }
+
 // Polling the job: first after pollFirst, then twice as long each time up
 // to pollMax.
 const (
@@ -224,7 +231,7 @@ func (p *Printer) Print(ctx context.Context, job *gateway.PrintJob) error {
 		return p.fail(gateway.PrintNotSent, storeprint.PrinterReady, ctx.Err())
 	}
 
-	jobID, err := p.sp.StartDocPrinter(h, DocInfo{DocName: "storeprint " + t.TaskNo, Datatype: Datatype})
+	jobID, err := p.sp.StartDocPrinter(h, DocInfo{DocName: docName(t.TaskNo), Datatype: Datatype})
 	if err != nil {
 		return p.fail(gateway.PrintNotSent, storeprint.PrinterReady, fmt.Errorf("start document: %w", err))
 	}
