@@ -267,17 +267,6 @@ printer = "ghost"
 	return wine.Path(path)
 }
 
-// freeAddr returns a loopback address with a port nothing listens on.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // waitHealthy waits for a gateway to answer /healthz with 200.
 func waitHealthy(t *testing.T, base string, timeout time.Duration) {
 	t.Helper()
