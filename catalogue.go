@@ -35,7 +35,7 @@ var Languages = []string{"zh", "en"}
 
 // Catalogue holds every word in every language.
 var Catalogue = map[Word]map[string]string{
-	WordPrinterReady:     {"en": "Ready", "zh": "正常"},
+	WordPrinterReady:     {"en": "Ready", "zh": "就绪"},
 	WordPrinterOffline:   {"en": "Printer unreachable: check its power and cable", "zh": "打印机连不上：请检查电源和网线"},
 	WordPrinterPaperEnd:  {"en": "Out of paper", "zh": "缺纸"},
 	WordPrinterCoverOpen: {"en": "Cover open", "zh": "纸仓盖未关"},

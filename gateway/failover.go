@@ -37,14 +37,21 @@ func (w *worker) checkFailover(ctx context.Context) {
 	if s.LastError != "" {
 		reason += ": " + s.LastError
 	}
-	if err := g.startFailover(ctx, w.id, reason); err != nil {
+	word := storeprint.PrinterWord(s.State)
+	switch {
+	case s.Trouble.active:
+		word = s.Trouble.word
+	case s.State == storeprint.PrinterReady:
+		word = storeprint.WordPrinterOffline // it answers, but nothing it is sent gets through
+	}
+	if err := g.startFailover(ctx, w.id, word, reason); err != nil {
 		g.log.Error("fail over", "printer", w.id, "err", err)
 	}
 }
 
-func (g *Gateway) startFailover(ctx context.Context, id, reason string) error {
+func (g *Gateway) startFailover(ctx context.Context, id string, word storeprint.Word, reason string) error {
 	pc := g.pcfg[id]
-	f := &Failover{PrinterID: id, Active: true, Backup: pc.Backup, Since: g.now(), Reason: reason}
+	f := &Failover{PrinterID: id, Active: true, Backup: pc.Backup, Since: g.now(), Word: word, Reason: reason}
 	g.mu.Lock()
 	old := g.failover[id]
 	g.failover[id] = f

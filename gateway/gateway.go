@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"math/big"
 	stdsync "sync"
 	"time"
 
@@ -125,8 +124,12 @@ type PrinterInfo struct {
 	Failover     *Failover               `json:"failover"`
 	Queue        int                     `json:"queue"`
 	LastError    string                  `json:"last_error,omitempty"`
-	CheckedAt    *time.Time              `json:"checked_at,omitempty"`
-	Storage      string                  `json:"storage_error,omitempty"`
+	// Word is what people read about the printer now: its trouble when it
+	// is in trouble (cuts off, does not confirm), else its state.
+	Word      storeprint.Word `json:"word"`
+	InTrouble bool            `json:"in_trouble,omitempty"`
+	CheckedAt *time.Time      `json:"checked_at,omitempty"`
+	Storage   string          `json:"storage_error,omitempty"`
 }
 
 // New returns a gateway over a validated configuration, its store and one
@@ -309,6 +312,10 @@ func (g *Gateway) Printers(ctx context.Context) ([]PrinterInfo, error) {
 			g.mu.Lock()
 			s := g.status[pc.ID]
 			info.Status, info.PaperNearEnd, info.LastError = s.State, s.PaperNearEnd, s.LastError
+			info.Word, info.InTrouble = storeprint.PrinterWord(s.State), s.Trouble.active
+			if s.Trouble.active {
+				info.Word = s.Trouble.word
+			}
 			if !s.CheckedAt.IsZero() {
 				t := s.CheckedAt
 				info.CheckedAt = &t
@@ -324,6 +331,10 @@ func (g *Gateway) Printers(ctx context.Context) ([]PrinterInfo, error) {
 	})
 	return out, err
 }
+
+// Waited returns how long a task has waited since it was accepted, on the
+// monotonic clock (see times).
+func (g *Gateway) Waited(t *Task) time.Duration { return g.times.age(t) }
 
 // PrinterState returns the printer's last known state.
 func (g *Gateway) PrinterState(id string) storeprint.PrinterState {
@@ -392,15 +403,6 @@ func newToken() string {
 		panic(fmt.Sprintf("crypto/rand: %v", err)) // never fails on supported systems
 	}
 	return hex.EncodeToString(b)
-}
-
-// newProcessID returns four random ASCII digits for GS ( H.
-func newProcessID() string {
-	n, err := rand.Int(rand.Reader, big.NewInt(10000))
-	if err != nil {
-		panic(fmt.Sprintf("crypto/rand: %v", err))
-	}
-	return fmt.Sprintf("%04d", n.Int64())
 }
 
 func isNotFound(err error) bool { return ErrorCode(err) == ENOTFOUND }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	gosync "sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -265,7 +266,10 @@ type fakePrinter struct {
 	fault string
 }
 
-var _ gateway.Printer = (*fakePrinter)(nil)
+var (
+	_ gateway.Printer = (*fakePrinter)(nil)
+	_ gateway.Prober  = (*fakePrinter)(nil)
+)
 
 func (p *fakePrinter) Status(context.Context) (gateway.PrinterStatus, error) {
 	switch p.fault {
@@ -302,14 +306,14 @@ func (p *fakePrinter) Print(ctx context.Context, job *gateway.PrintJob) error {
 	m.papers = append(m.papers, paper{taskNo: job.Ticket.TaskNo, reprint: job.Ticket.Reprint, partial: p.fault == faultCut, action: m.action})
 	m.mu.Unlock()
 	if p.fault == faultCut {
-		return &gateway.PrintError{Outcome: gateway.PrintUncertain, Err: errors.New("connection reset mid-ticket")}
+		return &gateway.PrintError{Outcome: gateway.PrintUncertain, Err: fmt.Errorf("mid-ticket: %w", syscall.ECONNRESET)}
 	}
 	job.Submitted(ctx, "")
 	if m.dead.Load() {
 		return errors.New("the process died after the bytes went out")
 	}
 	if p.fault == faultLost {
-		return &gateway.PrintError{Outcome: gateway.PrintUncertain, Err: errors.New("no confirmation within the timeout")}
+		return &gateway.PrintError{Outcome: gateway.PrintUncertain, Err: fmt.Errorf("no confirmation within the timeout: %w", context.DeadlineExceeded)}
 	}
 	if p.fault == faultSlow {
 		m.clock.Advance(3 * time.Second)
@@ -318,6 +322,17 @@ func (p *fakePrinter) Print(ctx context.Context, job *gateway.PrintJob) error {
 	m.confirmed[job.Ticket.TaskNo+"/"+job.ProcessID] = true
 	m.mu.Unlock()
 	return nil
+}
+
+// Probe answers a confirmation request sent alone, as an ESC/POS printer
+// does when it is online: one that cuts off mid-ticket answers it (there
+// is no ticket text to cut off), one that loses confirmations does not.
+func (p *fakePrinter) Probe(context.Context) error {
+	switch p.fault {
+	case faultNone, faultSlow, faultCut:
+		return nil
+	}
+	return errors.New("no answer to the confirmation request")
 }
 
 func (p *fakePrinter) Close() error { return nil }

@@ -136,12 +136,13 @@ type AuditEntry struct {
 // Failover is the routing state of a printer whose stations moved to its
 // backup.
 type Failover struct {
-	PrinterID    string     `json:"printer_id"`
-	Active       bool       `json:"active"`       // stations print on the backup
-	Backup       string     `json:"backup"`       // where they print
-	Since        time.Time  `json:"since"`        // when they moved
-	Reason       string     `json:"reason"`       // why
-	Acknowledged bool       `json:"acknowledged"` // a person saw it
-	AckBy        string     `json:"ack_by,omitempty"`
-	AckAt        *time.Time `json:"ack_at,omitempty"`
+	PrinterID    string          `json:"printer_id"`
+	Active       bool            `json:"active"`         // stations print on the backup
+	Backup       string          `json:"backup"`         // where they print
+	Since        time.Time       `json:"since"`          // when they moved
+	Word         storeprint.Word `json:"word,omitempty"` // why, in words for people
+	Reason       string          `json:"reason"`         // why, with the technical detail
+	Acknowledged bool            `json:"acknowledged"`   // a person saw it
+	AckBy        string          `json:"ack_by,omitempty"`
+	AckAt        *time.Time      `json:"ack_at,omitempty"`
 }

@@ -18,11 +18,12 @@ import (
 //
 //   - A task accepted, rescheduled or made due by this process is entered
 //     with the monotonic reading of that moment.
-//   - A task from before the process started is re-based once, when it is
-//     first asked about: its age is what the wall clock said at start
-//     (start wall - created_at) plus the monotonic time since, and its due
-//     time is next_at - start wall from the start, never more than the
-//     longest backoff. A wall step while the process runs changes neither.
+//   - A task from before the process started is re-based on the start:
+//     its age is what the wall clock said at start (start wall -
+//     created_at) plus the monotonic time since, and its due time is
+//     next_at - start wall from the start, never more than the longest
+//     backoff. A wall step while the process runs changes neither, and
+//     nothing needs keeping for it until this process reschedules it.
 //
 // Leases are not kept here: a lease lives in the attempt that holds it
 // (see lease), and every lease from before a restart has expired.
@@ -84,8 +85,7 @@ func (s *times) age(t *Task) time.Duration {
 	defer s.mu.Unlock()
 	born, ok := s.born[t.TaskNo]
 	if !ok {
-		born = s.startMono - max(s.startWall.Sub(t.CreatedAt), 0)
-		s.born[t.TaskNo] = born
+		born = s.startMono - max(s.startWall.Sub(t.CreatedAt), 0) // the same every time: nothing to keep
 	}
 	return now - born
 }
@@ -98,7 +98,6 @@ func (s *times) wait(t *Task) time.Duration {
 	due, ok := s.due[t.TaskNo]
 	if !ok {
 		due = s.startMono + min(max(t.NextAt.Sub(s.startWall), 0), s.maxWait)
-		s.due[t.TaskNo] = due
 	}
 	return max(due-now, 0)
 }

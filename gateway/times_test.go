@@ -3,8 +3,10 @@ package gateway_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,12 +49,21 @@ func (p *scripted) Print(ctx context.Context, job *gateway.PrintJob) error {
 		return &gateway.PrintError{Outcome: gateway.PrintNotSent, Err: err}
 	}
 	if p.cut {
-		return &gateway.PrintError{Outcome: gateway.PrintUncertain, Err: errors.New("connection reset mid-ticket")}
+		return &gateway.PrintError{Outcome: gateway.PrintUncertain, Err: fmt.Errorf("mid-ticket: %w", syscall.ECONNRESET)}
 	}
 	job.Submitted(ctx, "")
 	p.printed = append(p.printed, job.Ticket.TaskNo)
 	if p.lose {
-		return &gateway.PrintError{Outcome: gateway.PrintUncertain, Err: errors.New("no confirmation")}
+		return &gateway.PrintError{Outcome: gateway.PrintUncertain, Err: fmt.Errorf("no confirmation: %w", context.DeadlineExceeded)}
+	}
+	return nil
+}
+
+// Probe answers a confirmation request alone unless the printer is off
+// the network or loses confirmations.
+func (p *scripted) Probe(context.Context) error {
+	if p.failing || p.refuse || p.lose || (p.state != "" && p.state != storeprint.PrinterReady) {
+		return errRefused
 	}
 	return nil
 }

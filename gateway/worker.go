@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/storeprint/storeprint"
@@ -97,9 +96,25 @@ func (w *worker) step(ctx context.Context) time.Duration {
 		}
 		recovered = troubled // it answers ready again: retry at once
 	}
-	if w.suspect() {
+	switch w.troubleState() {
+	case inTrouble:
+		// No ticket goes to a printer in trouble by itself: it fails over,
+		// or holds its queue and probes without paper (see trouble.go).
+		// What a person asks for (a test page, a make-up print, a copy)
+		// goes through: its confirmation brings the printer back.
+		w.checkFailover(ctx)
+		asked, err := w.askedFor(ctx)
+		if err != nil {
+			g.log.Error("read queue", "printer", w.id, "err", err)
+			return poll
+		}
+		if asked == nil {
+			return w.probe(ctx)
+		}
+		head = asked
+	case suspect:
 		// After an uncertain outcome the next ticket waits for the
-		// cool-down and a clean status round trip (see trouble.go).
+		// cool-down and a clean status round trip.
 		if wait := w.coolDown(); wait > 0 {
 			w.checkFailover(ctx)
 			return wait
@@ -253,7 +268,6 @@ func (w *worker) attempt(ctx context.Context, head *Task) {
 			return nil
 		},
 		Submitted: func(sctx context.Context, jobID string) {
-			lease.sent.Store(true)
 			w.failpoint(FailpointBeforeSubmitted)
 			if err := g.submitted(sctx, lease, jobID); err != nil {
 				g.log.Error("store submitted receipt", "task_no", lease.taskNo, "attempt", lease.attempt, "err", err)
@@ -331,7 +345,7 @@ func (w *worker) finish(ctx context.Context, lease *lease, perr error) {
 		err = g.release(ctx, lease, perr, true)
 	default:
 		w.noteOutcome(false, true)
-		mayFlag := w.uncertainOutcome(!lease.sent.Load())
+		mayFlag := w.uncertainOutcome(cutOff(perr))
 		err = g.uncertain(ctx, lease, perr, mayFlag)
 	}
 	if err != nil && !errors.Is(err, errFenced) {
@@ -353,8 +367,7 @@ type lease struct {
 	reprint   bool
 	backup    string
 	ticket    Ticket
-	policy    string      // on_uncertain of the printer
-	sent      atomic.Bool // every byte went out (the driver called Submitted)
+	policy    string // on_uncertain of the printer
 }
 
 // lease starts a new attempt of a task: the attempt number grows by one
@@ -385,7 +398,7 @@ func (g *Gateway) lease(ctx context.Context, w *worker, taskNo string) (*lease, 
 		}
 		l = &lease{
 			taskNo: t.TaskNo, printerID: w.id, attempt: t.Attempt, token: t.LeaseToken,
-			expires: g.clock.Mono() + length, length: length, processID: newProcessID(),
+			expires: g.clock.Mono() + length, length: length, processID: storeprint.NewProcessID(),
 			reprint: t.Reprint, backup: t.BackupFrom, policy: w.cfg.OnUncertain,
 			ticket: Ticket{
 				StoreID: g.cfg.StoreID, Station: t.Station, OrderID: t.OrderID, Table: t.Table,
@@ -589,7 +602,7 @@ func (g *Gateway) applyUncertain(t *Task, policy, cause string, mayFlag bool) st
 		return ""
 	}
 	t.Status, t.Reprint = storeprint.StatusRetryWait, true
-	t.NextAt = g.now()
+	t.NextAt = g.now().Add(g.backoff.Wait(1))
 	g.log.Warn("uncertain outcome on a printer in trouble: the ticket waits, marked REPRINT", "task_no", t.TaskNo, "err", cause)
 	return g.reroute(t)
 }

@@ -10,12 +10,14 @@ import (
 )
 
 type printerJSON struct {
-	ID       string   `json:"id"`
-	Status   string   `json:"status"`
-	Stations []string `json:"stations"`
-	Backup   string   `json:"backup"`
-	Queue    int      `json:"queue"`
-	Failover *struct {
+	ID        string   `json:"id"`
+	Status    string   `json:"status"`
+	Stations  []string `json:"stations"`
+	Backup    string   `json:"backup"`
+	Queue     int      `json:"queue"`
+	InTrouble bool     `json:"in_trouble"`
+	Word      string   `json:"word"`
+	Failover  *struct {
 		Active       bool   `json:"active"`
 		Backup       string `json:"backup"`
 		Acknowledged bool   `json:"acknowledged"`

@@ -47,7 +47,7 @@ func (s *Server) getBoard(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v := viewBoard(b)
+	v := s.viewBoard(b)
 	v.Cloud = s.linkState()
 	writeJSON(w, http.StatusOK, v)
 	return nil
@@ -80,12 +80,23 @@ func viewTasks(ts []*gateway.Task) []taskView {
 	return out
 }
 
-func viewBoard(b *gateway.Board) boardView {
-	v := boardView{StoreID: b.StoreID, Printers: b.Printers, Alerts: viewTasks(b.Alerts), Counts: b.Counts, Storage: b.Storage, At: b.At}
+// viewBoard is the board as the LAN page reads it, each ticket with how
+// long it has waited.
+func (s *Server) viewBoard(b *gateway.Board) boardView {
+	v := boardView{StoreID: b.StoreID, Printers: b.Printers, Alerts: s.viewWaiting(b.Alerts), Counts: b.Counts, Storage: b.Storage, At: b.At}
 	for _, st := range b.Stations {
-		v.Stations = append(v.Stations, stationView{Name: st.Name, Printer: st.Printer, BackupFrom: st.BackupFrom, Queue: viewTasks(st.Queue)})
+		v.Stations = append(v.Stations, stationView{Name: st.Name, Printer: st.Printer, BackupFrom: st.BackupFrom, Queue: s.viewWaiting(st.Queue)})
 	}
 	return v
+}
+
+func (s *Server) viewWaiting(ts []*gateway.Task) []taskView {
+	out := viewTasks(ts)
+	for i, t := range ts {
+		waited := int64(s.g.Waited(t) / time.Second)
+		out[i].WaitedS = &waited
+	}
+	return out
 }
 
 // board returns the current board, read once per change however many
@@ -140,7 +151,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			s.log.Error("board for live update", "err", err)
 			return r.Context().Err() == nil
 		}
-		v := viewBoard(b)
+		v := s.viewBoard(b)
 		v.Cloud = s.linkState()
 		j, err := json.Marshal(v)
 		if err != nil {

@@ -113,6 +113,7 @@ func (s *Server) register() {
 	const none, pos, staff, admin = "", storeprint.RolePOS, storeprint.RoleStaff, storeprint.RoleAdmin
 	s.handle("GET /healthz", none, http.HandlerFunc(s.healthz))
 	s.handle("GET /openapi.json", none, http.HandlerFunc(serveOpenAPI))
+	s.handle("GET /v1/words", none, http.HandlerFunc(serveWords))
 	s.handle("GET /metrics", pos, http.HandlerFunc(s.metricsHandler))
 	s.handle("GET /v1/me", pos, s.api(s.me))
 	s.handle("POST /v1/orders", pos, s.api(s.createOrder))
@@ -476,6 +477,12 @@ type taskView struct {
 	NextAt     *time.Time        `json:"next_attempt_at,omitempty"`
 	Table      string            `json:"table,omitempty"`
 	Items      []storeprint.Item `json:"items"`
+	// Word is what people read about the task: why it needs a person, or
+	// where it is (GET /v1/words says it in their language).
+	Word storeprint.Word `json:"word"`
+	// WaitedS is how long it has waited since it was accepted, in seconds
+	// (on the LAN page's board only).
+	WaitedS *int64 `json:"waited_s,omitempty"`
 }
 
 func viewTask(t *gateway.Task) taskView {
@@ -488,6 +495,10 @@ func viewTask(t *gateway.Task) taskView {
 	if t.Status == storeprint.StatusRetryWait {
 		n := t.NextAt
 		v.NextAt = &n
+	}
+	v.Word = storeprint.StatusWord(t.Status)
+	if t.Reason != "" && (t.Status == storeprint.StatusAttention || t.Status == storeprint.StatusFailed) {
+		v.Word = storeprint.ReasonWord(t.Reason)
 	}
 	return v
 }

@@ -147,6 +147,43 @@ func (p *Printer) Print(ctx context.Context, job *gateway.PrintJob) error {
 	}
 }
 
+var _ gateway.Prober = (*Printer)(nil)
+
+// Probe proves the print path without paper: after a status round trip it
+// sends a process ID request (GS ( H) alone and waits up to the confirm
+// timeout for the printer's answer, which it gives once everything before
+// it (nothing) has printed.
+func (p *Printer) Probe(ctx context.Context) error {
+	c, err := p.dial(ctx)
+	if err != nil {
+		return p.errorf("probe: %w", err)
+	}
+	defer c.Close()
+	st, err := c.status(p.cfg.ConnectTimeout.Duration)
+	if err != nil {
+		return p.errorf("probe: status: %w", err)
+	}
+	if st.State != storeprint.PrinterReady {
+		return p.errorf("probe: printer reports %s", st.State)
+	}
+	id := storeprint.NewProcessID()
+	if err := c.setDeadline(time.Now().Add(p.cfg.ConfirmTimeout.Duration)); err != nil {
+		return p.errorf("probe: %w", err)
+	}
+	if _, err := c.Write(escpos.ProcessIDRequest(id)); err != nil {
+		return p.errorf("probe: send request: %w", c.cause(err))
+	}
+	for {
+		got, err := escpos.ReadConfirmation(c.r)
+		if err != nil {
+			return p.errorf("probe: wait for the answer: %w", c.cause(err))
+		}
+		if got == id {
+			return nil
+		}
+	}
+}
+
 // Close makes further calls fail; a Printer holds no connection between
 // calls.
 func (p *Printer) Close() error {

@@ -12,8 +12,6 @@ const T = {
     none: "Nothing needs a person.", empty: "Queue empty", queue: "waiting",
     ready: "Ready", offline: "Offline", paper_end: "Out of paper", cover_open: "Cover open", unknown: "Unknown",
     paper_near_end: "Paper running low",
-    r_uncertain: "May have printed — check the pass", r_stale: "Too old — held back, not printed",
-    r_retries: "Could not print — retries used up", r_failed: "Could not print",
     retry: "Print again", resolve: "It printed", reprint: "Copy", test_page: "Test page",
     print_stale: "Print held tickets", acknowledge: "Acknowledge", failback: "Move back",
     failover: "{printer} failed — {stations} now print on {backup}", failover_done: "{printer} failed over to {backup} earlier (moved back)",
@@ -31,6 +29,7 @@ const T = {
     expires: "Valid until {time}, once", tls_fingerprint: "Certificate SHA-256", whoami: "Signed in: {name} ({role})",
     role_pos: "POS", role_staff: "Staff", role_admin: "Admin", revoke: "Revoke", q_revoke: "Revoke {device}? Its token stops working at once.",
     last_used: "last used {time}", never_used: "not used yet", bad_code: "That code was not accepted.",
+    details: "Details", force: "Do it anyway", waited: "waiting {age}", age_s: "{n} s", age_m: "{n} min", age_h: "{n} h {m} min",
   },
   zh: {
     connection: "连接", signout: "退出", signin_title: "登录", signin: "登录",
@@ -40,8 +39,6 @@ const T = {
     none: "暂无需要处理的小票。", empty: "队列为空", queue: "张待打",
     ready: "就绪", offline: "离线", paper_end: "缺纸", cover_open: "纸仓盖打开", unknown: "未知",
     paper_near_end: "纸快用完",
-    r_uncertain: "可能已打印，请到出餐口确认", r_stale: "超时未打印，已暂停",
-    r_retries: "无法打印，重试已用完", r_failed: "无法打印",
     retry: "补打", resolve: "已出单", reprint: "复制一张", test_page: "测试页",
     print_stale: "打印暂停的小票", acknowledge: "已知悉", failback: "切回",
     failover: "{printer} 故障，{stations} 已转到 {backup} 打印", failover_done: "{printer} 曾转到 {backup}（已切回）",
@@ -59,6 +56,7 @@ const T = {
     expires: "{time} 前有效，仅限一次", tls_fingerprint: "证书 SHA-256", whoami: "已登录：{name}（{role}）",
     role_pos: "收银", role_staff: "员工", role_admin: "管理员", revoke: "吊销", q_revoke: "吊销 {device}？其令牌将立即失效。",
     last_used: "最近使用 {time}", never_used: "尚未使用", bad_code: "配对码无效。",
+    details: "详情", force: "仍然执行", waited: "已等 {age}", age_s: "{n} 秒", age_m: "{n} 分钟", age_h: "{n} 小时 {m} 分",
   },
 };
 
@@ -66,13 +64,38 @@ const store = window.localStorage;
 let lang = store.getItem("storeprint.lang") || ((navigator.language || "").toLowerCase().startsWith("zh") ? "zh" : "en");
 let token = store.getItem("storeprint.token") || "";
 let board = null;
+let boardAt = 0; // when the board arrived, for the tickets' ages
 let stream = null;
+let words = {}; // the catalogue: word → language → text (GET /v1/words)
 let me = null; // the token's role and device (GET /v1/me)
 const ROLES = ["pos", "staff", "admin"];
 
 // may reports whether the signed-in token's role allows what needs role.
 function may(role) {
   return !!me && ROLES.indexOf(me.role) >= ROLES.indexOf(role);
+}
+
+// say returns a word of the catalogue in the page's language.
+function say(word) {
+  const w = words[word] || {};
+  return w[lang] || w.en || "";
+}
+
+// details is the technical side of something, folded away: the words for
+// people come first, the error text for IT behind a toggle.
+function details(...lines) {
+  const text = lines.filter(Boolean);
+  if (text.length === 0) return null;
+  return el("details", {}, el("summary", {}, t("details")), text.map(l => el("div", { class: "tech" }, l)));
+}
+
+// ageWords says how long a ticket has waited, as of now.
+function ageWords(task) {
+  if (task.waited_s === undefined || task.waited_s === null) return "";
+  const s = task.waited_s + Math.max(0, Math.floor((Date.now() - boardAt) / 1000));
+  if (s < 60) return t("waited", { age: t("age_s", { n: s }) });
+  if (s < 3600) return t("waited", { age: t("age_m", { n: Math.floor(s / 60) }) });
+  return t("waited", { age: t("age_h", { n: Math.floor(s / 3600), m: Math.floor(s / 60) % 60 }) });
 }
 
 function t(key, vars) {
@@ -157,7 +180,7 @@ async function connect() {
           const chunk = buf.slice(0, i);
           buf = buf.slice(i + 2);
           const data = chunk.split("\n").filter(l => l.startsWith("data:")).map(l => l.slice(5).trimStart()).join("\n");
-          if (data) { board = JSON.parse(data); render(); }
+          if (data) { board = JSON.parse(data); boardAt = Date.now(); render(); }
         }
       }
     } catch (e) {
@@ -170,13 +193,11 @@ async function connect() {
 }
 
 function statusWords(p) {
-  return t(p.status) + (p.paper_near_end && p.status === "ready" ? " · " + t("paper_near_end") : "");
+  return (say(p.word) || t(p.status)) + (p.paper_near_end && p.status === "ready" && !p.in_trouble ? " · " + t("paper_near_end") : "");
 }
 
-function reasonWords(task) {
-  if (task.status === "failed") return task.reason === "retries" ? t("r_retries") : t("r_failed");
-  if (task.reason === "stale") return t("r_stale");
-  return t("r_uncertain");
+function inTrouble(p) {
+  return p.status !== "ready" || p.in_trouble;
 }
 
 function itemsText(task) {
@@ -203,12 +224,13 @@ function render() {
     if (!f) continue;
     const text = f.active ? t("failover", { printer: p.id, backup: f.backup, stations: p.stations.join(", ") })
       : t("failover_done", { printer: p.id, backup: f.backup });
-    banners.append(el("div", { class: "banner", "data-failover": p.id, role: "alert" }, el("span", {}, text),
+    banners.append(el("div", { class: "banner", "data-failover": p.id, role: "alert" },
+      el("span", {}, el("div", {}, text), f.word && el("div", {}, say(f.word)), details(f.reason)),
       el("span", { class: "row" },
         !f.acknowledged && may("staff") && el("button", { class: "big danger", type: "button", "data-action": "acknowledge",
           onclick: () => act("q_ack", { printer: p.id }, "POST", "/v1/printers/" + encodeURIComponent(p.id) + "/acknowledge") }, t("acknowledge")),
         f.active && may("staff") && el("button", { class: "big danger", type: "button", "data-action": "failback",
-          onclick: () => act("q_failback", { printer: p.id }, "POST", "/v1/printers/" + encodeURIComponent(p.id) + "/failback") }, t("failback")))));
+          onclick: () => act("q_failback", { printer: p.id }, "POST", "/v1/printers/" + encodeURIComponent(p.id) + "/failback", {}, null, true) }, t("failback")))));
   }
 
   const alerts = document.getElementById("alerts");
@@ -218,9 +240,10 @@ function render() {
     const path = "/v1/tasks/" + encodeURIComponent(a.task_no);
     alerts.append(el("div", { class: "card bad", "data-task": a.task_no, "data-status": a.status },
       el("h3", {}, a.station ? a.station + " · " + (a.table ? t("table") + " " + a.table : a.order_id) : a.task_no),
-      el("div", { class: "state bad" }, reasonWords(a)),
+      el("div", { class: "state bad" }, say(a.word)),
       el("div", { class: "items" }, itemsText(a)),
-      el("div", { class: "muted" }, a.task_no + (a.last_error ? " — " + a.last_error : "")),
+      el("div", { class: "muted" }, el("span", { class: "age" }, ageWords(a)), " · " + a.task_no),
+      details(a.last_error),
       el("div", { class: "row" },
         may("staff") && el("button", { class: "big", type: "button", "data-action": "retry", onclick: () => act("q_retry", { task: a.task_no }, "POST", path + "/retry") }, t("retry")),
         may("staff") && a.status === "attention_required" && a.reason !== "stale" && el("button", { class: "big secondary", type: "button", "data-action": "resolve",
@@ -230,13 +253,15 @@ function render() {
 
   const printers = document.getElementById("printers");
   printers.replaceChildren();
-  for (const p of board.printers) {
-    const ok = p.status === "ready";
-    printers.append(el("div", { class: "card " + (ok ? "ok" : "bad"), "data-printer": p.id, "data-status": p.status },
+  // Printers in trouble first: they are what the pass must see.
+  const ordered = board.printers.slice().sort((a, b) => (inTrouble(b) ? 1 : 0) - (inTrouble(a) ? 1 : 0));
+  for (const p of ordered) {
+    const ok = !inTrouble(p);
+    printers.append(el("div", { class: "card " + (ok ? "ok" : "bad"), "data-printer": p.id, "data-status": p.status, "data-trouble": p.in_trouble ? "true" : "false" },
       el("h3", {}, p.id),
       el("div", { class: "state " + (ok ? "ok" : "bad") }, statusWords(p)),
       el("div", { class: "muted" }, p.queue + " " + t("queue") + (p.stations.length ? " · " + p.stations.join(", ") : "")),
-      p.last_error && !ok && el("div", { class: "muted" }, p.last_error),
+      !ok && details(p.last_error),
       may("staff") && el("div", { class: "row" }, el("button", { class: "small secondary", type: "button", "data-action": "test-page",
         onclick: () => act("q_test", { printer: p.id }, "POST", "/v1/printers/" + encodeURIComponent(p.id) + "/test-page") }, t("test_page")))));
   }
@@ -249,7 +274,8 @@ function render() {
       el("h3", {}, s.name + " → " + s.printer),
       s.backup_from && el("div", { class: "muted" }, t("backup_from", { printer: s.backup_from })),
       s.queue.length === 0 ? el("div", { class: "muted" }, t("empty")) :
-        el("ul", { class: "queue" }, s.queue.map(q => el("li", {}, (q.table ? q.table + " · " : "") + itemsText(q) + " — " + t(q.status)))),
+        el("ul", { class: "queue" }, s.queue.map(q => el("li", { "data-task": q.task_no }, (q.table ? q.table + " · " : "") + itemsText(q) + " — " + (say(q.word) || t(q.status)),
+          el("span", { class: "muted age" }, " · " + ageWords(q))))),
       held > 0 && may("staff") && el("div", { class: "row" }, el("button", { class: "big", type: "button", "data-action": "print-stale",
         onclick: () => act("q_stale", { station: s.name }, "POST", "/v1/stations/" + encodeURIComponent(s.name) + "/print-stale") }, t("print_stale") + " (" + held + ")"))));
   }
@@ -314,8 +340,10 @@ async function pairThis(ev) {
   connect();
 }
 
-// act asks who and why, then calls the API.
-function act(question, vars, method, path, extra, after) {
+// act asks who and why, then calls the API. A forceable action refused
+// with a reason (409) may be sent again with "force" once the person says
+// so.
+function act(question, vars, method, path, extra, after, forceable) {
   const dlg = document.getElementById("confirm");
   document.getElementById("confirm-title").textContent = t(question, vars);
   document.getElementById("confirm-text").textContent = "";
@@ -323,6 +351,10 @@ function act(question, vars, method, path, extra, after) {
   const op = document.getElementById("operator");
   op.value = store.getItem("storeprint.operator") || "";
   document.getElementById("reason").value = "";
+  const forceRow = document.getElementById("force-row");
+  const force = document.getElementById("force");
+  forceRow.hidden = true;
+  force.checked = false;
   const form = document.getElementById("confirm-form");
   form.onsubmit = async (ev) => {
     ev.preventDefault();
@@ -330,12 +362,14 @@ function act(question, vars, method, path, extra, after) {
     if (!operator) { op.focus(); return; }
     store.setItem("storeprint.operator", operator);
     const body = Object.assign({ operator, reason: document.getElementById("reason").value.trim() || t(question, vars) }, extra || {});
+    if (forceable && force.checked) body.force = true;
     try {
       await api(method, path, body);
       dlg.close();
       if (after) after();
     } catch (e) {
       document.getElementById("confirm-error").textContent = e.message;
+      if (forceable) forceRow.hidden = false;
     }
   };
   document.getElementById("confirm-cancel").onclick = () => dlg.close();
@@ -343,7 +377,19 @@ function act(question, vars, method, path, extra, after) {
   (op.value ? document.getElementById("confirm-ok") : op).focus();
 }
 
+async function loadWords() {
+  try {
+    const resp = await fetch("/v1/words");
+    if (resp.ok) words = await resp.json();
+  } catch (e) {
+    // The page still works in the API's own words.
+  }
+  render();
+}
+
 function start() {
+  loadWords();
+  setInterval(render, 30000); // the tickets' ages move on
   const params = new URLSearchParams(location.search);
   if (params.has("token")) {
     // A setup link: keep the token, take it out of the address bar.
