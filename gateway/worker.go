@@ -73,7 +73,7 @@ func (w *worker) step(ctx context.Context) time.Duration {
 	}
 	if head.Status == storeprint.StatusPrinting {
 		// An attempt this process no longer drives (see Recover).
-		if err := g.recoverTask(ctx, head.TaskNo); err != nil {
+		if err := g.recoverTask(ctx, head.TaskNo, nil); err != nil {
 			g.log.Error("recover attempt", "task_no", head.TaskNo, "err", err)
 			return poll
 		}
@@ -239,6 +239,7 @@ func (w *worker) attempt(ctx context.Context, head *Task) {
 	}
 	job := &PrintJob{
 		Ticket:    lease.ticket,
+		Attempt:   lease.attempt,
 		ProcessID: lease.processID,
 		Prepare: func(pctx context.Context, payload []byte) error {
 			if err := g.prepare(pctx, lease, payload); err != nil {
@@ -271,7 +272,7 @@ func (w *worker) attempt(ctx context.Context, head *Task) {
 		g.log.Error("printer driver overran its lease; attempt abandoned", "printer", w.id, "task_no", lease.taskNo, "attempt", lease.attempt)
 		w.noteOutcome(false, true)
 		g.obs.Attempt(w.id, "abandoned")
-		if err := g.recoverTask(context.WithoutCancel(ctx), lease.taskNo); err != nil {
+		if err := g.recoverTask(context.WithoutCancel(ctx), lease.taskNo, nil); err != nil {
 			g.log.Error("settle abandoned attempt", "task_no", lease.taskNo, "err", err)
 		}
 		return
@@ -325,6 +326,9 @@ func (w *worker) finish(ctx context.Context, lease *lease, perr error) {
 		g.obs.Retry(w.id)
 		err = g.release(ctx, lease, perr, true)
 	default:
+		if w.settleUncertain(ctx, lease, perr) {
+			return // the printer said what became of it (settle.go)
+		}
 		w.noteOutcome(false, true)
 		mayFlag := w.uncertainOutcome(!lease.sent.Load())
 		err = g.uncertain(ctx, lease, perr, mayFlag)

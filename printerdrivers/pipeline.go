@@ -75,9 +75,11 @@ type Conn interface {
 //     (unknown, or offline when nothing answers), a printer not ready
 //     PrintNotReady with its state. No byte of the ticket has gone.
 //  4. job.Prepare with the exact bytes; its error is PrintNotSent.
-//  5. Send, within the confirm timeout. A failure before the first byte
-//     is PrintNotSent; from the first byte on, every failure is
-//     PrintUncertain.
+//  5. Send, within the connect and confirm timeouts together (a printer
+//     that fetches its tickets takes a poll to come for it). A failure
+//     before the first byte is PrintNotSent (PrintNotReady when the
+//     printer said meanwhile that it is out of paper or its cover is
+//     open); from the first byte on, every failure is PrintUncertain.
 //  6. job.Submitted with the job id, then Confirm, within the confirm
 //     timeout. Only the printer's answer that the job printed is nil;
 //     its answer that it did not print it is PrintNotSent; anything
@@ -188,12 +190,21 @@ func (p *Pipeline) Print(ctx context.Context, job *gateway.PrintJob) error {
 	// From the first byte on, nobody knows whether paper comes out
 	// unless the printer says so.
 	var sent atomic.Bool
-	wctx, cancel := p.bound(ctx, p.cfg.ConfirmTimeout.Duration, "ticket sent")
+	wctx, cancel := p.bound(ctx, p.cfg.ConnectTimeout.Duration+p.cfg.ConfirmTimeout.Duration, "ticket sent")
 	jobID, err := c.Send(wctx, job, payload, func() { sent.Store(true) })
 	cancel()
 	if err != nil {
 		if !sent.Load() {
-			return p.fail(gateway.PrintNotSent, storeprint.PrinterReady, fmt.Errorf("send ticket: %w", err))
+			// Nothing left: the printer may have said it cannot print
+			// now, or gone away since its status.
+			switch st := StateOf(err); st {
+			case storeprint.PrinterPaperEnd, storeprint.PrinterCoverOpen:
+				return p.fail(gateway.PrintNotReady, st, fmt.Errorf("send ticket: %w", err))
+			case "":
+				return p.fail(gateway.PrintNotSent, storeprint.PrinterReady, fmt.Errorf("send ticket: %w", err))
+			default:
+				return p.fail(gateway.PrintNotSent, st, fmt.Errorf("send ticket: %w", err))
+			}
 		}
 		st := StateOf(err)
 		if st == "" {

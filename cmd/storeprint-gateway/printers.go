@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/printerdrivers/epos"
 	"github.com/storeprint/storeprint/printerdrivers/serial"
 	"github.com/storeprint/storeprint/printerdrivers/tcp"
 	"github.com/storeprint/storeprint/printerdrivers/winspool"
@@ -17,6 +18,8 @@ func openPrinter(pc gateway.PrinterConfig, storeID string) (gateway.Printer, err
 	switch pc.Driver {
 	case "tcp":
 		return tcp.New(pc, storeID), nil
+	case "epos":
+		return epos.New(pc, storeID), nil
 	case "serial":
 		if err := serial.CheckConfig(pc); err != nil {
 			return nil, err

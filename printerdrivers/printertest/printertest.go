@@ -37,6 +37,10 @@ type Harness struct {
 	// nothing answers for: a closed port, a missing device, an unknown
 	// queue.
 	Unreachable func(t *testing.T, cfg gateway.PrinterConfig) gateway.Printer
+
+	// LastLine returns the last text line of a payload as the driver's
+	// Encode made it (what Prepare is given). nil reads ESC/POS.
+	LastLine func(t *testing.T, payload []byte) string
 }
 
 // Timeouts the suite gives drivers. Short ones are for the cases that must
@@ -178,7 +182,11 @@ func testPrint(t *testing.T, h Harness) {
 		}
 		r.check(t, "prepare,submitted")
 		// What Prepare saw is what was printed.
-		if got := lastLine(t, r.payload()); got != tk.TaskNo {
+		last := h.LastLine
+		if last == nil {
+			last = lastLine
+		}
+		if got := last(t, r.payload()); got != tk.TaskNo {
 			t.Errorf("Prepare's payload ends with line %q, want the task_no", got)
 		}
 	})
@@ -498,4 +506,30 @@ func (r *recorder) payload() []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.prepared
+}
+
+// StartEPOS serves a fresh simulated printer's ePOS-Print service on a
+// loopback port and returns it and its base URL (http://127.0.0.1:N); it
+// is closed with t.Cleanup.
+func StartEPOS(t testing.TB, opts printersim.Options, eopts printersim.EPOSOptions) (*printersim.Printer, string) {
+	t.Helper()
+	sim, err := printersim.New(opts)
+	if err != nil {
+		t.Fatalf("start simulator: %v", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- sim.ServeEPOS(l, eopts) }()
+	t.Cleanup(func() {
+		if err := sim.Close(); err != nil {
+			t.Errorf("close simulator: %v", err)
+		}
+		if err := <-served; err != nil && !errors.Is(err, printersim.ErrClosed) {
+			t.Errorf("simulator: %v", err)
+		}
+	})
+	return sim, "http://" + l.Addr().String()
 }
