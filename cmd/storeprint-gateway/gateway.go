@@ -289,8 +289,9 @@ func (m *Main) run(ctx context.Context) error {
 		return fmt.Errorf("data_dir %s: %w", cfg.DataDir, err)
 	}
 	m.printers = map[string]gateway.Printer{}
+	ps := &printerSet{storeID: cfg.StoreID, log: log}
 	for i, pc := range cfg.Printers {
-		p, err := openPrinter(pc, cfg.StoreID)
+		p, err := ps.open(pc)
 		if err != nil {
 			return fmt.Errorf("config %s: printers[%d] (id %q).%w", m.ConfigPath, i, pc.ID, err)
 		}
@@ -305,6 +306,9 @@ func (m *Main) run(ctx context.Context) error {
 	}
 	metrics.Attach(m.Gateway)
 	m.HTTP = gwhttp.NewServer(m.Gateway, cfg.APITokens, metrics.Handler(), log)
+	if ps.cloudprnt != nil {
+		m.HTTP.HandleCloudPRNT(ps.cloudprnt)
+	}
 	if err := m.HTTP.Listen(cfg.Listen); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}

@@ -1,0 +1,11 @@
+package http
+
+import "net/http"
+
+// HandleCloudPRNT serves the Star CloudPRNT endpoint at /v1/cloudprnt
+// with h (printerdrivers/cloudprnt). It has its own authentication (a
+// printer's MAC address, and its password as HTTP Basic auth): the API
+// tokens do not apply to it.
+func (s *Server) HandleCloudPRNT(h http.Handler) {
+	s.mux.Handle("/v1/cloudprnt", h)
+}
