@@ -116,6 +116,7 @@ const (
 	ActionCloudRetry        AuditAction = "task.retry"
 	ActionCloudReprint      AuditAction = "task.reprint"
 	ActionCloudFailoverAck  AuditAction = "printer.failover_ack"
+	ActionCreateCloudPRNT   AuditAction = "cloudprnt_printer.create" // a CloudPRNT printer polling the cloud
 )
 
 // GatewayActions lists the actions a gateway logs.
@@ -127,7 +128,7 @@ var GatewayActions = []AuditAction{
 // CloudActions lists the actions the cloud logs.
 var CloudActions = []AuditAction{
 	ActionCreateTenant, ActionCreateTenantToken, ActionCreateStore, ActionCreateGateway,
-	ActionRevokeGateway, ActionCloudRetry, ActionCloudReprint, ActionCloudFailoverAck,
+	ActionRevokeGateway, ActionCloudRetry, ActionCloudReprint, ActionCloudFailoverAck, ActionCreateCloudPRNT,
 }
 
 // Valid reports whether a is a known action of either side.

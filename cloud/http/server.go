@@ -47,6 +47,9 @@ type Server struct {
 	DashboardService cloud.DashboardService
 	// Sync serves the gateways' websocket link at /v1/sync (sync/server).
 	Sync http.Handler
+	// CloudPRNTService serves CloudPRNT printers of stores without a
+	// gateway (see cloudprnt.go); nil: none.
+	CloudPRNTService cloud.CloudPRNTService
 
 	adminHash []byte
 	ln        net.Listener
@@ -158,6 +161,7 @@ func (s *Server) Handler() http.Handler {
 	api("GET /v1/audit", s.handleFindAudit)
 	api("GET /v1/dashboard", s.handleDashboard)
 	api("GET /v1/search", s.handleSearch)
+	s.cloudprntRoutes(mux, api)
 	s.pageRoutes(mux)
 	for path, ms := range methods {
 		allow := strings.Join(ms, ", ")

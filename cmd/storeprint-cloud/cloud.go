@@ -230,6 +230,7 @@ func (m *Main) Run(ctx context.Context) error {
 	s.CommandService = postgres.NewCommandService(db)
 	s.AuditService = postgres.NewAuditService(db)
 	s.DashboardService = postgres.NewDashboardService(db)
+	s.CloudPRNTService = postgres.NewCloudPRNTService(db)
 	listener := postgres.NewListener(db, log)
 	lctx, stopListener := context.WithCancel(context.Background())
 	m.stopListener = stopListener
