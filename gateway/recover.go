@@ -46,9 +46,10 @@ func (g *Gateway) Recover(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	silent := map[string]bool{} // printers that did not answer: not asked again
 	for _, t := range open {
 		// A printer that keeps a job log is asked first (settle.go).
-		in := g.settleInterrupted(ctx, t.TaskNo)
+		in := g.settleInterrupted(ctx, t.TaskNo, silent)
 		if err := g.recoverTask(ctx, t.TaskNo, in); err != nil {
 			return fmt.Errorf("task %s: %w", t.TaskNo, err)
 		}

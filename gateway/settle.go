@@ -110,16 +110,22 @@ func (w *worker) settleUncertain(ctx context.Context, l *lease, cause error) boo
 // askSettler asks s about r within the printer's connect and confirm
 // timeouts. An error becomes an unknown outcome that says why.
 func (g *Gateway) askSettler(ctx context.Context, s Settler, pc *PrinterConfig, r *Receipt) Settlement {
+	v, _ := g.settle(ctx, s, pc, r)
+	return v
+}
+
+// settle is askSettler that also returns the printer's error.
+func (g *Gateway) settle(ctx context.Context, s Settler, pc *PrinterConfig, r *Receipt) (Settlement, error) {
 	sctx, cancel := context.WithTimeout(ctx, pc.ConnectTimeout.Duration+pc.ConfirmTimeout.Duration)
 	defer cancel()
 	v, err := s.Settle(sctx, r)
 	switch {
 	case err != nil:
-		return Settlement{How: "the printer could not say whether it printed: " + err.Error()}
+		return Settlement{How: "the printer could not say whether it printed: " + err.Error()}, err
 	case v.Outcome == SettledUnknown && v.How == "":
-		return Settlement{How: "the printer keeps no record of its jobs"}
+		return Settlement{How: "the printer keeps no record of its jobs"}, nil
 	}
-	return v
+	return v, nil
 }
 
 // noteUnsettled records on a receipt that the printer could not settle it.
@@ -173,8 +179,10 @@ func (g *Gateway) applySettlement(tx Tx, t *Task, r *Receipt, v Settlement, caus
 // settleInterrupted asks the printer of a task left printing by an
 // earlier run, if it is a Settler, what became of the attempt its
 // receipt records (prepared or submitted). It returns nil when there is
-// nothing to ask or no printer to ask.
-func (g *Gateway) settleInterrupted(ctx context.Context, taskNo string) *interrupted {
+// nothing to ask or no printer to ask. A printer in silent, or that
+// cannot answer now, is not asked (again): start-up does not wait on a
+// printer that is off for every ticket it left open.
+func (g *Gateway) settleInterrupted(ctx context.Context, taskNo string, silent map[string]bool) *interrupted {
 	var t *Task
 	var r *Receipt
 	if err := g.store.View(ctx, func(tx ReadTx) error {
@@ -195,7 +203,14 @@ func (g *Gateway) settleInterrupted(ctx context.Context, taskNo string) *interru
 	if !ok || pc == nil {
 		return nil
 	}
-	return &interrupted{attempt: r.Attempt, v: g.askSettler(ctx, s, pc, r)}
+	if silent[r.PrinterID] {
+		return &interrupted{attempt: r.Attempt, v: Settlement{How: "the printer did not answer at start-up"}}
+	}
+	v, err := g.settle(ctx, s, pc, r)
+	if err != nil {
+		silent[r.PrinterID] = true
+	}
+	return &interrupted{attempt: r.Attempt, v: v}
 }
 
 // interrupted is a printer's answer about an attempt an earlier run left

@@ -8,10 +8,12 @@
 //
 // Each driver is a Pipeline on its own Transport (connect, status, send,
 // confirm, job id), one subpackage each: tcp (raw port 9100), serial
-// (USB-serial and RS-232) and winspool (the Windows print spooler).
-// escpos renders tickets in the printers' language; printersim is a
-// simulated printer for tests and demos; printertest is the conformance
-// suite every driver runs.
+// (USB-serial and RS-232), winspool (the Windows print spooler), epos
+// (Epson ePOS-Print over HTTP) and cloudprnt (Star printers that poll the
+// gateway with CloudPRNT; cloudprnt/protocol is the wire protocol, served
+// by the cloud too). escpos and starprnt render tickets in the printers'
+// languages; printersim is a simulated printer for tests and demos;
+// printertest is the conformance suite every driver runs.
 //
 // Drivers talk in the gateway's terms and never import each other.
 package printerdrivers
