@@ -124,7 +124,8 @@ const (
 	ActionCloudFailoverAck  AuditAction = "printer.failover_ack"
 	ActionRevokeTenantToken AuditAction = "tenant_token.revoke"
 	ActionCloudDeviceRevoke AuditAction = "device.revoke"
-	ActionTakeOverTasks     AuditAction = "gateway.take_over" // a store's next gateway took over the tasks of a revoked one
+	ActionTakeOverTasks     AuditAction = "gateway.take_over"        // a store's next gateway took over the tasks of a revoked one
+	ActionCreateCloudPRNT   AuditAction = "cloudprnt_printer.create" // a CloudPRNT printer polling the cloud
 )
 
 // GatewayActions lists the actions a gateway logs.
@@ -139,7 +140,7 @@ var GatewayActions = []AuditAction{
 var CloudActions = []AuditAction{
 	ActionCreateTenant, ActionCreateTenantToken, ActionCreateStore, ActionCreateGateway,
 	ActionRevokeGateway, ActionCloudRetry, ActionCloudReprint, ActionCloudFailoverAck,
-	ActionRevokeTenantToken, ActionCloudDeviceRevoke, ActionTakeOverTasks,
+	ActionRevokeTenantToken, ActionCloudDeviceRevoke, ActionTakeOverTasks, ActionCreateCloudPRNT,
 }
 
 // Valid reports whether a is a known action of either side.

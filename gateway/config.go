@@ -51,8 +51,8 @@ type CloudConfig struct {
 // PrinterConfig describes one printer.
 type PrinterConfig struct {
 	ID          string `toml:"id"`
-	Driver      string `toml:"driver"`  // tcp | serial | spooler
-	Address     string `toml:"address"` // host:port, device path, or spooler queue name
+	Driver      string `toml:"driver"`  // tcp | serial | spooler | epos | cloudprnt
+	Address     string `toml:"address"` // host:port, device path, spooler queue name, or (epos) the printer's base URL
 	Encoding    string `toml:"encoding"`
 	OnUncertain string `toml:"on_uncertain"` // hold | reprint
 	Backup      string `toml:"backup"`
@@ -69,6 +69,23 @@ type PrinterConfig struct {
 	// complete" as the printer's confirmation. Off by default: the spooler
 	// only knows the data reached the device.
 	TrustSpooler bool `toml:"trust_spooler"`
+
+	// Epson ePOS-Print (driver = "epos"): DevID is the printer's device
+	// id in its ePOS-Print service (default "local_printer"); JobLog says
+	// the printer keeps a print job log (the ePOS-Print spooler function),
+	// so that each ticket goes with a print job id and an uncertain one is
+	// settled by asking the printer what became of it.
+	DevID  string `toml:"devid"`
+	JobLog bool   `toml:"job_log"`
+
+	// Star CloudPRNT (driver = "cloudprnt"): the printer polls the
+	// gateway's /v1/cloudprnt and is told apart by its MAC address; with a
+	// Password it must also send that as HTTP Basic auth. Emulation is the
+	// command set the gateway hands it tickets in: starprnt (default) or
+	// escpos.
+	MAC       string `toml:"mac"`
+	Password  string `toml:"password"`
+	Emulation string `toml:"emulation"`
 
 	ConnectTimeout Duration `toml:"connect_timeout"` // default 3s
 	ConfirmTimeout Duration `toml:"confirm_timeout"` // default 10s
@@ -109,7 +126,14 @@ const (
 var Encodings = []string{"gb18030", "cp437", "utf-8"}
 
 // Drivers the gateway knows.
-var Drivers = []string{"tcp", "serial", "spooler"}
+var Drivers = []string{"tcp", "serial", "spooler", "epos", "cloudprnt"}
+
+// Emulations a CloudPRNT printer can be given tickets in.
+var Emulations = []string{"starprnt", "escpos"}
+
+// DefaultDevID is an ePOS-Print printer's device id unless devid says
+// otherwise.
+const DefaultDevID = "local_printer"
 
 // StopBits is a serial line's stop bits: "1", "1.5" or "2". The config
 // may write it as a number (stop_bits = 1) or a string (stop_bits = "1.5").
@@ -209,6 +233,20 @@ func (p *PrinterConfig) SetDefaults() {
 	if p.SuspectAfter == 0 {
 		p.SuspectAfter = DefaultSuspectAfter
 	}
+	switch p.Driver {
+	case "epos":
+		if p.DevID == "" {
+			p.DevID = DefaultDevID
+		}
+	case "cloudprnt":
+		p.Emulation = strings.ToLower(p.Emulation)
+		if p.Emulation == "" {
+			p.Emulation = "starprnt"
+		}
+		if m, err := ParseMAC(p.MAC); err == nil {
+			p.MAC = m
+		}
+	}
 	if p.Driver == "serial" {
 		if p.Baud == 0 {
 			p.Baud = 19200
@@ -293,6 +331,16 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
+	macs := map[string]string{}
+	for i, p := range c.Printers {
+		if p.Driver != "cloudprnt" {
+			continue
+		}
+		if other, ok := macs[p.MAC]; ok {
+			return Errorf(EINVALID, "printers[%d] (id %q).mac: %s is printer %q's MAC address too", i, p.ID, p.MAC, other)
+		}
+		macs[p.MAC] = p.ID
+	}
 	for i := range c.Printers {
 		p := &c.Printers[i]
 		if p.Backup == "" {
@@ -374,6 +422,21 @@ func (p *PrinterConfig) validate(key string) error {
 		if p.Address == "" {
 			return Errorf(EINVALID, "%s.address: the spooler queue name is required", key)
 		}
+	case "epos":
+		u, err := url.Parse(p.Address)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return Errorf(EINVALID, "%s.address: %q is not the printer's base URL like http://192.168.1.50 or https://192.168.1.50", key, p.Address)
+		}
+		if !validDevID(p.DevID) {
+			return Errorf(EINVALID, "%s.devid: %q must be 1-64 letters, digits, '_' or '-'", key, p.DevID)
+		}
+	case "cloudprnt":
+		if _, err := ParseMAC(p.MAC); err != nil {
+			return Errorf(EINVALID, "%s.mac: %s", key, err.Error())
+		}
+		if !contains(Emulations, p.Emulation) {
+			return Errorf(EINVALID, "%s.emulation: %q is not one of %s", key, p.Emulation, strings.Join(Emulations, ", "))
+		}
 	case "":
 		return Errorf(EINVALID, "%s.driver: required (one of %s)", key, strings.Join(Drivers, ", "))
 	default:
@@ -400,7 +463,33 @@ func (p *PrinterConfig) validate(key string) error {
 	if p.ConnectTimeout.Duration < 0 || p.ConfirmTimeout.Duration < 0 || p.FailbackAfter.Duration < 0 || p.FailoverAfter.Duration < 0 {
 		return Errorf(EINVALID, "%s: durations must not be negative", key)
 	}
+	if p.JobLog && p.Driver != "epos" {
+		return Errorf(EINVALID, "%s.job_log: only for driver = \"epos\"", key)
+	}
 	return nil
+}
+
+func validDevID(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseMAC returns an Ethernet MAC address (six octets in hex, separated
+// by ':' or '-') in the form CloudPRNT printers send it: lower case, with
+// colons ("00:11:62:1d:9a:b7").
+func ParseMAC(s string) (string, error) {
+	hw, err := net.ParseMAC(strings.TrimSpace(s))
+	if err != nil || len(hw) != 6 {
+		return "", fmt.Errorf("%q is not a MAC address like 00:11:62:1d:9a:b7", s)
+	}
+	return hw.String(), nil
 }
 
 func contains(list []string, s string) bool {

@@ -115,6 +115,7 @@ type Receipt struct {
 	Reprint       bool                    `json:"reprint,omitempty"`
 	BackupFrom    string                  `json:"backup_from,omitempty"`
 	Error         string                  `json:"error,omitempty"`
+	Settled       string                  `json:"settled,omitempty"` // how the printer settled an uncertain attempt (settle.go)
 	PreparedAt    time.Time               `json:"prepared_at"`
 	SubmittedAt   *time.Time              `json:"submitted_at,omitempty"`
 	PrintedAt     *time.Time              `json:"printed_at,omitempty"`

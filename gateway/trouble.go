@@ -185,11 +185,14 @@ func cutOff(err error) bool {
 	return false
 }
 
-// uncertainOutcome records an uncertain outcome on the printer and returns
-// whether the ticket may be flagged for a person.
-func (w *worker) uncertainOutcome(cut bool) (mayFlag bool) {
+// uncertainOutcome records an uncertain outcome on the printer (its error
+// kept for the printer's details) and returns whether the ticket may be
+// flagged for a person.
+func (w *worker) uncertainOutcome(cause error) (mayFlag bool) {
 	g := w.g
+	cut := cutOff(cause)
 	g.mu.Lock()
+	g.status[w.id].LastError = cause.Error()
 	tr := &g.status[w.id].Trouble
 	was := tr.active
 	tr.suspect(g.clock.Mono(), cut, w.cfg.SuspectAfter)

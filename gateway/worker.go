@@ -77,7 +77,7 @@ func (w *worker) step(ctx context.Context) time.Duration {
 	}
 	if head.Status == storeprint.StatusPrinting {
 		// An attempt this process no longer drives (see Recover).
-		if err := g.recoverTask(ctx, head.TaskNo); err != nil {
+		if err := g.recoverTask(ctx, head.TaskNo, nil); err != nil {
 			g.log.Error("recover attempt", "task_no", head.TaskNo, "err", err)
 			return poll
 		}
@@ -259,6 +259,7 @@ func (w *worker) attempt(ctx context.Context, head *Task) {
 	}
 	job := &PrintJob{
 		Ticket:    lease.ticket,
+		Attempt:   lease.attempt,
 		ProcessID: lease.processID,
 		Prepare: func(pctx context.Context, payload []byte) error {
 			if err := g.prepare(pctx, lease, payload); err != nil {
@@ -290,7 +291,7 @@ func (w *worker) attempt(ctx context.Context, head *Task) {
 		g.log.Error("printer driver overran its lease; attempt abandoned", "printer", w.id, "task_no", lease.taskNo, "attempt", lease.attempt)
 		w.noteOutcome(false, true)
 		g.obs.Attempt(w.id, "abandoned")
-		if err := g.recoverTask(context.WithoutCancel(ctx), lease.taskNo); err != nil {
+		if err := g.recoverTask(context.WithoutCancel(ctx), lease.taskNo, nil); err != nil {
 			g.log.Error("settle abandoned attempt", "task_no", lease.taskNo, "err", err)
 		}
 		return
@@ -344,8 +345,11 @@ func (w *worker) finish(ctx context.Context, lease *lease, perr error) {
 		g.obs.Retry(w.id)
 		err = g.release(ctx, lease, perr, true)
 	default:
+		if w.settleUncertain(ctx, lease, perr) {
+			return // the printer said what became of it (settle.go)
+		}
 		w.noteOutcome(false, true)
-		mayFlag := w.uncertainOutcome(cutOff(perr))
+		mayFlag := w.uncertainOutcome(perr)
 		err = g.uncertain(ctx, lease, perr, mayFlag)
 	}
 	if err != nil && !errors.Is(err, errFenced) {

@@ -51,6 +51,9 @@ type Server struct {
 	DashboardService cloud.DashboardService
 	// Sync serves the gateways' websocket link at /v1/sync (sync/server).
 	Sync http.Handler
+	// CloudPRNTService serves CloudPRNT printers of stores without a
+	// gateway (see cloudprnt.go); nil: none.
+	CloudPRNTService cloud.CloudPRNTService
 
 	// MetricsAddr, when set, serves /metrics there without a token instead
 	// of on Addr behind the admin token (e.g. a port only Prometheus
@@ -234,6 +237,7 @@ func (s *Server) Handler() http.Handler {
 	api("GET /v1/audit", s.handleFindAudit)
 	api("GET /v1/dashboard", s.handleDashboard)
 	api("GET /v1/search", s.handleSearch)
+	s.cloudprntRoutes(plain, api)
 	s.pageRoutes(mux)
 	s.routes = append(s.routes, "GET /{$}", "GET /assets/")
 	for path, ms := range methods {

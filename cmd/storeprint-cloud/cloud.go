@@ -238,6 +238,7 @@ func (m *Main) Run(ctx context.Context) error {
 	s.DeviceService = postgres.NewDeviceService(db)
 	s.LinkService = postgres.NewLinkService(db)
 	s.DashboardService = postgres.NewDashboardService(db)
+	s.CloudPRNTService = postgres.NewCloudPRNTService(db)
 	listener := postgres.NewListener(db, log)
 	lctx, stopListener := context.WithCancel(context.Background())
 	m.stopListener = stopListener

@@ -22,6 +22,7 @@ import (
 	"github.com/storeprint/storeprint/gateway/toml"
 	"github.com/storeprint/storeprint/internal/clock"
 	"github.com/storeprint/storeprint/internal/version"
+	"github.com/storeprint/storeprint/printerdrivers/cloudprnt"
 	synclink "github.com/storeprint/storeprint/sync/client"
 )
 
@@ -296,8 +297,9 @@ func (m *Main) run(ctx context.Context) error {
 		return fmt.Errorf("data_dir %s: %w", cfg.DataDir, err)
 	}
 	m.printers = map[string]gateway.Printer{}
+	ps := &printerSet{storeID: cfg.StoreID, log: log}
 	for i, pc := range cfg.Printers {
-		p, err := openPrinter(pc, cfg.StoreID)
+		p, err := ps.open(pc)
 		if err != nil {
 			return fmt.Errorf("config %s: printers[%d] (id %q).%w", m.ConfigPath, i, pc.ID, err)
 		}
@@ -312,6 +314,12 @@ func (m *Main) run(ctx context.Context) error {
 	}
 	metrics.Attach(m.Gateway)
 	m.HTTP = gwhttp.NewServer(m.Gateway, cfg.APITokens, metrics.Handler(), log)
+	if ps.cloudprnt == nil {
+		// No CloudPRNT printer configured: the endpoint answers every
+		// poll that its MAC address is unknown (403).
+		ps.cloudprnt = cloudprnt.NewServer(cloudprnt.ServerOptions{Logger: log})
+	}
+	m.HTTP.HandleCloudPRNT(ps.cloudprnt)
 	if err := m.HTTP.Listen(cfg.Listen); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}

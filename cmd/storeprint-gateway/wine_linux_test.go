@@ -235,13 +235,6 @@ func TestWine(t *testing.T) {
 	t.Logf("done after %s", time.Since(began).Round(time.Millisecond))
 }
 
-type receiptJSON struct {
-	Attempt       int    `json:"attempt"`
-	State         string `json:"state"`
-	PayloadSHA256 string `json:"payload_sha256"`
-	JobID         string `json:"job_id"`
-}
-
 // writeWineConfig writes a gateway configuration in dir with the spooler
 // printers kitchen (the CUPS queue, trusted) and ghost (a queue Wine does
 // not have), and returns its Windows path.

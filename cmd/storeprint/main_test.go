@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/printerdrivers/cloudprnt"
+	"github.com/storeprint/storeprint/printerdrivers/epos"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 	"github.com/storeprint/storeprint/printerdrivers/printertest"
 	"github.com/storeprint/storeprint/printerdrivers/serial"
@@ -190,6 +192,20 @@ func TestMain_ParseFlags(t *testing.T) {
 		}
 	})
 
+	t.Run("Protocols", func(t *testing.T) {
+		t.Parallel()
+		m, _, _ := setup(t, "printersim", "--protocol", "epos", "--listen", "127.0.0.1:0", "--devid", "kitchen", "--job-log")
+		if c := m.cmd.(*printerSim); c.Protocol != "epos" || c.DevID != "kitchen" || !c.JobLog || c.Listen != "127.0.0.1:0" {
+			t.Fatalf("got %+v, want ePOS-Print with a job log", c)
+		}
+		m, _, _ = setup(t, "printersim", "--protocol", "cloudprnt", "--url", "http://127.0.0.1:8080/v1/cloudprnt",
+			"--mac", "00-11-62-1D-9A-B7", "--poll", "2s", "--emulation", "escpos", "--user", "star", "--password", "pw")
+		if c := m.cmd.(*printerSim); c.Protocol != "cloudprnt" || c.Listen != "" || c.Poll != 2*time.Second ||
+			c.Emulation != "escpos" || c.Name != "00-11-62-1D-9A-B7" || c.Password != "pw" {
+			t.Fatalf("got %+v, want a CloudPRNT printer polling every 2s", c)
+		}
+	})
+
 	t.Run("Err", func(t *testing.T) {
 		t.Parallel()
 		tests := []struct {
@@ -212,6 +228,14 @@ func TestMain_ParseFlags(t *testing.T) {
 			{"PaperStdout", []string{"printersim", "--paper", "-"}, "--paper: - is stdout, where --out writes too"},
 			{"PaperOut", []string{"printersim", "--paper", "p.txt", "--out", "p.txt"}, `--paper: "p.txt" is the --out file too`},
 			{"Argument", []string{"printersim", "extra"}, `unexpected argument "extra"`},
+			{"Protocol", []string{"printersim", "--protocol", "ipp"}, `--protocol: "ipp"`},
+			{"EPOSSerial", []string{"printersim", "--protocol", "epos", "--serial", "/dev/ttyS0"}, "--serial"},
+			{"CloudPRNTNoURL", []string{"printersim", "--protocol", "cloudprnt", "--mac", "00:11:62:1d:9a:b7"}, "--url"},
+			{"CloudPRNTURL", []string{"printersim", "--protocol", "cloudprnt", "--url", "gateway:8080", "--mac", "00:11:62:1d:9a:b7"}, "--url"},
+			{"CloudPRNTMAC", []string{"printersim", "--protocol", "cloudprnt", "--url", "http://g/v1/cloudprnt", "--mac", "00:11"}, "--mac"},
+			{"CloudPRNTListen", []string{"printersim", "--protocol", "cloudprnt", "--url", "http://g/v1/cloudprnt", "--mac", "00:11:62:1d:9a:b7", "--listen", "127.0.0.1:0"}, "--listen"},
+			{"CloudPRNTPoll", []string{"printersim", "--protocol", "cloudprnt", "--url", "http://g/v1/cloudprnt", "--mac", "00:11:62:1d:9a:b7", "--poll", "0s"}, "--poll"},
+			{"CloudPRNTEmulation", []string{"printersim", "--protocol", "cloudprnt", "--url", "http://g/v1/cloudprnt", "--mac", "00:11:62:1d:9a:b7", "--emulation", "zpl"}, "--emulation"},
 		}
 		for _, tt := range tests {
 			m := NewMain()
@@ -224,8 +248,74 @@ func TestMain_ParseFlags(t *testing.T) {
 	})
 }
 
+// runSim runs the printersim command until the test ends.
+func runSim(t *testing.T, m *Main) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		if err := m.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+}
+
 func TestMain_Run(t *testing.T) {
 	t.Parallel()
+
+	t.Run("PrinterSimEPOS", func(t *testing.T) {
+		t.Parallel()
+		paper := filepath.Join(t.TempDir(), "paper.jsonl")
+		m, _, stderr := setup(t, "printersim", "--protocol", "epos", "--listen", "127.0.0.1:0", "--job-log", "--out", paper)
+		runSim(t, m)
+		line := stderr.waitLine(t, "printersim ePOS-Print listening on ")
+		base, _, _ := strings.Cut(line, " ")
+		cfg := printertest.Config(5 * time.Second)
+		cfg.Driver, cfg.Address, cfg.JobLog = "epos", base, true
+		p := epos.New(cfg, "store-001")
+		defer p.Close()
+		if err := p.Print(context.Background(), &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), ProcessID: "0001"}); err != nil {
+			t.Fatalf("Print: %v", err)
+		}
+		if got := readPaper(t, paper); len(got) != 1 || got[0].TaskNo != "order_1_station_hot" {
+			t.Fatalf("got paper %+v, want the ticket", got)
+		}
+	})
+
+	t.Run("PrinterSimCloudPRNT", func(t *testing.T) {
+		t.Parallel()
+		srv := cloudprnt.NewServer(cloudprnt.ServerOptions{})
+		url := printertest.ServeHTTP(t, srv)
+		cfg := printertest.Config(5 * time.Second)
+		cfg.MAC = "00:11:62:1d:9a:b7"
+		p, err := cloudprnt.New(cfg, "store-001", srv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		polled := srv.Polled(cfg.MAC)
+		paper := filepath.Join(t.TempDir(), "paper.jsonl")
+		m, _, stderr := setup(t, "printersim", "--protocol", "cloudprnt", "--url", url, "--mac", "00:11:62:1D:9A:B7",
+			"--poll", "50ms", "--out", paper)
+		runSim(t, m)
+		stderr.waitLine(t, "printersim CloudPRNT polling ")
+		select {
+		case <-polled:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the simulator did not poll")
+		}
+		if err := p.Print(context.Background(), &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), ProcessID: "0001"}); err != nil {
+			t.Fatalf("Print: %v", err)
+		}
+		if got := readPaper(t, paper); len(got) != 1 || got[0].TaskNo != "order_1_station_hot" {
+			t.Fatalf("got paper %+v, want the ticket", got)
+		}
+	})
 
 	t.Run("PrinterSim", func(t *testing.T) {
 		t.Parallel()

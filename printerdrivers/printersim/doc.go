@@ -29,6 +29,11 @@
 // The status bytes of DLE EOT, GS r and automatic status back are built
 // from one status, so they always agree.
 //
+// It also speaks the printers' HTTP protocols, with the same faults:
+// ServeEPOS is an Epson printer's ePOS-Print service (with a print job log
+// when asked), and NewCloudPRNT makes it a Star printer polling a
+// CloudPRNT server (Star PRNT, ESC/POS or plain text jobs).
+//
 // Faults can be switched on and off while it runs (SetFault, or PUT /fault
 // on the control handler): offline, paper_end and cover_open stop printing
 // and keep what was received, as a printer's buffer does, until the fault

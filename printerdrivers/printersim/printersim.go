@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -135,6 +136,8 @@ type Printer struct {
 	printedCh chan struct{} // closed and replaced when a ticket prints
 	listeners map[net.Listener]struct{}
 	conns     map[*conn]struct{}
+	servers   map[*http.Server]struct{} // ePOS-Print (ServeEPOS)
+	jobLog    map[string]loggedJob      // ePOS-Print print job log, by print job id
 }
 
 // job is one thing the print mechanism works through in order: a cut
@@ -142,10 +145,11 @@ type Printer struct {
 type job struct {
 	kind  jobKind
 	conn  *conn
-	lines []string // jobTicket
-	id    string   // jobProcessID
-	n     byte     // jobPrinterID, jobStatus: n of GS I n, GS r n
-	lost  bool     // a confirmation received under FaultLostAck: never answered
+	lines []string      // jobTicket
+	id    string        // jobProcessID
+	n     byte          // jobPrinterID, jobStatus: n of GS I n, GS r n
+	lost  bool          // a confirmation received under FaultLostAck: never answered
+	done  chan struct{} // jobTicket from an HTTP protocol: closed once printed; conn is nil
 }
 
 type jobKind uint8
@@ -192,6 +196,8 @@ func New(opts Options) (*Printer, error) {
 		printedCh: make(chan struct{}),
 		listeners: map[net.Listener]struct{}{},
 		conns:     map[*conn]struct{}{},
+		servers:   map[*http.Server]struct{}{},
+		jobLog:    map[string]loggedJob{},
 	}
 	p.wg.Add(1)
 	go p.printLoop()
@@ -427,6 +433,9 @@ func (p *Printer) printLoop() {
 		}
 		var answer []byte
 		switch {
+		case j.kind == jobTicket && j.conn == nil:
+			p.print(j.lines)
+			close(j.done)
 		case j.kind == jobTicket:
 			p.print(j.lines)
 			p.mu.Lock()
@@ -603,7 +612,14 @@ func (p *Printer) Close() error {
 	for c := range p.conns {
 		cs = append(cs, c)
 	}
+	var ss []*http.Server
+	for s := range p.servers {
+		ss = append(ss, s)
+	}
 	p.mu.Unlock()
+	for _, s := range ss {
+		_ = s.Close() // its listener is closed below; Serve reports nothing more
+	}
 
 	var errs []error
 	for _, l := range ls {
