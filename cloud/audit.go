@@ -40,6 +40,7 @@ const (
 	ActionRetry             = "task.retry"
 	ActionReprint           = "task.reprint"
 	ActionFailoverAck       = "printer.failover_ack"
+	ActionAlertAck          = "alert.ack"
 )
 
 // Audit list limits.

@@ -154,6 +154,7 @@ func (s *Server) Handler() http.Handler {
 	api("POST /v1/stores/{store_id}/tasks/{task_no}/reprint", s.handleCommand(cloud.CommandReprint))
 	api("POST /v1/stores/{store_id}/printers/{printer_id}/failover/ack", s.handleCommand(cloud.CommandFailoverAck))
 	api("GET /v1/stores/{store_id}/alerts", s.handleFindAlerts)
+	api("POST /v1/stores/{store_id}/alerts/{alert_id}/ack", s.handleAcknowledgeAlert)
 	api("GET /v1/audit", s.handleFindAudit)
 	api("GET /v1/dashboard", s.handleDashboard)
 	api("GET /v1/search", s.handleSearch)
