@@ -9,7 +9,10 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
+	"time"
 
+	"github.com/storeprint/storeprint/cloud"
 	"github.com/storeprint/storeprint/cloud/http"
 	"github.com/storeprint/storeprint/cloud/postgres"
 	"github.com/storeprint/storeprint/schema"
@@ -29,11 +32,15 @@ Flags:
                         (prefer STOREPRINT_ADMIN_TOKEN: a flag shows in ps)
   --database-url URL    the PostgreSQL database (postgres://... or key=value)
   --migrate=false       run: do not apply the migrations at start
+  --alert-ttl D         how long an alert nobody resolved asks for a person on the
+                        dashboard before it expires into the store's history
+                        (default 24h; Go units or days, e.g. 90m, 2d)
   --log-format F        text (default) or json
 
 Environment (a flag wins over its variable):
   STOREPRINT_LISTEN, STOREPRINT_ADMIN_TOKEN, STOREPRINT_MIGRATE,
-  STOREPRINT_LOG_FORMAT, STOREPRINT_DATABASE_URL (else DATABASE_URL);
+  STOREPRINT_ALERT_TTL, STOREPRINT_LOG_FORMAT, STOREPRINT_DATABASE_URL
+  (else DATABASE_URL);
   STOREPRINT_DEBUG=1 logs at debug level (e.g. every ingested batch)
 `
 
@@ -49,7 +56,12 @@ type Main struct {
 	AdminToken  string
 	DatabaseURL string
 	Migrate     bool
+	AlertTTL    time.Duration
 	LogFormat   string
+
+	// PresenceEvery is how often the sync server writes its links'
+	// presence; zero means cloud.PresenceEvery. Tests change it.
+	PresenceEvery time.Duration
 
 	Stdout io.Writer
 	Stderr io.Writer
@@ -93,12 +105,25 @@ func (m *Main) ParseFlags(args []string) error {
 		}
 		migrate = b
 	}
+	m.AlertTTL = cloud.DefaultAlertTTL
+	if v := m.Getenv("STOREPRINT_ALERT_TTL"); v != "" {
+		d, err := parseTTL(v)
+		if err != nil {
+			return fmt.Errorf("STOREPRINT_ALERT_TTL: %w", err)
+		}
+		m.AlertTTL = d
+	}
 	fs := flag.NewFlagSet(m.Command, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&m.Listen, "listen", m.env("STOREPRINT_LISTEN", "127.0.0.1:9090"), "")
 	fs.StringVar(&m.AdminToken, "admin-token", m.env("STOREPRINT_ADMIN_TOKEN", ""), "")
 	fs.StringVar(&m.DatabaseURL, "database-url", m.env("STOREPRINT_DATABASE_URL", m.env("DATABASE_URL", "")), "")
 	fs.BoolVar(&m.Migrate, "migrate", migrate, "")
+	fs.Func("alert-ttl", "", func(v string) error {
+		d, err := parseTTL(v)
+		m.AlertTTL = d
+		return err
+	})
 	fs.StringVar(&m.LogFormat, "log-format", m.env("STOREPRINT_LOG_FORMAT", "text"), "")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -122,6 +147,24 @@ func (m *Main) ParseFlags(args []string) error {
 		}
 	}
 	return nil
+}
+
+// parseTTL reads a positive duration in Go's units or in days ("2d").
+func parseTTL(v string) (time.Duration, error) {
+	var d time.Duration
+	var err error
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		var n float64
+		if n, err = strconv.ParseFloat(days, 64); err == nil {
+			d = time.Duration(n * float64(24*time.Hour))
+		}
+	} else {
+		d, err = time.ParseDuration(v)
+	}
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q is not a positive duration such as 24h, 90m or 2d", v)
+	}
+	return d, nil
 }
 
 func (m *Main) env(k, def string) string {
@@ -174,20 +217,24 @@ func (m *Main) Run(ctx context.Context) error {
 	s.Logger = log
 	s.Health = db
 	s.TenantService = postgres.NewTenantService(db)
-	s.StoreService = postgres.NewStoreService(db)
+	stores := postgres.NewStoreService(db)
+	stores.AlertTTL = m.AlertTTL
+	s.StoreService = stores
 	s.GatewayService = postgres.NewGatewayService(db)
 	s.OrderService = postgres.NewOrderService(db)
 	s.TaskService = postgres.NewTaskService(db)
 	s.CommandService = postgres.NewCommandService(db)
 	s.AuditService = postgres.NewAuditService(db)
-	s.DashboardService = postgres.NewDashboardService(db)
+	dashboard := postgres.NewDashboardService(db)
+	dashboard.AlertTTL = m.AlertTTL
+	s.DashboardService = dashboard
 	listener := postgres.NewListener(db, log)
 	lctx, stopListener := context.WithCancel(context.Background())
 	m.stopListener = stopListener
 	go listener.Run(lctx)
 	m.Sync = &syncserver.Server{
 		Gateways: s.GatewayService, Ingester: postgres.NewIngestService(db), Commands: s.CommandService,
-		Notifier: listener, Logger: log,
+		Notifier: listener, Logger: log, PresenceEvery: m.PresenceEvery,
 	}
 	s.Sync = m.Sync
 	if err := s.Open(); err != nil {

@@ -32,7 +32,7 @@ import (
 // STOREPRINT_BENCH_TASKS (tasks per store); run it with
 //
 //	make bench-scale
-//	STOREPRINT_BENCH_TASKS=100 make bench-scale   # a tenth of the history
+//	make bench-scale BENCH_TASKS=100   # a tenth of the history
 //
 // The fill writes about 0.85 KB a task (8 GB at the full size).
 
@@ -411,7 +411,9 @@ func runChainScale(b *testing.B, s scaleShape) {
 		{"dashboard (tenant)", tenantToken, "/v1/dashboard?since=" + since},
 		{"stores (admin)", adminToken, "/v1/stores"},
 		{"stores (tenant)", tenantToken, "/v1/stores"},
+		{"stores ?after= (admin)", adminToken, "/v1/stores?limit=1000&after=" + s.storeID(s.stores/2)},
 		{"store alerts", adminToken, "/v1/stores/" + quiet + "/alerts"},
+		{"store alerts ?history=true", adminToken, "/v1/stores/" + busy + "/alerts?history=true"},
 		{"tasks (busy store)", adminToken, "/v1/stores/" + busy + "/tasks"},
 		{"tasks ?status=failed (busy)", adminToken, "/v1/stores/" + busy + "/tasks?status=failed"},
 		{"tasks ?status=done (busy)", adminToken, "/v1/stores/" + busy + "/tasks?status=done"},
