@@ -71,7 +71,22 @@ type Dashboard struct {
 	// Queue holds the current alerts: those that need a person, oldest
 	// first, then those a person acknowledged, oldest first.
 	Queue []*DashboardAlert `json:"queue"`
+
+	encoded []byte // the answer's JSON, when it is a shared, read-only answer
 }
+
+// MarshalJSON encodes the dashboard; a shared answer is not encoded again.
+func (d *Dashboard) MarshalJSON() ([]byte, error) {
+	if d.encoded != nil {
+		return d.encoded, nil
+	}
+	type plain Dashboard // the fields without this method
+	return json.Marshal((*plain)(d))
+}
+
+// Share marks the dashboard as an answer shared by many callers, b being
+// its JSON: nobody may change it from now on.
+func (d *Dashboard) Share(b []byte) { d.encoded = b }
 
 // DashboardSummary counts over every store the actor sees, not only the
 // page of stores shown. The alert counts stop at MaxDashboardCount; the

@@ -157,6 +157,7 @@ func (s *DashboardService) read(ctx context.Context, q querier, tenant, filter s
 	if err := json.Unmarshal(body, d); err != nil {
 		return r, fmt.Errorf("decode the stored answer: %w", err)
 	}
+	d.Share(body)
 	r.d = d
 	s.remember(id, r.computedAt, d)
 	return r, nil
@@ -216,6 +217,7 @@ func (s *DashboardService) answer(ctx context.Context, a *cloud.Actor, f cloud.D
 		if err != nil {
 			return fmt.Errorf("encode the answer: %w", err)
 		}
+		d.Share(body)
 		// now() is the transaction's start: the answer holds at least
 		// everything committed before it.
 		var at time.Time
