@@ -2,6 +2,9 @@ package cloud
 
 import (
 	"context"
+	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/storeprint/storeprint/gateway"
@@ -130,6 +133,23 @@ type StoreService interface {
 // person (storeprint-cloud --alert-ttl): the dashboard shows the trouble
 // of today, and older alerts are history.
 const DefaultAlertTTL = 24 * time.Hour
+
+// maxDays bounds a duration in days, well within time.Duration's range.
+const maxDays = 100000
+
+// ParseDuration reads a duration in Go's units ("90m", "24h") or in days
+// ("2d", "1.5d").
+func ParseDuration(v string) (time.Duration, error) {
+	days, ok := strings.CutSuffix(v, "d")
+	if !ok {
+		return time.ParseDuration(v)
+	}
+	n, err := strconv.ParseFloat(days, 64)
+	if err != nil || math.IsNaN(n) || math.Abs(n) > maxDays {
+		return 0, Errorf(EINVALID, "%q is not a number of days up to %d", v, maxDays)
+	}
+	return time.Duration(n * float64(24*time.Hour)), nil
+}
 
 // Alert states, derived from the alert's times and the alert TTL.
 const (

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/storeprint/storeprint/cloud"
@@ -151,16 +150,7 @@ func (m *Main) ParseFlags(args []string) error {
 
 // parseTTL reads a positive duration in Go's units or in days ("2d").
 func parseTTL(v string) (time.Duration, error) {
-	var d time.Duration
-	var err error
-	if days, ok := strings.CutSuffix(v, "d"); ok {
-		var n float64
-		if n, err = strconv.ParseFloat(days, 64); err == nil {
-			d = time.Duration(n * float64(24*time.Hour))
-		}
-	} else {
-		d, err = time.ParseDuration(v)
-	}
+	d, err := cloud.ParseDuration(v)
 	if err != nil || d <= 0 {
 		return 0, fmt.Errorf("%q is not a positive duration such as 24h, 90m or 2d", v)
 	}
