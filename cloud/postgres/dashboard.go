@@ -22,10 +22,10 @@ var _ cloud.DashboardService = (*DashboardService)(nil)
 // (the admin, each tenant) and filter, whatever the number of viewers and
 // nodes: it is kept in dashboard_answers, read by every node, and computed
 // again by one node at a time, the one holding the transaction-scoped
-// advisory lock of its key; while it computes, the others answer the
-// answer before, if that is only slightly old, or wait for the lock. Each
-// node keeps the answers it decoded, so an unchanged answer is one
-// primary-key read.
+// advisory lock of its key. A caller that finds the answer slightly old
+// (by less than staleGrace past the maximum age) gets it at once while the
+// refresh goes on; a caller without one waits for it. Each node keeps the
+// answers it decoded, so an unchanged answer is one primary-key read.
 //
 // Every query of the computation is a range on an index that starts with
 // store_id, a small partial index, or a hash join over the stores, never
@@ -43,9 +43,10 @@ type DashboardService struct {
 	// means cloud.DefaultAlertTTL.
 	AlertTTL time.Duration
 
-	flight singleflight.Group
-	mu     stdsync.Mutex
-	known  map[string]knownAnswer // answers decoded on this node, by key
+	reads     singleflight.Group
+	refreshes singleflight.Group
+	mu        stdsync.Mutex
+	known     map[string]knownAnswer // answers decoded on this node, by key
 }
 
 type knownAnswer struct {
@@ -106,17 +107,41 @@ func (s *DashboardService) Dashboard(ctx context.Context, f cloud.DashboardFilte
 	}
 	tenant := scopeKey(a)
 	filter := f.Since.UTC().Format(time.RFC3339Nano) + "/" + strconv.Itoa(f.Limit)
-	// Callers on this node share one read; a caller that goes away does not
-	// fail the others.
-	v, err, _ := s.flight.Do(tenant+"/"+filter, func() (any, error) {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	id := tenant + "/" + filter
+	// Callers on this node share each read and each refresh; a caller that
+	// goes away fails neither.
+	detached := func(d time.Duration) (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.WithoutCancel(ctx), d)
+	}
+	v, err, _ := s.reads.Do(id, func() (any, error) {
+		ctx, cancel := detached(10 * time.Second)
 		defer cancel()
-		return s.answer(ctx, a, f, tenant, filter, now)
+		return s.read(ctx, s.db.pool, tenant, filter)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read dashboard: %w", err)
 	}
-	return v.(*cloud.Dashboard), nil
+	r := v.(stored)
+	if r.found && r.age < s.maxAge() {
+		return r.d, nil
+	}
+	refreshed := s.refreshes.DoChan(id, func() (any, error) {
+		ctx, cancel := detached(time.Minute)
+		defer cancel()
+		return s.refresh(ctx, a, f, tenant, filter, now)
+	})
+	if r.found && r.age < s.maxAge()+staleGrace {
+		return r.d, nil // the refresh goes on; the next caller gets it
+	}
+	select {
+	case res := <-refreshed:
+		if res.Err != nil {
+			return nil, fmt.Errorf("read dashboard: %w", res.Err)
+		}
+		return res.Val.(*cloud.Dashboard), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // stored is a row of dashboard_answers as read.
@@ -174,24 +199,22 @@ func (s *DashboardService) remember(id string, computedAt time.Time, d *cloud.Da
 	s.known[id] = knownAnswer{computedAt: computedAt, d: d}
 }
 
-// answer returns the stored answer if it is fresh, else computes it once
-// for every node.
-func (s *DashboardService) answer(ctx context.Context, a *cloud.Actor, f cloud.DashboardFilter, tenant, filter string, now time.Time) (*cloud.Dashboard, error) {
-	r, err := s.read(ctx, s.db.pool, tenant, filter)
-	if err != nil {
-		return nil, err
-	}
-	if r.found && r.age < s.maxAge() {
-		return r.d, nil
-	}
+// refresh computes the answer again and stores it, unless another node
+// is computing it (then the answer it stored before does, if only
+// slightly old) or has just stored a fresh one.
+func (s *DashboardService) refresh(ctx context.Context, a *cloud.Actor, f cloud.DashboardFilter, tenant, filter string, now time.Time) (*cloud.Dashboard, error) {
 	var out *cloud.Dashboard
-	err = s.db.tx(ctx, func(tx pgx.Tx) error {
+	err := s.db.tx(ctx, func(tx pgx.Tx) error {
 		lock := tenant + "/" + filter
 		var mine bool
 		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))`, lock).Scan(&mine); err != nil {
 			return interpret(err)
 		}
 		if !mine {
+			r, err := s.read(ctx, tx, tenant, filter)
+			if err != nil {
+				return err
+			}
 			if r.found && r.age < s.maxAge()+staleGrace {
 				out = r.d // another node is computing the next one
 				return nil
@@ -274,8 +297,10 @@ func (s *DashboardService) compute(ctx context.Context, tx pgx.Tx, a *cloud.Acto
 	})
 
 	// The stores: which are online, which have a printer or an alert in
-	// trouble, as sets over this scope's stores; the page is the first
-	// stores in trouble, then the others, by tenant and id.
+	// trouble, as sets over this scope's stores, joined by hash (NOT IN: a
+	// hashed subplan however few rows the planner expects online); the
+	// page is the first stores in trouble, then the others, by tenant and
+	// id.
 	byID := map[string]*cloud.StoreStatus{}
 	var ids, tenants []string
 	{
@@ -306,7 +331,7 @@ func (s *DashboardService) compute(ctx context.Context, tx pgx.Tx, a *cloud.Acto
 			       o.store_id IS NULL OR b.store_id IS NOT NULL AS trouble,
 			       (SELECT count(*) FROM stores s2` + where("s2") + `),
 			       (SELECT count(*) FROM online),
-			       (SELECT count(*) FROM online o2 WHERE NOT EXISTS (SELECT 1 FROM bad b2 WHERE b2.store_id = o2.store_id))
+			       (SELECT count(*) FROM online o2 WHERE o2.store_id NOT IN (SELECT b2.store_id FROM bad b2))
 			FROM stores s
 			LEFT JOIN online o ON o.store_id = s.store_id
 			LEFT JOIN bad b ON b.store_id = s.store_id` + where("s") + `
@@ -333,15 +358,24 @@ func (s *DashboardService) compute(ctx context.Context, tx pgx.Tx, a *cloud.Acto
 		var q stmt
 		win := q.arg(cloud.OnlineWindow)
 		scope := q.tenant(a, "s.tenant_id")
+		// The page of printers first, then whether each one's store is
+		// online: a probe of the gateways' primary key per printer shown.
 		sql := `
-			SELECT p.store_id, s.name,
-			       EXISTS (SELECT 1 FROM gateways g WHERE g.store_id = p.store_id AND g.revoked_at IS NULL AND g.online
-			               AND g.last_seen > now() - ` + win + `::interval),
+			SELECT p.store_id, p.name, g.store_id IS NOT NULL,
 			       p.printer_id, p.status, p.stations, p.backup, p.failover, p.updated_at
-			FROM printers p JOIN stores s ON s.store_id = p.store_id
-			WHERE ` + troubleSQL + scope + `
-			ORDER BY s.tenant_id, p.store_id, p.printer_id
-			LIMIT ` + q.arg(cloud.MaxDashboardPrinters)
+			FROM (
+				SELECT p.*, s.name, s.tenant_id
+				FROM printers p JOIN stores s ON s.store_id = p.store_id
+				WHERE ` + troubleSQL + scope + `
+				ORDER BY s.tenant_id, p.store_id, p.printer_id
+				LIMIT ` + q.arg(cloud.MaxDashboardPrinters) + `
+			) p
+			LEFT JOIN LATERAL (
+				SELECT g.store_id FROM gateways g
+				WHERE g.store_id = p.store_id AND g.revoked_at IS NULL AND g.online AND g.last_seen > now() - ` + win + `::interval
+				LIMIT 1
+			) g ON true
+			ORDER BY p.tenant_id, p.store_id, p.printer_id`
 		b.Queue(sql, q.args...).Query(func(rows pgx.Rows) error {
 			for rows.Next() {
 				p := &cloud.StorePrinter{}

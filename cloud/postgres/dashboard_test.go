@@ -268,23 +268,29 @@ func TestDashboardService_Shared(t *testing.T) {
 		}
 	}
 
+	id := "/" + t0.UTC().Format(time.RFC3339Nano) + "/100"
+	settled := func(node *DashboardService) { // the node's refresh, if any, is over
+		node.refreshes.Do(id, func() (any, error) { return nil, nil })
+	}
+
 	// Another node holds the key's lock: a slightly old answer is served.
 	age(time.Hour + time.Second)
 	lock, err := f.db.pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lock.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "/"+t0.UTC().Format(time.RFC3339Nano)+"/100"); err != nil {
+	if _, err := lock.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, id); err != nil {
 		t.Fatal(err)
 	}
 	got, err = node2.Dashboard(adminCtx, flt)
+	settled(node2)
 	lock.Rollback(ctx)
 	if err != nil || got.Summary.PrintersInTrouble != 1 {
 		t.Fatalf("got %+v %v while another node computes, want the answer before", got, err)
 	}
 
-	// Too old: computed again.
-	age(time.Hour + time.Second)
+	// Too old to serve: computed again while the caller waits.
+	age(time.Hour + staleGrace + time.Second)
 	got, err = node2.Dashboard(adminCtx, flt)
 	if err != nil {
 		t.Fatal(err)
@@ -294,6 +300,19 @@ func TestDashboardService_Shared(t *testing.T) {
 	}
 	if got, _ := node1.Dashboard(adminCtx, flt); got.Summary.PrintersInTrouble != 0 {
 		t.Fatal("node 1 did not read node 2's new answer")
+	}
+
+	// Slightly old: served at once, computed again behind the caller.
+	if _, err := f.db.pool.Exec(ctx, `UPDATE printers SET status = 'cover_open' WHERE store_id = 'a1' AND printer_id = 'hot-1'`); err != nil {
+		t.Fatal(err)
+	}
+	age(time.Hour + time.Second)
+	if got, _ := node1.Dashboard(adminCtx, flt); got.Summary.PrintersInTrouble != 0 {
+		t.Fatalf("got %d printers in trouble, want the answer before at once", got.Summary.PrintersInTrouble)
+	}
+	settled(node1)
+	if got, _ := node1.Dashboard(adminCtx, flt); got.Summary.PrintersInTrouble != 1 {
+		t.Fatalf("got %d printers in trouble after the refresh, want 1", got.Summary.PrintersInTrouble)
 	}
 }
 
