@@ -475,6 +475,38 @@ func runChainScale(b *testing.B, s scaleShape) {
 		b.ReportMetric(rate, fmt.Sprintf("dashboard-req/s-%dviewers", viewers))
 		b.ReportMetric(float64(all.pct(0.99).Microseconds())/1000, fmt.Sprintf("dashboard-p99-ms-%dviewers", viewers))
 	}
+	// As the page polls: one request at a time, 2 s apart, each viewer
+	// starting at its own moment.
+	fmt.Fprintf(out, "\n%-30s %9s %9s %9s\n", "dashboard, polling every 2 s", "req/s", "p50 ms", "p99 ms")
+	const polling, every = 20 * time.Second, 2 * time.Second
+	for _, viewers := range []int{20, 100} {
+		refreshPresence(b, conn)
+		var mu stdsync.Mutex
+		var all latencies
+		var wg stdsync.WaitGroup
+		began := time.Now()
+		for v := 0; v < viewers; v++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				next := began.Add(every * time.Duration(v) / time.Duration(viewers))
+				var mine latencies
+				for next.Before(began.Add(polling)) {
+					time.Sleep(time.Until(next))
+					d, _ := get(b, client, adminToken, node.base+"/v1/dashboard?since="+since)
+					mine = append(mine, d)
+					next = next.Add(every)
+				}
+				mu.Lock()
+				all = append(all, mine...)
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		rate := float64(len(all)) / time.Since(began).Seconds()
+		fmt.Fprintf(out, "%-30s %9.1f %9s %9s\n", fmt.Sprintf("%d viewers", viewers), rate, ms(all.pct(0.5)), ms(all.pct(0.99)))
+		b.ReportMetric(float64(all.pct(0.99).Microseconds())/1000, fmt.Sprintf("dashboard-polling-p99-ms-%dviewers", viewers))
+	}
 	node.close()
 
 	// Ingest: 64 stores' gateways sending small batches in parallel, as a
