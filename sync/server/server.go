@@ -117,9 +117,9 @@ func (s *Server) presence(ctx context.Context) {
 }
 
 // WritePresence records, in one write, when this node last heard from
-// each of its open links. The server calls it every PresenceEvery; a
-// link not heard from within PingWait is left out (its reader is about to
-// close it).
+// each of its open links (a link the gateway went silent on is written as
+// last heard, and closed by its reader after PingWait). The server calls
+// it every PresenceEvery.
 func (s *Server) WritePresence(ctx context.Context) error {
 	s.init()
 	now := time.Since(s.started)
@@ -127,9 +127,6 @@ func (s *Server) WritePresence(ctx context.Context) error {
 	seen := make([]cloud.LinkSeen, 0, len(s.open))
 	for l := range s.open {
 		age := now - time.Duration(l.heard.Load())
-		if age > s.PingWait {
-			continue
-		}
 		seen = append(seen, cloud.LinkSeen{StoreID: l.gw.StoreID, GatewayID: l.gw.ID, LinkID: l.id, Age: age})
 	}
 	s.mu.Unlock()
