@@ -22,10 +22,12 @@ var _ cloud.DashboardService = (*DashboardService)(nil)
 // (the admin, each tenant) and filter, whatever the number of viewers and
 // nodes: it is kept in dashboard_answers, read by every node, and computed
 // again by one node at a time, the one holding the transaction-scoped
-// advisory lock of its key. A caller that finds the answer slightly old
-// (by less than staleGrace past the maximum age) gets it at once while the
-// refresh goes on; a caller without one waits for it. Each node keeps the
-// answers it decoded, so an unchanged answer is one primary-key read.
+// advisory lock of its key. The first caller to find the answer past
+// half its maximum age has it computed again behind it, so that callers
+// seldom find it expired; one that does (or finds none) waits for the
+// computation, or, while another node computes, gets the answer before if
+// it expired less than staleGrace ago. Each node keeps the answers it
+// decoded, so an unchanged answer is one primary-key read.
 //
 // Every query of the computation is a range on an index that starts with
 // store_id, a small partial index, or a hash join over the stores, never
@@ -73,8 +75,8 @@ func scopeKey(a *cloud.Actor) string {
 	return t
 }
 
-// staleGrace is how much older than MaxAge an answer may be to serve it
-// while another node computes the next one.
+// staleGrace is how long past its maximum age an answer may still be
+// served while another node computes the next one.
 const staleGrace = 5 * time.Second
 
 // forgetAfter is when an answer nobody asked for again is dropped: the
@@ -122,17 +124,20 @@ func (s *DashboardService) Dashboard(ctx context.Context, f cloud.DashboardFilte
 		return nil, fmt.Errorf("read dashboard: %w", err)
 	}
 	r := v.(stored)
+	refresh := func() <-chan singleflight.Result {
+		return s.refreshes.DoChan(id, func() (any, error) {
+			ctx, cancel := detached(time.Minute)
+			defer cancel()
+			return s.refresh(ctx, a, f, tenant, filter, now)
+		})
+	}
 	if r.found && r.age < s.maxAge() {
+		if r.age >= s.maxAge()/2 {
+			refresh() // ahead of its expiry, behind this caller
+		}
 		return r.d, nil
 	}
-	refreshed := s.refreshes.DoChan(id, func() (any, error) {
-		ctx, cancel := detached(time.Minute)
-		defer cancel()
-		return s.refresh(ctx, a, f, tenant, filter, now)
-	})
-	if r.found && r.age < s.maxAge()+staleGrace {
-		return r.d, nil // the refresh goes on; the next caller gets it
-	}
+	refreshed := refresh()
 	select {
 	case res := <-refreshed:
 		if res.Err != nil {
@@ -200,8 +205,8 @@ func (s *DashboardService) remember(id string, computedAt time.Time, d *cloud.Da
 }
 
 // refresh computes the answer again and stores it, unless another node
-// is computing it (then the answer it stored before does, if only
-// slightly old) or has just stored a fresh one.
+// is computing it (then the answer before does, if it expired less than
+// staleGrace ago) or has just stored one.
 func (s *DashboardService) refresh(ctx context.Context, a *cloud.Actor, f cloud.DashboardFilter, tenant, filter string, now time.Time) (*cloud.Dashboard, error) {
 	var out *cloud.Dashboard
 	err := s.db.tx(ctx, func(tx pgx.Tx) error {
@@ -223,12 +228,12 @@ func (s *DashboardService) refresh(ctx context.Context, a *cloud.Actor, f cloud.
 				return interpret(err)
 			}
 		}
-		// Another node may have stored a fresh one meanwhile.
+		// Another node may have stored a new one meanwhile.
 		r, err := s.read(ctx, tx, tenant, filter)
 		if err != nil {
 			return err
 		}
-		if r.found && r.age < s.maxAge() {
+		if r.found && r.age < s.maxAge()/2 {
 			out = r.d
 			return nil
 		}
