@@ -203,8 +203,9 @@ type TaskEventRecord struct {
 // DashboardService answers the HQ dashboard.
 type DashboardService interface {
 	// Dashboard reads the dashboard for the stores the actor sees: an
-	// answer at most DashboardMaxAge old, shared with every caller of the
-	// same scope and filter; callers must not change it.
+	// answer at most DashboardMaxAge old (a few seconds more while another
+	// node computes the next one), shared with every caller of the same
+	// scope and filter; callers must not change it.
 	Dashboard(ctx context.Context, f DashboardFilter) (*Dashboard, error)
 
 	// SearchTasks returns the tasks whose order id or task_no is the
