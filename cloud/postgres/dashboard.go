@@ -24,10 +24,10 @@ var _ cloud.DashboardService = (*DashboardService)(nil)
 // again by one node at a time, the one holding the transaction-scoped
 // advisory lock of its key. The first caller to find the answer past
 // half its maximum age has it computed again behind it, so that callers
-// seldom find it expired; one that does (or finds none) waits for the
-// computation, or, while another node computes, gets the answer before if
-// it expired less than staleGrace ago. Each node keeps the answers it
-// decoded, so an unchanged answer is one primary-key read.
+// seldom find it expired. One that does gets it all the same while a node
+// computes the next one, if it expired less than staleGrace ago; else (or
+// when there is none) it waits for the computation. Each node keeps the
+// answers it decoded, so an unchanged answer is one primary-key read.
 //
 // Every query of the computation is a range on an index that starts with
 // store_id, a small partial index, or a hash join over the stores, never
@@ -45,10 +45,11 @@ type DashboardService struct {
 	// means cloud.DefaultAlertTTL.
 	AlertTTL time.Duration
 
-	reads     singleflight.Group
-	refreshes singleflight.Group
-	mu        stdsync.Mutex
-	known     map[string]knownAnswer // answers decoded on this node, by key
+	reads      singleflight.Group
+	refreshes  singleflight.Group
+	mu         stdsync.Mutex
+	known      map[string]knownAnswer // answers decoded on this node, by key
+	refreshing map[string]bool        // keys this node is computing
 }
 
 type knownAnswer struct {
@@ -58,7 +59,7 @@ type knownAnswer struct {
 
 // NewDashboardService returns a DashboardService on db.
 func NewDashboardService(db *DB) *DashboardService {
-	return &DashboardService{db: db, now: time.Now, known: map[string]knownAnswer{}}
+	return &DashboardService{db: db, now: time.Now, known: map[string]knownAnswer{}, refreshing: map[string]bool{}}
 }
 
 // scopeKey names the actor's scope in dashboard_answers: "" for the
@@ -126,6 +127,14 @@ func (s *DashboardService) Dashboard(ctx context.Context, f cloud.DashboardFilte
 	r := v.(stored)
 	refresh := func() <-chan singleflight.Result {
 		return s.refreshes.DoChan(id, func() (any, error) {
+			s.mu.Lock()
+			s.refreshing[id] = true
+			s.mu.Unlock()
+			defer func() {
+				s.mu.Lock()
+				delete(s.refreshing, id)
+				s.mu.Unlock()
+			}()
 			ctx, cancel := detached(time.Minute)
 			defer cancel()
 			return s.refresh(ctx, a, f, tenant, filter, now)
@@ -136,6 +145,12 @@ func (s *DashboardService) Dashboard(ctx context.Context, f cloud.DashboardFilte
 			refresh() // ahead of its expiry, behind this caller
 		}
 		return r.d, nil
+	}
+	s.mu.Lock()
+	computing := s.refreshing[id]
+	s.mu.Unlock()
+	if computing && r.found && r.age < s.maxAge()+staleGrace {
+		return r.d, nil // expired while this node computes the next one
 	}
 	refreshed := refresh()
 	select {
