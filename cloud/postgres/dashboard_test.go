@@ -315,6 +315,22 @@ func TestDashboardService_Shared(t *testing.T) {
 	if got, _ := node1.Dashboard(adminCtx, flt); got.Summary.PrintersInTrouble != 1 {
 		t.Fatalf("got %d printers in trouble after the refresh, want 1", got.Summary.PrintersInTrouble)
 	}
+
+	// Expired while this node computes the next one: served as is.
+	if _, err := f.db.pool.Exec(ctx, `UPDATE printers SET status = 'ready'`); err != nil {
+		t.Fatal(err)
+	}
+	age(time.Hour + time.Second)
+	node1.mu.Lock()
+	node1.refreshing[id] = true
+	node1.mu.Unlock()
+	got, err = node1.Dashboard(adminCtx, flt)
+	node1.mu.Lock()
+	delete(node1.refreshing, id)
+	node1.mu.Unlock()
+	if err != nil || got.Summary.PrintersInTrouble != 1 {
+		t.Fatalf("got %+v %v while this node computes, want the answer before", got, err)
+	}
 }
 
 func TestDashboardService_SearchTasks(t *testing.T) {
