@@ -446,6 +446,12 @@ func runChainScale(b *testing.B, s scaleShape) {
 		fmt.Fprintf(out, "%-30s %9s %9s %10d\n", e.name, ms(l.pct(0.5)), ms(l.pct(0.99)), n)
 	}
 
+	var summary struct {
+		Summary map[string]any `json:"summary"`
+	}
+	do(b, adminToken, "GET", node.base+"/v1/dashboard?since="+since, nil, &summary)
+	fmt.Fprintf(out, "\ndashboard summary (admin): %v\n", summary.Summary)
+
 	fmt.Fprintf(out, "\n%-30s %9s %9s %9s\n", "dashboard, back-to-back", "req/s", "p50 ms", "p99 ms")
 	const viewing = 8 * time.Second
 	for _, viewers := range []int{1, 4, 8, 20} {
