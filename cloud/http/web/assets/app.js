@@ -337,7 +337,7 @@ function render() {
       el("td", {}, el("strong", {}, st.name), el("div", { class: "muted" }, st.store_id + (tenants.size > 1 ? " · " + st.tenant_id : ""))),
       el("td", { class: st.online ? "" : "bad" }, el("span", { class: "dot " + (st.online ? "live" : "down") }), " ",
         st.online ? t("online") : t("offline"),
-        el("div", { class: "muted" }, st.last_seen ? t("seen", { ago: ago(st.last_seen) }) : t("never"))),
+        lastSeen(st)),
       el("td", {}, st.printers.map(p => el("span", { class: "chip " + printerState(p), "data-store": st.store_id,
         "data-printer": p.printer_id, "data-status": p.status }, p.printer_id + " · " + printerWords(p)))),
       el("td", { class: "num" + (st.open_alerts > 0 ? " bad" : "") }, alertsButton(st)),
@@ -356,10 +356,17 @@ function storeRow(st) {
     el("td", {}, el("strong", {}, st.name), el("div", { class: "muted" }, st.store_id + " · " + st.tenant_id)),
     el("td", { class: st.online ? "" : "bad" }, el("span", { class: "dot " + (st.online ? "live" : "down") }), " ",
       st.online ? t("online") : t("offline"),
-      el("div", { class: "muted" }, st.last_seen ? t("seen", { ago: ago(st.last_seen) }) : t("never"))),
+      lastSeen(st)),
     el("td", {}, st.printers.map(p => el("span", { class: "chip " + printerState(p), "data-store": st.store_id,
       "data-printer": p.printer_id, "data-status": p.status }, p.printer_id + " · " + printerWords(p)))),
   ];
+}
+
+// lastSeen says when an offline store's gateway was last heard from (an
+// online one's is written every 30 s, so it says little).
+function lastSeen(st) {
+  if (st.online) return null;
+  return el("div", { class: "muted" }, st.last_seen ? t("seen", { ago: ago(st.last_seen) }) : t("never"));
 }
 
 // alertsButton shows a store's current alerts and opens its alert history.
