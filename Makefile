@@ -18,7 +18,12 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 PKG_VERSION := $(shell echo '$(VERSION)' | sed -e 's/^v//' -e 's/^\([^0-9]\)/0.0.0+git\1/' -e 's/^$$/0.0.0+gitunknown/' -e 's/[^A-Za-z0-9.+~]/+/g')
 LDFLAGS := $(if $(VERSION),-X github.com/storeprint/storeprint/internal/version.stamped=$(VERSION))
 
-.PHONY: help build demo test unit fuzz lint bench windows package screenshots clean model
+# The chain-scale benchmark's size: stores, and tasks a store (the full
+# size fills about 8 GB and takes minutes; BENCH_TASKS=100 is a tenth).
+BENCH_STORES ?= 10000
+BENCH_TASKS ?= 1000
+
+.PHONY: help build demo test unit fuzz lint bench bench-scale windows package screenshots clean model
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -71,11 +76,16 @@ windows: ## cross-compile and vet for Windows
 	GOOS=windows $(GO) build ./...
 	GOOS=windows $(GO) vet ./...
 
-bench: ## benchmarks: gateway throughput and latency, store, cloud ingest, sync replay and idle links
+bench: ## benchmarks: gateway throughput and latency, store, cloud ingest, sync replay and idle links, HQ at chain scale
 	$(GO) test -run '^$$' -bench . -benchtime 3s -count 1 ./cmd/storeprint-gateway/ ./gateway/badger/
 	$(GO) test -run '^$$' -bench 'BenchmarkIngest/(first-delivery|replay)/batch' -benchtime 50x -count 1 ./cloud/postgres/
 	$(GO) test -run '^$$' -bench 'BenchmarkIngest/first-delivery/many' -benchtime 4000x -count 1 ./cloud/postgres/
-	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./cmd/storeprint-cloud/
+	$(GO) test -run '^$$' -bench 'BenchmarkReplayBacklog|BenchmarkIdleLinks' -benchtime 1x -count 1 ./cmd/storeprint-cloud/
+	$(MAKE) --no-print-directory bench-scale
+
+bench-scale: ## HQ at chain scale: BENCH_STORES x BENCH_TASKS through COPY, each HQ endpoint's p50/p99, dashboard viewers, ingest
+	STOREPRINT_BENCH_STORES=$(BENCH_STORES) STOREPRINT_BENCH_TASKS=$(BENCH_TASKS) \
+	  $(GO) test -run '^$$' -bench BenchmarkChainScale -benchtime 1x -count 1 -timeout 3h ./cmd/storeprint-cloud/
 
 screenshots: ## refresh the README's screenshots from the browser tests (needs chromium and CJK fonts)
 	@fc-list :lang=zh 2>/dev/null | grep -q . || { echo "installing CJK fonts for the screenshots"; apt-get install -y -qq fonts-noto-cjk >/dev/null; }

@@ -126,6 +126,7 @@ const (
 	ActionCloudDeviceRevoke AuditAction = "device.revoke"
 	ActionTakeOverTasks     AuditAction = "gateway.take_over"        // a store's next gateway took over the tasks of a revoked one
 	ActionCreateCloudPRNT   AuditAction = "cloudprnt_printer.create" // a CloudPRNT printer polling the cloud
+	ActionAlertAck          AuditAction = "alert.ack"                // a person at HQ saw an alert
 )
 
 // GatewayActions lists the actions a gateway logs.
@@ -140,7 +141,7 @@ var GatewayActions = []AuditAction{
 var CloudActions = []AuditAction{
 	ActionCreateTenant, ActionCreateTenantToken, ActionCreateStore, ActionCreateGateway,
 	ActionRevokeGateway, ActionCloudRetry, ActionCloudReprint, ActionCloudFailoverAck,
-	ActionRevokeTenantToken, ActionCloudDeviceRevoke, ActionTakeOverTasks, ActionCreateCloudPRNT,
+	ActionRevokeTenantToken, ActionCloudDeviceRevoke, ActionTakeOverTasks, ActionCreateCloudPRNT, ActionAlertAck,
 }
 
 // Valid reports whether a is a known action of either side.

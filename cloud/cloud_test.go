@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
@@ -123,4 +126,35 @@ func TestCommandRequest_Validate(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestParseDuration(t *testing.T) {
+	for in, want := range map[string]time.Duration{"24h": 24 * time.Hour, "90m": 90 * time.Minute, "2d": 48 * time.Hour, "1.5d": 36 * time.Hour} {
+		if got, err := cloud.ParseDuration(in); err != nil || got != want {
+			t.Errorf("%s: got %v %v, want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "d", "xd", "1e300d", "NaNd", "soon"} {
+		if _, err := cloud.ParseDuration(in); err == nil {
+			t.Errorf("%q: got no error", in)
+		}
+	}
+}
+
+func FuzzParseDuration(f *testing.F) {
+	for _, s := range []string{"24h", "2d", "1.5d", "-1d", "1e300d", "90m"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := cloud.ParseDuration(s)
+		if err != nil {
+			return
+		}
+		if days, ok := strings.CutSuffix(s, "d"); ok {
+			n, _ := strconv.ParseFloat(days, 64)
+			if want := n * float64(24*time.Hour); math.Abs(float64(d)-want) > 1 && math.Abs(float64(d)-want) > math.Abs(want)*1e-9 {
+				t.Fatalf("%q: got %v, want about %v ns", s, d, want)
+			}
+		}
+	})
 }

@@ -13,15 +13,24 @@ import (
 const (
 	DefaultDashboardStores = 100
 	MaxDashboardStores     = 500
-	MaxDashboardQueue      = 200 // open alerts, oldest first
+	MaxDashboardQueue      = 200 // current alerts: those that need a person first, each part oldest first
 	MaxDashboardPrinters   = 200 // printers in trouble
 	MaxDashboardLinkEvents = 50  // link events of the last DashboardLinkWindow, newest first
 	// DashboardLinkWindow is how long the dashboard shows a link event
 	// (gateway data reset, store resynchronised...).
 	DashboardLinkWindow = 7 * 24 * time.Hour
+	// MaxDashboardCount bounds the alert counts of the summary: past it
+	// the summary says "more" instead of counting on.
+	MaxDashboardCount = 10000
 	// MaxDashboardWindow is how far back "today" may start: a day in any
 	// time zone, with room for clock skew.
 	MaxDashboardWindow = 48 * time.Hour
+	// DashboardMaxAge is how old the answer a viewer gets may be. Every
+	// viewer of a scope (the admin, each tenant) asking within it, on any
+	// node, shares one computed answer, so the dashboard's cost does not
+	// grow with its viewers; with the page's 2 s poll a change reaches the
+	// screen within 3 s of reaching the cloud.
+	DashboardMaxAge = time.Second
 )
 
 // DashboardFilter is what the dashboard asks for.
@@ -54,32 +63,53 @@ func (f *DashboardFilter) Validate(now time.Time) error {
 // Dashboard is what HQ sees: the stores, the printers in trouble, the
 // tickets that need a person across stores, and today's work per store.
 type Dashboard struct {
-	At       time.Time         `json:"at"`    // the database's clock when read
-	Since    time.Time         `json:"since"` // start of "today"
-	Summary  DashboardSummary  `json:"summary"`
-	Stores   []*StoreDay       `json:"stores"` // in trouble first, then by tenant and id; at most the limit
-	Printers []*StorePrinter   `json:"printers_in_trouble"`
-	Queue    []*DashboardAlert `json:"queue"` // open alerts, oldest first
+	At       time.Time        `json:"at"`    // the database's clock when read
+	Since    time.Time        `json:"since"` // start of "today"
+	Summary  DashboardSummary `json:"summary"`
+	Stores   []*StoreDay      `json:"stores"` // in trouble first, then by tenant and id; at most the limit
+	Printers []*StorePrinter  `json:"printers_in_trouble"`
+	// Queue holds the current alerts: those that need a person, oldest
+	// first, then those a person acknowledged, oldest first.
+	Queue []*DashboardAlert `json:"queue"`
 	// LinkEvents are what happened on the stores' links in the last
 	// DashboardLinkWindow: data reset, resynchronised, restored behind the
 	// cloud, tickets taken over, events set aside. Newest first.
 	LinkEvents []*LinkEvent `json:"link_events"`
+
+	encoded []byte // the answer's JSON, when it is a shared, read-only answer
 }
 
+// MarshalJSON encodes the dashboard; a shared answer is not encoded again.
+func (d *Dashboard) MarshalJSON() ([]byte, error) {
+	if d.encoded != nil {
+		return d.encoded, nil
+	}
+	type plain Dashboard // the fields without this method
+	return json.Marshal((*plain)(d))
+}
+
+// Share marks the dashboard as an answer shared by many callers, b being
+// its JSON: nobody may change it from now on.
+func (d *Dashboard) Share(b []byte) { d.encoded = b }
+
 // DashboardSummary counts over every store the actor sees, not only the
-// page of stores shown.
+// page of stores shown. The alert counts stop at MaxDashboardCount; the
+// More flags say there are more.
 type DashboardSummary struct {
-	Stores            int `json:"stores"`
-	Online            int `json:"online"`
-	StoresInTrouble   int `json:"stores_in_trouble"`
-	PrintersInTrouble int `json:"printers_in_trouble"`
-	OpenAlerts        int `json:"open_alerts"`
+	Stores             int  `json:"stores"`
+	Online             int  `json:"online"`
+	StoresInTrouble    int  `json:"stores_in_trouble"`
+	PrintersInTrouble  int  `json:"printers_in_trouble"`
+	OpenAlerts         int  `json:"open_alerts"` // need a person: neither acknowledged, resolved nor expired
+	OpenAlertsMore     bool `json:"open_alerts_more,omitempty"`
+	AcknowledgedAlerts int  `json:"acknowledged_alerts"` // taken on by a person, neither resolved nor expired
+	AcknowledgedMore   bool `json:"acknowledged_alerts_more,omitempty"`
 }
 
 // StoreDay is a store with its state and today's counts.
 type StoreDay struct {
 	StoreStatus
-	Trouble bool      `json:"trouble"` // offline, a printer in trouble, or an open alert
+	Trouble bool      `json:"trouble"` // offline, a printer in trouble, or an alert that needs a person
 	Today   DayCounts `json:"today"`
 }
 
@@ -104,7 +134,7 @@ type StorePrinter struct {
 	Printer
 }
 
-// DashboardAlert is an open alert with its store and its task as the
+// DashboardAlert is a current alert with its store and its task as the
 // cloud knows it.
 type DashboardAlert struct {
 	Alert
@@ -176,7 +206,10 @@ type TaskEventRecord struct {
 
 // DashboardService answers the HQ dashboard.
 type DashboardService interface {
-	// Dashboard reads the dashboard for the stores the actor sees.
+	// Dashboard reads the dashboard for the stores the actor sees: an
+	// answer at most DashboardMaxAge old (a few seconds more while another
+	// node computes the next one), shared with every caller of the same
+	// scope and filter; callers must not change it.
 	Dashboard(ctx context.Context, f DashboardFilter) (*Dashboard, error)
 
 	// SearchTasks returns the tasks whose order id or task_no is the

@@ -2,6 +2,9 @@ package cloud
 
 import (
 	"context"
+	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/storeprint/storeprint"
@@ -33,7 +36,10 @@ type StoreStatus struct {
 	LastSeen   *time.Time `json:"last_seen"`
 	Gateways   []*Gateway `json:"gateways"`
 	Printers   []*Printer `json:"printers"`
-	OpenAlerts int        `json:"open_alerts"`
+	OpenAlerts int        `json:"open_alerts"` // alerts that need a person
+	// AcknowledgedAlerts counts the alerts a person took on that are
+	// neither resolved nor expired.
+	AcknowledgedAlerts int `json:"acknowledged_alerts"`
 }
 
 // Printer is a store's printer as its gateway last reported it.
@@ -67,29 +73,151 @@ func (p *Printer) Validate() error {
 	return nil
 }
 
-// StoreService manages stores and answers the dashboard.
+// Store list limits. A page of stores also stops before its JSON passes
+// MaxStoresPageBytes (cloud/http), so one answer stays small for a chain
+// of any size.
+const (
+	DefaultStoresLimit = 100
+	MaxStoresLimit     = 1000
+	MaxStoresPageBytes = 1 << 20
+)
+
+// StoreFilter pages through the stores the actor sees, in store_id order.
+type StoreFilter struct {
+	After string // the last store_id of the page before; empty for the first page
+	Limit int    // 0: DefaultStoresLimit
+}
+
+// Validate checks the filter and fills the default limit.
+func (f *StoreFilter) Validate() error {
+	if f.After != "" {
+		if err := validID("after", f.After); err != nil {
+			return err
+		}
+	}
+	if f.Limit < 0 || f.Limit > MaxStoresLimit {
+		return Errorf(EINVALID, "limit must be between 1 and %d", MaxStoresLimit)
+	}
+	if f.Limit == 0 {
+		f.Limit = DefaultStoresLimit
+	}
+	return nil
+}
+
+// StoreService manages stores and their alerts.
 type StoreService interface {
 	// CreateStore creates a store of an existing tenant (admin only). The
 	// same store again changes nothing and reports created false; the
 	// same id with other fields is ECONFLICT.
 	CreateStore(ctx context.Context, s *Store, note Note) (created bool, err error)
 
-	// FindStores lists the stores the actor may see, with their gateways,
-	// printers and open alert counts.
-	FindStores(ctx context.Context) ([]*StoreStatus, error)
+	// FindStores returns a page of the stores the actor may see, in
+	// store_id order, with their gateways, printers and alert counts;
+	// more reports whether stores follow the page's last one.
+	FindStores(ctx context.Context, f StoreFilter) (stores []*StoreStatus, more bool, err error)
 
-	// FindAlerts lists a store's open alerts, oldest first.
-	FindAlerts(ctx context.Context, storeID string) ([]*Alert, error)
+	// FindAlerts lists a store's alerts: its current ones (open and
+	// acknowledged, neither resolved nor expired) oldest first, or with
+	// f.History every alert newest first.
+	FindAlerts(ctx context.Context, storeID string, f AlertFilter) ([]*Alert, error)
+
+	// AcknowledgeAlert records that a person took an alert on, audited:
+	// it stops counting as needing a person and keeps showing, marked,
+	// until its task moves on or it expires. Acknowledging it again
+	// changes nothing; a resolved alert is ECONFLICT. The note must name
+	// the operator.
+	AcknowledgeAlert(ctx context.Context, storeID, alertID string, note Note) (*Alert, error)
 }
+
+// DefaultAlertTTL is how long an alert that nobody resolved asks for a
+// person (storeprint-cloud --alert-ttl): the dashboard shows the trouble
+// of today, and older alerts are history.
+const DefaultAlertTTL = 24 * time.Hour
+
+// maxDays bounds a duration in days, well within time.Duration's range.
+const maxDays = 100000
+
+// ParseDuration reads a duration in Go's units ("90m", "24h") or in days
+// ("2d", "1.5d").
+func ParseDuration(v string) (time.Duration, error) {
+	days, ok := strings.CutSuffix(v, "d")
+	if !ok {
+		return time.ParseDuration(v)
+	}
+	n, err := strconv.ParseFloat(days, 64)
+	if err != nil || math.IsNaN(n) || math.Abs(n) > maxDays {
+		return 0, Errorf(EINVALID, "%q is not a number of days up to %d", v, maxDays)
+	}
+	return time.Duration(n * float64(24*time.Hour)), nil
+}
+
+// Alert states, derived from the alert's times and the alert TTL.
+const (
+	AlertOpen         = "open"         // needs a person
+	AlertAcknowledged = "acknowledged" // a person took it on
+	AlertResolved     = "resolved"     // its task left the state
+	AlertExpired      = "expired"      // older than the alert TTL, never resolved
+)
 
 // Alert is something at a store a person must act on.
 type Alert struct {
-	StoreID    string     `json:"store_id"`
-	ID         string     `json:"alert_id"`
-	Kind       string     `json:"kind"` // a task status: failed, attention_required
-	TaskNo     string     `json:"task_no,omitempty"`
-	PrinterID  string     `json:"printer_id,omitempty"`
-	Message    string     `json:"message"`
-	RaisedAt   time.Time  `json:"raised_at"`
-	ResolvedAt *time.Time `json:"resolved_at,omitempty"`
+	StoreID        string     `json:"store_id"`
+	ID             string     `json:"alert_id"`
+	Kind           string     `json:"kind"` // a task status: failed, attention_required
+	TaskNo         string     `json:"task_no,omitempty"`
+	PrinterID      string     `json:"printer_id,omitempty"`
+	Message        string     `json:"message"`
+	State          string     `json:"state"` // AlertOpen, AlertAcknowledged, AlertResolved, AlertExpired
+	RaisedAt       time.Time  `json:"raised_at"`
+	ExpiresAt      time.Time  `json:"expires_at"` // raised_at plus the alert TTL
+	AcknowledgedAt *time.Time `json:"acknowledged_at,omitempty"`
+	AcknowledgedBy string     `json:"acknowledged_by,omitempty"` // the person
+	ResolvedAt     *time.Time `json:"resolved_at,omitempty"`
+}
+
+// SetState derives the alert's state and expiry from its times.
+func (a *Alert) SetState(ttl time.Duration, now time.Time) {
+	a.ExpiresAt = a.RaisedAt.Add(ttl)
+	switch {
+	case a.ResolvedAt != nil:
+		a.State = AlertResolved
+	case !now.Before(a.ExpiresAt):
+		a.State = AlertExpired
+	case a.AcknowledgedAt != nil:
+		a.State = AlertAcknowledged
+	default:
+		a.State = AlertOpen
+	}
+}
+
+// Alert list limits.
+const (
+	DefaultAlertLimit = 100
+	MaxAlertLimit     = 1000
+	MaxAlertIDLen     = 200
+)
+
+// AlertFilter selects a store's alerts.
+type AlertFilter struct {
+	History bool // every alert, newest first; else the current ones, oldest first
+	Limit   int  // 0: DefaultAlertLimit
+}
+
+// Validate checks the filter and fills the default limit.
+func (f *AlertFilter) Validate() error {
+	if f.Limit < 0 || f.Limit > MaxAlertLimit {
+		return Errorf(EINVALID, "limit must be between 1 and %d", MaxAlertLimit)
+	}
+	if f.Limit == 0 {
+		f.Limit = DefaultAlertLimit
+	}
+	return nil
+}
+
+// ValidAlertID checks an alert id from a request.
+func ValidAlertID(id string) error {
+	if id == "" {
+		return Errorf(EINVALID, "alert_id is required")
+	}
+	return checkText("alert_id", id, MaxAlertIDLen)
 }

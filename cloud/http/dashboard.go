@@ -1,7 +1,9 @@
 package http
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/storeprint/storeprint/cloud"
@@ -27,7 +29,16 @@ func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, d)
+	// A shared answer carries its JSON: written as is, not encoded again.
+	b, err := d.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("encode dashboard: %w", err)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(append(b, '\n')) // the client went away: nothing to do
 	return nil
 }
 

@@ -234,6 +234,7 @@ func (s *Server) Handler() http.Handler {
 	api("GET /v1/stores/{store_id}/devices", s.handleFindDevices)
 	api("DELETE /v1/stores/{store_id}/devices/{device_id}", s.handleCommand(storeprint.CommandDeviceRevoke))
 	api("GET /v1/stores/{store_id}/link", s.handleFindLink)
+	api("POST /v1/stores/{store_id}/alerts/{alert_id}/ack", s.handleAcknowledgeAlert)
 	api("GET /v1/audit", s.handleFindAudit)
 	api("GET /v1/dashboard", s.handleDashboard)
 	api("GET /v1/search", s.handleSearch)

@@ -1,20 +1,64 @@
 package http
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 )
 
-// GET /v1/stores
+// GET /v1/stores?limit=N&after=STORE_ID: a page of stores in store_id
+// order, at most limit and at most cloud.MaxStoresPageBytes of JSON (a
+// page holds one store at least). When more follow, a Link header names
+// the next page: rel="next", after the page's last store.
 func (s *Server) handleFindStores(w http.ResponseWriter, r *http.Request) error {
-	stores, err := s.StoreService.FindStores(r.Context())
+	limit, err := queryInt(r, "limit")
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, stores)
+	f := cloud.StoreFilter{After: r.URL.Query().Get("after"), Limit: limit}
+	stores, more, err := s.StoreService.FindStores(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	var buf, item bytes.Buffer
+	enc := json.NewEncoder(&item)
+	enc.SetEscapeHTML(false)
+	buf.WriteByte('[')
+	n := 0
+	for _, st := range stores {
+		item.Reset()
+		if err := enc.Encode(st); err != nil {
+			return fmt.Errorf("encode store %s: %w", st.ID, err)
+		}
+		b := bytes.TrimSuffix(item.Bytes(), []byte("\n"))
+		if n > 0 && buf.Len()+1+len(b)+2 > cloud.MaxStoresPageBytes {
+			more = true
+			break
+		}
+		if n > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(b)
+		n++
+	}
+	buf.WriteString("]\n")
+	if more {
+		next := url.Values{"after": {stores[n-1].ID}}
+		if limit > 0 {
+			next.Set("limit", strconv.Itoa(limit))
+		}
+		w.Header().Set("Link", "</v1/stores?"+next.Encode()+`>; rel="next"`)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.Bytes()) // the client went away: nothing to do
 	return nil
 }
 
@@ -124,9 +168,21 @@ func (s *Server) handleFindDevices(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-// GET /v1/stores/{store_id}/alerts: the open ones.
+// GET /v1/stores/{store_id}/alerts?history=true&limit=N: the current
+// alerts (open and acknowledged) oldest first; with history, every alert
+// newest first.
 func (s *Server) handleFindAlerts(w http.ResponseWriter, r *http.Request) error {
-	alerts, err := s.StoreService.FindAlerts(r.Context(), r.PathValue("store_id"))
+	limit, err := queryInt(r, "limit")
+	if err != nil {
+		return err
+	}
+	f := cloud.AlertFilter{Limit: limit}
+	if v := r.URL.Query().Get("history"); v != "" {
+		if f.History, err = strconv.ParseBool(v); err != nil {
+			return cloud.Errorf(cloud.EINVALID, "history must be true or false, got %q", v)
+		}
+	}
+	alerts, err := s.StoreService.FindAlerts(r.Context(), r.PathValue("store_id"), f)
 	if err != nil {
 		return err
 	}
@@ -144,6 +200,22 @@ func (s *Server) handleFindLink(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, l)
+	return nil
+}
+
+// POST /v1/stores/{store_id}/alerts/{alert_id}/ack {"operator","reason"}:
+// a person takes the alert on, audited; 200 with the alert, also when it
+// was acknowledged before.
+func (s *Server) handleAcknowledgeAlert(w http.ResponseWriter, r *http.Request) error {
+	var note cloud.Note
+	if err := decode(w, r, &note, false); err != nil {
+		return err
+	}
+	al, err := s.StoreService.AcknowledgeAlert(r.Context(), r.PathValue("store_id"), r.PathValue("alert_id"), note)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, al)
 	return nil
 }
 

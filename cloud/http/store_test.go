@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"regexp"
 	"strings"
 	stdsync "sync"
 	"testing"
@@ -31,7 +32,7 @@ var order = map[string]any{
 func ingestFailedTask(t *testing.T, e *env, storeID, gatewayID string) {
 	t.Helper()
 	ctx := context.Background()
-	at := time.Date(2026, 9, 23, 12, 0, 0, 0, time.UTC)
+	at := time.Now().UTC().Add(-time.Minute).Truncate(time.Second) // today: its alert is current
 	data, _ := json.Marshal(sync.TaskEvent{TaskNo: "order_f_station_hot", Version: 4, OrderID: "f", Station: "hot",
 		PrinterID: "hot-1", Status: "failed", Attempt: 5, LastError: "offline", CreatedAt: at, UpdatedAt: at})
 	receipt, _ := json.Marshal(sync.ReceiptEvent{TaskNo: "order_f_station_hot", Attempt: 5, State: storeprint.ReceiptPrepared, PrinterID: "hot-1", At: at})
@@ -241,5 +242,144 @@ func TestServer_FindTasks(t *testing.T) {
 		e.wantError("POST", "/v1/stores/s1/tasks/order_d1_station_hot/retry", acme, nil, 409, "pending_delivery")
 		e.wantError("POST", "/v1/stores/s1/printers/pass-1/failover/ack", acme, nil, 409, "not in failover")
 		e.wantError("POST", "/v1/stores/s1/tasks/nope/reprint", acme, nil, 404, "task nope not found")
+	})
+}
+
+// GET /v1/stores pages: limit and after, a Link to the next page while
+// more follow, and never more than 1 MB of JSON in a page.
+func TestServer_FindStores(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.tenant("acme", "s1", "s2", "s3", "s4", "s5")
+	page := func(path string) ([]cloud.StoreStatus, string, int) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", e.server.URL()+path, nil)
+		req.Header.Set("Authorization", "Bearer "+adminToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var got []cloud.StoreStatus
+		if err := json.Unmarshal(b, &got); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d %s %v", path, resp.StatusCode, b, err)
+		}
+		return got, resp.Header.Get("Link"), len(b)
+	}
+	ids := func(stores []cloud.StoreStatus) string {
+		var out []string
+		for _, st := range stores {
+			out = append(out, st.ID)
+		}
+		return strings.Join(out, " ")
+	}
+	t.Run("Pages", func(t *testing.T) {
+		var seen []string
+		next := "/v1/stores?limit=2"
+		for next != "" {
+			got, link, _ := page(next)
+			seen = append(seen, ids(got))
+			next = ""
+			if link != "" {
+				m := regexp.MustCompile(`^<(/v1/stores\?[^>]+)>; rel="next"$`).FindStringSubmatch(link)
+				if m == nil {
+					t.Fatalf("got Link %q", link)
+				}
+				next = m[1]
+			}
+		}
+		if got := strings.Join(seen, "|"); got != "s1 s2|s3 s4|s5" {
+			t.Fatalf("got pages %s, want s1 s2|s3 s4|s5", got)
+		}
+	})
+	t.Run("After", func(t *testing.T) {
+		got, link, _ := page("/v1/stores?after=s3")
+		if ids(got) != "s4 s5" || link != "" {
+			t.Fatalf("got %s (Link %q), want s4 s5 and no next page", ids(got), link)
+		}
+	})
+	t.Run("MaxBytes", func(t *testing.T) {
+		// Four stores of about 350 KB each: two fit in a page.
+		for _, id := range []string{"s1", "s2", "s3", "s4"} {
+			var gw struct {
+				GatewayID string `json:"gateway_id"`
+			}
+			e.must("POST", "/v1/admin/stores/"+id+"/gateways", adminToken, nil, 201, &gw)
+			var printers []*cloud.Printer
+			for i := range 1500 {
+				p := &cloud.Printer{ID: fmt.Sprintf("printer-%04d", i), Status: storeprint.PrinterReady}
+				for j := range 10 {
+					p.Stations = append(p.Stations, fmt.Sprintf("station-%04d", j))
+				}
+				printers = append(printers, p)
+			}
+			if err := postgres.NewGatewayService(e.db).UpdatePrinters(context.Background(), id, gw.GatewayID, printers); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, link, size := page("/v1/stores")
+		if ids(got) != "s1 s2" || size > cloud.MaxStoresPageBytes || link != `</v1/stores?after=s2>; rel="next"` {
+			t.Fatalf("got %s in %d bytes (Link %q), want s1 s2 within 1 MiB and a next page after s2", ids(got), size, link)
+		}
+	})
+	t.Run("ErrBadInput", func(t *testing.T) {
+		e.wantError("GET", "/v1/stores?limit=1001", adminToken, nil, 400, "limit must be between 1 and 1000")
+		e.wantError("GET", "/v1/stores?limit=-1", adminToken, nil, 400, "limit must be a positive number")
+		e.wantError("GET", "/v1/stores?after=a%20b", adminToken, nil, 400, "after")
+	})
+}
+
+// An alert acknowledged by a person: audited, shown as acknowledged, and
+// in the store's alert history.
+func TestServer_AcknowledgeAlert(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	acme := e.tenant("acme", "s1")
+	globex := e.tenant("globex", "g1")
+	var gw struct {
+		GatewayID string `json:"gateway_id"`
+	}
+	e.must("POST", "/v1/admin/stores/s1/gateways", adminToken, nil, 201, &gw)
+	ingestFailedTask(t, e, "s1", gw.GatewayID)
+	const path = "/v1/stores/s1/alerts/order_f_station_hot:failed:5/ack"
+	t.Run("OK", func(t *testing.T) {
+		var got cloud.Alert
+		e.must("POST", path, acme, map[string]string{"operator": "Amy", "reason": "on the phone with the store"}, 200, &got)
+		if got.State != cloud.AlertAcknowledged || got.AcknowledgedBy != "Amy" || got.AcknowledgedAt == nil {
+			t.Fatalf("got %+v, want acknowledged by Amy", got)
+		}
+		e.must("POST", path, adminToken, map[string]string{"operator": "Bo"}, 200, &got)
+		if got.AcknowledgedBy != "Amy" {
+			t.Fatalf("got %+v, want Amy's acknowledgement kept", got)
+		}
+		var events []cloud.AuditEvent
+		e.must("GET", "/v1/audit?store_id=s1", acme, nil, 200, &events)
+		if len(events) == 0 || events[0].Action != storeprint.ActionAlertAck || events[0].Operator != "Amy" {
+			t.Fatalf("got audit %+v, want Amy's acknowledgement first", events)
+		}
+		var d cloud.Dashboard
+		e.must("GET", "/v1/dashboard", acme, nil, 200, &d)
+		if d.Summary.OpenAlerts != 0 || d.Summary.AcknowledgedAlerts != 1 || len(d.Queue) != 1 || d.Queue[0].State != cloud.AlertAcknowledged {
+			t.Fatalf("got summary %+v queue %+v, want the alert acknowledged", d.Summary, d.Queue)
+		}
+	})
+	t.Run("History", func(t *testing.T) {
+		var got []cloud.Alert
+		e.must("GET", "/v1/stores/s1/alerts?history=true&limit=10", acme, nil, 200, &got)
+		if len(got) != 1 || got[0].State != cloud.AlertAcknowledged {
+			t.Fatalf("got %+v, want the acknowledged alert", got)
+		}
+	})
+	t.Run("ErrBadInput", func(t *testing.T) {
+		e.wantError("POST", path, acme, nil, 400, "request body is empty")
+		e.wantError("POST", path, acme, map[string]string{"reason": "x"}, 400, "operator is required")
+		e.wantError("POST", path, acme, map[string]string{"operator": "Amy", "extra": "x"}, 400, "unknown field")
+		e.wantError("POST", "/v1/stores/s1/alerts/nope/ack", acme, map[string]string{"operator": "Amy"}, 404, `alert "nope" not found`)
+		e.wantError("GET", "/v1/stores/s1/alerts?history=maybe", acme, nil, 400, "history must be true or false")
+		e.wantError("GET", "/v1/stores/s1/alerts?limit=5000", acme, nil, 400, "limit must be between 1 and 1000")
+	})
+	t.Run("ErrOtherTenant", func(t *testing.T) {
+		e.wantError("POST", path, globex, map[string]string{"operator": "Eve"}, 404, "not found")
 	})
 }

@@ -30,6 +30,12 @@ func dayTask(seq uint64, no string, status storeprint.Status, reason storeprint.
 // connected; globex's g1 online and fine.
 func dashboardSetup(t *testing.T) *DashboardService {
 	t.Helper()
+	d, _ := dashboardFixture(t)
+	return d
+}
+
+func dashboardFixture(t *testing.T) (*DashboardService, *fixture) {
+	t.Helper()
 	f := setup(t)
 	ctx := context.Background()
 	gwA1, _ := f.mustStore(t, "acme", "a1")
@@ -66,6 +72,11 @@ func dashboardSetup(t *testing.T) *DashboardService {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	return newDashboard(f), f
+}
+
+// newDashboard is one node's dashboard service on f's database.
+func newDashboard(f *fixture) *DashboardService {
 	d := NewDashboardService(f.db)
 	d.now = func() time.Time { return t0.Add(time.Hour) }
 	return d
@@ -175,6 +186,151 @@ func TestDashboardService_Dashboard(t *testing.T) {
 		_, err := ds.Dashboard(context.Background(), cloud.DashboardFilter{Since: t0})
 		wantCode(t, err, cloud.EUNAUTHORIZED)
 	})
+}
+
+// Acknowledged alerts stay in the queue after those that need a person,
+// count apart, and no longer put their store in trouble; the next read
+// after an acknowledgement shows it. Expired alerts leave the dashboard.
+func TestDashboardService_Alerts(t *testing.T) {
+	t.Parallel()
+	ds, f := dashboardFixture(t)
+	read := func() *cloud.Dashboard {
+		t.Helper()
+		d, err := ds.Dashboard(tenantCtx("acme"), cloud.DashboardFilter{Since: t0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	if d := read(); d.Summary.OpenAlerts != 2 || d.Queue[0].State != cloud.AlertOpen {
+		t.Fatalf("got summary %+v, queue %+v, want 2 open alerts", d.Summary, d.Queue)
+	}
+	for _, id := range []string{"order_f1_station_hot:failed:1", "order_u1_station_hot:attention_required:1"} {
+		if _, err := f.stores.AcknowledgeAlert(tenantCtx("acme"), "a1", id, cloud.Note{Operator: "Amy"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := read()
+	if d.Summary.OpenAlerts != 0 || d.Summary.AcknowledgedAlerts != 2 || len(d.Queue) != 2 ||
+		d.Queue[0].State != cloud.AlertAcknowledged || d.Queue[0].AcknowledgedBy != "Amy" {
+		t.Fatalf("got summary %+v, queue %+v, want 2 acknowledged alerts", d.Summary, d.Queue)
+	}
+	// a1 is still in trouble: its printer is out of paper.
+	if d.Summary.StoresInTrouble != 2 || d.Stores[0].OpenAlerts != 0 || d.Stores[0].AcknowledgedAlerts != 2 {
+		t.Fatalf("got summary %+v, a1 %+v", d.Summary, d.Stores[0].StoreStatus)
+	}
+	later := newDashboard(f)
+	later.now = func() time.Time { return t0.Add(cloud.DefaultAlertTTL + time.Hour) }
+	d, err := later.Dashboard(tenantCtx("acme"), cloud.DashboardFilter{Since: t0.Add(cloud.DefaultAlertTTL)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Queue) != 0 || d.Summary.OpenAlerts != 0 || d.Summary.AcknowledgedAlerts != 0 || d.Stores[0].AcknowledgedAlerts != 0 {
+		t.Fatalf("got summary %+v, queue %+v a day later, want the alerts expired", d.Summary, d.Queue)
+	}
+}
+
+// Two nodes share one computed answer per scope and filter while it is
+// younger than the maximum age; past half of it the answer is computed
+// again behind the caller, past all of it while the caller waits. While
+// another node computes, an answer just expired is served as is.
+func TestDashboardService_Shared(t *testing.T) {
+	t.Parallel()
+	node1, f := dashboardFixture(t)
+	node2 := newDashboard(f)
+	node1.MaxAge, node2.MaxAge = time.Hour, time.Hour
+	ctx := context.Background()
+	flt := cloud.DashboardFilter{Since: t0}
+	first, err := node1.Dashboard(adminCtx, flt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A change the answer does not know of yet.
+	if _, err := f.db.pool.Exec(ctx, `UPDATE printers SET status = 'ready' WHERE store_id = 'a1'`); err != nil {
+		t.Fatal(err)
+	}
+	got, err := node2.Dashboard(adminCtx, flt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.At.Equal(first.At) || got.Summary.PrintersInTrouble != 1 {
+		t.Fatalf("node 2 got an answer of %v with %d printers in trouble, want node 1's of %v", got.At, got.Summary.PrintersInTrouble, first.At)
+	}
+	if again, _ := node2.Dashboard(adminCtx, flt); again != got {
+		t.Fatal("node 2 decoded the same stored answer twice")
+	}
+	if n := f.count(t, `SELECT count(*) FROM dashboard_answers`); n != 1 {
+		t.Fatalf("got %d stored answers, want 1", n)
+	}
+	age := func(d time.Duration) {
+		t.Helper()
+		if _, err := f.db.pool.Exec(ctx, `UPDATE dashboard_answers SET computed_at = now() - $1::interval`, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	id := "/" + t0.UTC().Format(time.RFC3339Nano) + "/100"
+	settled := func(node *DashboardService) { // the node's refresh, if any, is over
+		node.refreshes.Do(id, func() (any, error) { return nil, nil })
+	}
+
+	// Another node holds the key's lock: a slightly old answer is served.
+	age(time.Hour + time.Second)
+	lock, err := f.db.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, id); err != nil {
+		t.Fatal(err)
+	}
+	got, err = node2.Dashboard(adminCtx, flt)
+	settled(node2)
+	lock.Rollback(ctx)
+	if err != nil || got.Summary.PrintersInTrouble != 1 {
+		t.Fatalf("got %+v %v while another node computes, want the answer before", got, err)
+	}
+
+	// Too old to serve: computed again while the caller waits.
+	age(time.Hour + staleGrace + time.Second)
+	got, err = node2.Dashboard(adminCtx, flt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Summary.PrintersInTrouble != 0 || !got.At.After(first.At) {
+		t.Fatalf("got an answer of %v with %d printers in trouble, want a new one with none", got.At, got.Summary.PrintersInTrouble)
+	}
+	if got, _ := node1.Dashboard(adminCtx, flt); got.Summary.PrintersInTrouble != 0 {
+		t.Fatal("node 1 did not read node 2's new answer")
+	}
+
+	// Past half its age: served at once, computed again behind the caller.
+	if _, err := f.db.pool.Exec(ctx, `UPDATE printers SET status = 'cover_open' WHERE store_id = 'a1' AND printer_id = 'hot-1'`); err != nil {
+		t.Fatal(err)
+	}
+	age(45 * time.Minute)
+	if got, _ := node1.Dashboard(adminCtx, flt); got.Summary.PrintersInTrouble != 0 {
+		t.Fatalf("got %d printers in trouble, want the answer before at once", got.Summary.PrintersInTrouble)
+	}
+	settled(node1)
+	if got, _ := node1.Dashboard(adminCtx, flt); got.Summary.PrintersInTrouble != 1 {
+		t.Fatalf("got %d printers in trouble after the refresh, want 1", got.Summary.PrintersInTrouble)
+	}
+
+	// Expired while this node computes the next one: served as is.
+	if _, err := f.db.pool.Exec(ctx, `UPDATE printers SET status = 'ready'`); err != nil {
+		t.Fatal(err)
+	}
+	age(time.Hour + time.Second)
+	node1.mu.Lock()
+	node1.refreshing[id] = true
+	node1.mu.Unlock()
+	got, err = node1.Dashboard(adminCtx, flt)
+	node1.mu.Lock()
+	delete(node1.refreshing, id)
+	node1.mu.Unlock()
+	if err != nil || got.Summary.PrintersInTrouble != 1 {
+		t.Fatalf("got %+v %v while this node computes, want the answer before", got, err)
+	}
 }
 
 func TestDashboardService_SearchTasks(t *testing.T) {

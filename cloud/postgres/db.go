@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -140,16 +141,6 @@ func (e *codedError) Unwrap() []error { return []error{e.coded, e.err} }
 // isNoRows reports whether err means a query found nothing.
 func isNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
 
-// tenantScope is the tenant filter of every store-scoped query: nil for
-// the admin (every tenant), else the actor's tenant.
-func tenantScope(a *cloud.Actor) *string {
-	t, scoped := a.TenantScope()
-	if !scoped {
-		return nil
-	}
-	return &t
-}
-
 // audit writes one audit event in tx. before and after are marshalled to
 // JSON; nil is stored as NULL.
 func audit(ctx context.Context, tx pgx.Tx, a *cloud.Actor, note cloud.Note, tenantID, storeID string, action storeprint.AuditAction, resource string, before, after any) error {
@@ -193,4 +184,28 @@ func notify(ctx context.Context, tx pgx.Tx, channel, payload string) error {
 		return fmt.Errorf("notify %s: %w", channel, interpret(err))
 	}
 	return nil
+}
+
+// stmt builds a statement's arguments: arg adds one and returns its
+// placeholder. Filters that an actor or a request may leave out are
+// written into the SQL only when present, never as "$n IS NULL OR col =
+// $n": pgx caches each statement, and PostgreSQL's generic plan for such
+// a catch-all filter scans the whole table.
+type stmt struct {
+	args []any
+}
+
+func (q *stmt) arg(v any) string {
+	q.args = append(q.args, v)
+	return "$" + strconv.Itoa(len(q.args))
+}
+
+// tenant is the actor's tenant filter on col: nothing for the admin (every
+// tenant), "AND col = $n" for a tenant actor.
+func (q *stmt) tenant(a *cloud.Actor, col string) string {
+	t, scoped := a.TenantScope()
+	if !scoped {
+		return ""
+	}
+	return " AND " + col + " = " + q.arg(t)
 }

@@ -1,9 +1,11 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -185,6 +187,37 @@ func (s *GatewayService) Touch(ctx context.Context, storeID, gatewayID string, p
 	}
 	return nil
 }
+
+// Seen implements cloud.GatewayService: one statement for a node's links,
+// in slices of presenceSlice rows, each in primary-key order so that two
+// nodes' writes cannot deadlock.
+func (s *GatewayService) Seen(ctx context.Context, links []cloud.LinkSeen) error {
+	links = slices.Clone(links)
+	slices.SortFunc(links, func(a, b cloud.LinkSeen) int {
+		return cmp.Or(cmp.Compare(a.StoreID, b.StoreID), cmp.Compare(a.GatewayID, b.GatewayID))
+	})
+	for len(links) > 0 {
+		part := links[:min(len(links), presenceSlice)]
+		links = links[len(part):]
+		stores, gateways, linkIDs := make([]string, len(part)), make([]string, len(part)), make([]string, len(part))
+		ages := make([]float64, len(part))
+		for i, l := range part {
+			stores[i], gateways[i], linkIDs[i], ages[i] = l.StoreID, l.GatewayID, l.LinkID, max(l.Age, 0).Seconds()
+		}
+		if _, err := s.db.pool.Exec(ctx, `
+			UPDATE gateways g
+			SET last_seen = greatest(g.last_seen, now() - make_interval(secs => u.age))
+			FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[]) AS u(store_id, gateway_id, link_id, age)
+			WHERE g.store_id = u.store_id AND g.gateway_id = u.gateway_id AND g.link_id = u.link_id
+			  AND g.online AND g.revoked_at IS NULL`, stores, gateways, linkIDs, ages); err != nil {
+			return fmt.Errorf("record %d links seen: %w", len(part), interpret(err))
+		}
+	}
+	return nil
+}
+
+// presenceSlice bounds the rows of one presence statement.
+const presenceSlice = 1000
 
 // UpdatePrinters implements cloud.GatewayService.
 func (s *GatewayService) UpdatePrinters(ctx context.Context, storeID, gatewayID string, printers []*cloud.Printer) error {

@@ -176,18 +176,18 @@ func TestIngestService_Ingest(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		alerts, err := f.stores.FindAlerts(adminCtx, "s1")
+		alerts, err := f.stores.FindAlerts(adminCtx, "s1", cloud.AlertFilter{})
 		if err != nil || len(alerts) != 1 || alerts[0].TaskNo != taskNo || alerts[0].Kind != "attention_required" {
 			t.Fatalf("got %+v %v, want one attention_required alert", alerts, err)
 		}
-		stores, _ := f.stores.FindStores(adminCtx)
+		stores, _, _ := f.stores.FindStores(adminCtx, cloud.StoreFilter{})
 		if stores[0].OpenAlerts != 1 {
 			t.Fatalf("got %d open alerts, want 1", stores[0].OpenAlerts)
 		}
 		if _, err := f.ingestEvents(ctx, gw.ID, "s1", []sync.Event{taskEvent(3, taskNo, 3, "done")}); err != nil {
 			t.Fatal(err)
 		}
-		alerts, _ = f.stores.FindAlerts(adminCtx, "s1")
+		alerts, _ = f.stores.FindAlerts(adminCtx, "s1", cloud.AlertFilter{})
 		if len(alerts) != 0 {
 			t.Fatalf("got %+v, want none: the task is done", alerts)
 		}

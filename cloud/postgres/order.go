@@ -43,13 +43,14 @@ func (s *OrderService) CreateOrder(ctx context.Context, storeID string, o *store
 	var created bool
 	err = s.db.tx(ctx, func(tx pgx.Tx) error {
 		var inserted string
-		err := tx.QueryRow(ctx, `
+		q := stmt{args: []any{storeID, o.OrderID, digest, body, a.String()}}
+		sql := `
 			INSERT INTO cloud_orders (store_id, order_id, digest, body, created_by)
 			SELECT s.store_id, $2, $3, $4, $5 FROM stores s
-			WHERE s.store_id = $1 AND ($6::text IS NULL OR s.tenant_id = $6)
+			WHERE s.store_id = $1` + q.tenant(a, "s.tenant_id") + `
 			ON CONFLICT (store_id, order_id) DO NOTHING
-			RETURNING order_id`,
-			storeID, o.OrderID, digest, body, a.String(), tenantScope(a)).Scan(&inserted)
+			RETURNING order_id`
+		err := tx.QueryRow(ctx, sql, q.args...).Scan(&inserted)
 		if isNoRows(err) {
 			return replay(ctx, tx, a, storeID, o.OrderID, digest)
 		}
@@ -111,10 +112,11 @@ func (s *OrderService) FindOrder(ctx context.Context, storeID, orderID string) (
 		return nil, err
 	}
 	var body []byte
-	err = s.db.pool.QueryRow(ctx, `
+	q := stmt{args: []any{storeID, orderID}}
+	sql := `
 		SELECT o.body FROM cloud_orders o JOIN stores s ON s.store_id = o.store_id
-		WHERE o.store_id = $1 AND o.order_id = $2 AND ($3::text IS NULL OR s.tenant_id = $3)`,
-		storeID, orderID, tenantScope(a)).Scan(&body)
+		WHERE o.store_id = $1 AND o.order_id = $2` + q.tenant(a, "s.tenant_id")
+	err = s.db.pool.QueryRow(ctx, sql, q.args...).Scan(&body)
 	if isNoRows(err) {
 		// Also for another tenant's store: a 404 tells nothing.
 		return nil, cloud.Errorf(cloud.ENOTFOUND, "order %s not found at store %s", orderID, storeID)
@@ -133,10 +135,11 @@ func (s *OrderService) FindOrder(ctx context.Context, storeID, orderID string) (
 // replay, other content a conflict, and no row at all an unknown store.
 func replay(ctx context.Context, tx pgx.Tx, a *cloud.Actor, storeID, orderID, digest string) error {
 	var got, tenantID string
-	err := tx.QueryRow(ctx, `
+	q := stmt{args: []any{storeID, orderID}}
+	sql := `
 		SELECT o.digest, s.tenant_id FROM cloud_orders o JOIN stores s ON s.store_id = o.store_id
-		WHERE o.store_id = $1 AND o.order_id = $2 AND ($3::text IS NULL OR s.tenant_id = $3)`,
-		storeID, orderID, tenantScope(a)).Scan(&got, &tenantID)
+		WHERE o.store_id = $1 AND o.order_id = $2` + q.tenant(a, "s.tenant_id")
+	err := tx.QueryRow(ctx, sql, q.args...).Scan(&got, &tenantID)
 	if isNoRows(err) {
 		return cloud.Errorf(cloud.ENOTFOUND, "store %q not found", storeID)
 	}

@@ -37,8 +37,10 @@ func setup(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(db.Close)
+	stores := NewStoreService(db)
+	stores.now = func() time.Time { return t0.Add(time.Hour) } // the events' day: their alerts are current
 	return &fixture{
-		url: url, db: db, tenants: NewTenantService(db), stores: NewStoreService(db), gateways: NewGatewayService(db),
+		url: url, db: db, tenants: NewTenantService(db), stores: stores, gateways: NewGatewayService(db),
 		orders: NewOrderService(db), tasks: NewTaskService(db), commands: NewCommandService(db),
 		audits: NewAuditService(db), ingest: NewIngestService(db),
 	}

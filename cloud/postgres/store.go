@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -14,11 +15,23 @@ var _ cloud.StoreService = (*StoreService)(nil)
 
 // StoreService implements cloud.StoreService.
 type StoreService struct {
-	db *DB
+	db  *DB
+	now func() time.Time
+
+	// AlertTTL is how long an alert nobody resolved stays current; zero
+	// means cloud.DefaultAlertTTL.
+	AlertTTL time.Duration
 }
 
 // NewStoreService returns a StoreService on db.
-func NewStoreService(db *DB) *StoreService { return &StoreService{db: db} }
+func NewStoreService(db *DB) *StoreService { return &StoreService{db: db, now: time.Now} }
+
+func (s *StoreService) alertTTL() time.Duration {
+	if s.AlertTTL <= 0 {
+		return cloud.DefaultAlertTTL
+	}
+	return s.AlertTTL
+}
 
 // CreateStore implements cloud.StoreService.
 func (s *StoreService) CreateStore(ctx context.Context, st *cloud.Store, note cloud.Note) (bool, error) {
@@ -71,147 +84,173 @@ func (s *StoreService) CreateStore(ctx context.Context, st *cloud.Store, note cl
 	return created, nil
 }
 
-// FindStores implements cloud.StoreService. Four queries in one round trip.
-func (s *StoreService) FindStores(ctx context.Context) ([]*cloud.StoreStatus, error) {
+// FindStores implements cloud.StoreService: the page of stores, then
+// their gateways, printers and alert counts in one more round trip.
+func (s *StoreService) FindStores(ctx context.Context, f cloud.StoreFilter) ([]*cloud.StoreStatus, bool, error) {
 	a, err := cloud.RequireActor(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	scope := tenantScope(a)
-	b := &pgx.Batch{}
-	b.Queue(`
+	if err := f.Validate(); err != nil {
+		return nil, false, err
+	}
+	// The primary key's order for the admin, stores_tenant_idx's for a
+	// tenant; one row more than the page tells whether more follow.
+	var q stmt
+	sql := `
 		SELECT s.store_id, s.tenant_id, s.name, s.created_at
 		FROM stores s
-		WHERE ($1::text IS NULL OR s.tenant_id = $1)
-		ORDER BY s.tenant_id, s.store_id`, scope)
+		WHERE s.store_id > ` + q.arg(f.After) + q.tenant(a, "s.tenant_id") + `
+		ORDER BY s.store_id
+		LIMIT ` + q.arg(f.Limit+1)
+	rows, err := s.db.pool.Query(ctx, sql, q.args...)
+	if err != nil {
+		return nil, false, fmt.Errorf("find stores: %w", interpret(err))
+	}
+	out := []*cloud.StoreStatus{}
+	for rows.Next() {
+		st := &cloud.StoreStatus{Gateways: []*cloud.Gateway{}, Printers: []*cloud.Printer{}}
+		if err := rows.Scan(&st.ID, &st.TenantID, &st.Name, &st.CreatedAt); err != nil {
+			return nil, false, fmt.Errorf("find stores: %w", interpret(err))
+		}
+		out = append(out, st)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("find stores: %w", interpret(err))
+	}
+	more := len(out) > f.Limit
+	if more {
+		out = out[:f.Limit]
+	}
+	if len(out) == 0 {
+		return out, false, nil
+	}
+	byID := make(map[string]*cloud.StoreStatus, len(out))
+	ids := make([]string, 0, len(out))
+	for _, st := range out {
+		byID[st.ID] = st
+		ids = append(ids, st.ID)
+	}
+	b := &pgx.Batch{}
+	queueStoreStatus(b, byID, ids, s.now().Add(-s.alertTTL()))
+	if err := s.db.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, false, fmt.Errorf("find stores: %w", interpret(err))
+	}
+	return out, more, nil
+}
+
+// queueStoreStatus queues the reads of the gateways, printers and current
+// alert counts of the stores in byID (ids: its keys), which the caller
+// read with the actor's tenant scope. Alerts raised before cutoff have
+// expired.
+func queueStoreStatus(b *pgx.Batch, byID map[string]*cloud.StoreStatus, ids []string, cutoff time.Time) {
 	b.Queue(`
 		SELECT g.store_id, g.gateway_id, g.created_at, g.revoked_at,
 		       g.online AND g.revoked_at IS NULL AND g.last_seen > now() - $2::interval,
 		       g.last_seen, g.version
-		FROM gateways g JOIN stores s ON s.store_id = g.store_id
-		WHERE ($1::text IS NULL OR s.tenant_id = $1)
-		ORDER BY g.store_id, g.created_at`, scope, cloud.OnlineWindow)
+		FROM gateways g
+		WHERE g.store_id = ANY($1)
+		ORDER BY g.store_id, g.created_at`, ids, cloud.OnlineWindow).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			g := &cloud.Gateway{}
+			if err := rows.Scan(&g.StoreID, &g.ID, &g.CreatedAt, &g.RevokedAt, &g.Online, &g.LastSeen, &g.Version); err != nil {
+				return err
+			}
+			st := byID[g.StoreID]
+			g.TenantID = st.TenantID
+			st.Gateways = append(st.Gateways, g)
+			st.Online = st.Online || g.Online
+			if g.LastSeen != nil && (st.LastSeen == nil || g.LastSeen.After(*st.LastSeen)) {
+				st.LastSeen = g.LastSeen
+			}
+		}
+		return rows.Err()
+	})
 	b.Queue(`
 		SELECT p.store_id, p.printer_id, p.status, p.stations, p.backup, p.failover, p.updated_at
-		FROM printers p JOIN stores s ON s.store_id = p.store_id
-		WHERE ($1::text IS NULL OR s.tenant_id = $1)
-		ORDER BY p.store_id, p.printer_id`, scope)
+		FROM printers p
+		WHERE p.store_id = ANY($1)
+		ORDER BY p.store_id, p.printer_id`, ids).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			p := &cloud.Printer{}
+			var storeID string
+			if err := rows.Scan(&storeID, &p.ID, &p.Status, &p.Stations, &p.Backup, &p.Failover, &p.UpdatedAt); err != nil {
+				return err
+			}
+			byID[storeID].Printers = append(byID[storeID].Printers, p)
+		}
+		return rows.Err()
+	})
+	// A range of alerts_raised_idx per store: the alerts since the cutoff.
 	b.Queue(`
-		SELECT a.store_id, count(*)
-		FROM alerts a JOIN stores s ON s.store_id = a.store_id
-		WHERE a.resolved_at IS NULL AND ($1::text IS NULL OR s.tenant_id = $1)
-		GROUP BY a.store_id`, scope)
-	br := s.db.pool.SendBatch(ctx, b)
-	defer br.Close()
+		SELECT store_id, count(*) FILTER (WHERE acknowledged_at IS NULL), count(*) FILTER (WHERE acknowledged_at IS NOT NULL)
+		FROM alerts
+		WHERE store_id = ANY($1) AND raised_at >= $2 AND resolved_at IS NULL
+		GROUP BY store_id`, ids, cutoff).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var storeID string
+			var open, acked int
+			if err := rows.Scan(&storeID, &open, &acked); err != nil {
+				return err
+			}
+			byID[storeID].OpenAlerts, byID[storeID].AcknowledgedAlerts = open, acked
+		}
+		return rows.Err()
+	})
+}
 
-	var out []*cloud.StoreStatus
-	byID := map[string]*cloud.StoreStatus{}
-	rows, err := br.Query()
-	if err != nil {
-		return nil, fmt.Errorf("find stores: %w", interpret(err))
-	}
-	for rows.Next() {
-		st := &cloud.StoreStatus{Gateways: []*cloud.Gateway{}, Printers: []*cloud.Printer{}}
-		if err := rows.Scan(&st.ID, &st.TenantID, &st.Name, &st.CreatedAt); err != nil {
-			return nil, fmt.Errorf("find stores: %w", interpret(err))
-		}
-		out = append(out, st)
-		byID[st.ID] = st
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("find stores: %w", interpret(err))
-	}
+const alertColumns = `al.alert_id, al.kind, al.task_no, al.printer_id, al.message, al.raised_at,
+	al.acknowledged_at, al.acknowledged_by, al.resolved_at`
 
-	rows, err = br.Query()
-	if err != nil {
-		return nil, fmt.Errorf("find gateways: %w", interpret(err))
+func (s *StoreService) scanAlert(row pgx.Row, storeID string, now time.Time) (*cloud.Alert, error) {
+	al := &cloud.Alert{StoreID: storeID}
+	if err := row.Scan(&al.ID, &al.Kind, &al.TaskNo, &al.PrinterID, &al.Message, &al.RaisedAt,
+		&al.AcknowledgedAt, &al.AcknowledgedBy, &al.ResolvedAt); err != nil {
+		return nil, interpret(err)
 	}
-	for rows.Next() {
-		g := &cloud.Gateway{}
-		if err := rows.Scan(&g.StoreID, &g.ID, &g.CreatedAt, &g.RevokedAt, &g.Online, &g.LastSeen, &g.Version); err != nil {
-			return nil, fmt.Errorf("find gateways: %w", interpret(err))
-		}
-		st := byID[g.StoreID]
-		if st == nil {
-			continue // a store created between the two reads
-		}
-		g.TenantID = st.TenantID
-		st.Gateways = append(st.Gateways, g)
-		st.Online = st.Online || g.Online
-		if g.LastSeen != nil && (st.LastSeen == nil || g.LastSeen.After(*st.LastSeen)) {
-			st.LastSeen = g.LastSeen
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("find gateways: %w", interpret(err))
-	}
-
-	rows, err = br.Query()
-	if err != nil {
-		return nil, fmt.Errorf("find printers: %w", interpret(err))
-	}
-	for rows.Next() {
-		p := &cloud.Printer{}
-		var storeID string
-		if err := rows.Scan(&storeID, &p.ID, &p.Status, &p.Stations, &p.Backup, &p.Failover, &p.UpdatedAt); err != nil {
-			return nil, fmt.Errorf("find printers: %w", interpret(err))
-		}
-		if st := byID[storeID]; st != nil {
-			st.Printers = append(st.Printers, p)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("find printers: %w", interpret(err))
-	}
-
-	rows, err = br.Query()
-	if err != nil {
-		return nil, fmt.Errorf("count alerts: %w", interpret(err))
-	}
-	for rows.Next() {
-		var storeID string
-		var n int
-		if err := rows.Scan(&storeID, &n); err != nil {
-			return nil, fmt.Errorf("count alerts: %w", interpret(err))
-		}
-		if st := byID[storeID]; st != nil {
-			st.OpenAlerts = n
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("count alerts: %w", interpret(err))
-	}
-	if err := br.Close(); err != nil {
-		return nil, fmt.Errorf("find stores: %w", interpret(err))
-	}
-	if out == nil {
-		out = []*cloud.StoreStatus{}
-	}
-	return out, nil
+	al.SetState(s.alertTTL(), now)
+	return al, nil
 }
 
 // FindAlerts implements cloud.StoreService.
-func (s *StoreService) FindAlerts(ctx context.Context, storeID string) ([]*cloud.Alert, error) {
+func (s *StoreService) FindAlerts(ctx context.Context, storeID string, f cloud.AlertFilter) ([]*cloud.Alert, error) {
 	a, err := cloud.RequireActor(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := f.Validate(); err != nil {
 		return nil, err
 	}
 	if err := visibleStore(ctx, s.db.pool, a, storeID); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.pool.Query(ctx, `
-		SELECT al.alert_id, al.kind, al.task_no, al.printer_id, al.message, al.raised_at, al.resolved_at
-		FROM alerts al JOIN stores s ON s.store_id = al.store_id
-		WHERE al.store_id = $1 AND al.resolved_at IS NULL AND ($2::text IS NULL OR s.tenant_id = $2)
-		ORDER BY al.raised_at, al.alert_id`, storeID, tenantScope(a))
+	now := s.now()
+	// Both are ranges of alerts_raised_idx (store_id, raised_at).
+	sql := `
+		SELECT ` + alertColumns + `
+		FROM alerts al
+		WHERE al.store_id = $1 AND al.resolved_at IS NULL AND al.raised_at >= $2
+		ORDER BY al.raised_at, al.alert_id
+		LIMIT $3`
+	args := []any{storeID, now.Add(-s.alertTTL()), f.Limit}
+	if f.History {
+		sql = `
+			SELECT ` + alertColumns + `
+			FROM alerts al
+			WHERE al.store_id = $1
+			ORDER BY al.raised_at DESC, al.alert_id DESC
+			LIMIT $2`
+		args = []any{storeID, f.Limit}
+	}
+	rows, err := s.db.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("find alerts: %w", interpret(err))
 	}
 	out := []*cloud.Alert{}
 	for rows.Next() {
-		al := &cloud.Alert{StoreID: storeID}
-		if err := rows.Scan(&al.ID, &al.Kind, &al.TaskNo, &al.PrinterID, &al.Message, &al.RaisedAt, &al.ResolvedAt); err != nil {
-			return nil, fmt.Errorf("find alerts: %w", interpret(err))
+		al, err := s.scanAlert(rows, storeID, now)
+		if err != nil {
+			return nil, fmt.Errorf("find alerts: %w", err)
 		}
 		out = append(out, al)
 	}
@@ -219,6 +258,67 @@ func (s *StoreService) FindAlerts(ctx context.Context, storeID string) ([]*cloud
 		return nil, fmt.Errorf("find alerts: %w", interpret(err))
 	}
 	return out, nil
+}
+
+// AcknowledgeAlert implements cloud.StoreService. The dashboard's shared
+// answers for the store's scopes go in the same transaction, so the next
+// read shows the acknowledgement.
+func (s *StoreService) AcknowledgeAlert(ctx context.Context, storeID, alertID string, note cloud.Note) (*cloud.Alert, error) {
+	a, err := cloud.RequireActor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := cloud.ValidAlertID(alertID); err != nil {
+		return nil, err
+	}
+	if err := note.Validate(); err != nil {
+		return nil, err
+	}
+	if note.Operator == "" {
+		return nil, cloud.Errorf(cloud.EINVALID, "operator is required: the person who acknowledges the alert")
+	}
+	var al *cloud.Alert
+	err = s.db.tx(ctx, func(tx pgx.Tx) error {
+		tenantID, err := storeTenant(ctx, tx, a, storeID)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		al, err = s.scanAlert(tx.QueryRow(ctx, `
+			SELECT `+alertColumns+` FROM alerts al
+			WHERE al.store_id = $1 AND al.alert_id = $2
+			FOR UPDATE`, storeID, alertID), storeID, now)
+		if cloud.ErrorCode(err) == cloud.ENOTFOUND {
+			return cloud.Errorf(cloud.ENOTFOUND, "alert %q not found at store %s", alertID, storeID)
+		}
+		if err != nil {
+			return fmt.Errorf("read alert: %w", err)
+		}
+		switch {
+		case al.ResolvedAt != nil:
+			return cloud.Errorf(cloud.ECONFLICT, "alert %q is resolved already: its task moved on", alertID)
+		case al.AcknowledgedAt != nil:
+			return nil // acknowledged before: nothing changes, nothing to audit
+		}
+		before := al.State
+		if err := tx.QueryRow(ctx, `
+			UPDATE alerts SET acknowledged_at = now(), acknowledged_by = $3
+			WHERE store_id = $1 AND alert_id = $2
+			RETURNING acknowledged_at`, storeID, alertID, note.Operator).Scan(&al.AcknowledgedAt); err != nil {
+			return fmt.Errorf("acknowledge alert: %w", interpret(err))
+		}
+		al.AcknowledgedBy = note.Operator
+		al.SetState(s.alertTTL(), now)
+		if err := audit(ctx, tx, a, note, tenantID, storeID, storeprint.ActionAlertAck, "alert/"+alertID,
+			map[string]any{"state": before}, map[string]any{"state": al.State, "acknowledged_at": al.AcknowledgedAt}); err != nil {
+			return err
+		}
+		return forgetDashboards(ctx, tx, tenantID)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("acknowledge alert %s at store %s: %w", alertID, storeID, err)
+	}
+	return al, nil
 }
 
 // querier is a pool or a transaction.
@@ -235,9 +335,9 @@ func visibleStore(ctx context.Context, q querier, a *cloud.Actor, storeID string
 
 func storeTenant(ctx context.Context, q querier, a *cloud.Actor, storeID string) (string, error) {
 	var tenantID string
-	err := q.QueryRow(ctx, `
-		SELECT tenant_id FROM stores
-		WHERE store_id = $1 AND ($2::text IS NULL OR tenant_id = $2)`, storeID, tenantScope(a)).Scan(&tenantID)
+	sq := stmt{args: []any{storeID}}
+	sql := `SELECT tenant_id FROM stores WHERE store_id = $1` + sq.tenant(a, "tenant_id")
+	err := q.QueryRow(ctx, sql, sq.args...).Scan(&tenantID)
 	if isNoRows(err) {
 		return "", cloud.Errorf(cloud.ENOTFOUND, "store %q not found", storeID)
 	}

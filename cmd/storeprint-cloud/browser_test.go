@@ -143,6 +143,30 @@ func TestBrowser_Dashboard(t *testing.T) {
 	if n := len(pass.Printed()); n != 1 {
 		t.Fatalf("got %d tickets before the click, want 1", n)
 	}
+	// A person takes it on: marked with their name, still in the queue,
+	// and in the store's alert history.
+	within(t, ctx, 15*time.Second, "acknowledge",
+		chromedp.Click(card+` [data-action="ack"]`),
+		chromedp.WaitVisible(`#operator`),
+		chromedp.SetValue(`#operator`, "Amy"),
+		chromedp.Click(`#confirm-ok`),
+		chromedp.WaitVisible(card+`[data-state="acknowledged"]`),
+		chromedp.WaitVisible(`[data-summary="s_acked"]`),
+		chromedp.Click(`#stores [data-alerts="acme-01"]`),
+		chromedp.WaitVisible(`#alert-history [data-state="acknowledged"]`))
+	if got := eval[string](t, ctx, `document.querySelector('`+card+`').innerText`); !strings.Contains(got, "Amy") {
+		t.Fatalf("the acknowledged card does not name Amy:\n%s", got)
+	}
+	// Every store, a page at a time.
+	within(t, ctx, 10*time.Second, "all stores",
+		chromedp.Click(`#all-stores`),
+		chromedp.WaitVisible(`[data-directory-row="acme-01"]`),
+		chromedp.WaitVisible(`[data-directory-row="globex-01"][data-online="false"]`),
+		chromedp.Click(`#directory-close`),
+		chromedp.Click(`#alert-history-close`),
+		// Back to the top: a card scrolled to under the sticky header
+		// would take the header's clicks.
+		chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 	within(t, ctx, 15*time.Second, "make-up print",
 		chromedp.Click(card+` [data-action="retry"]`),
 		chromedp.WaitVisible(`#operator`),

@@ -80,7 +80,7 @@ type cloudNode struct {
 	done chan error
 }
 
-func startCloud(t testing.TB, dbURL, addr string) *cloudNode {
+func startCloud(t testing.TB, dbURL, addr string, opts ...func(*Main)) *cloudNode {
 	t.Helper()
 	m, out := newMain(nil)
 	if f := os.Getenv("CHAIN_CLOUD_LOG"); f != "" {
@@ -89,6 +89,9 @@ func startCloud(t testing.TB, dbURL, addr string) *cloudNode {
 	}
 	if err := m.ParseFlags([]string{"run", "--listen", addr, "--admin-token", adminToken, "--database-url", dbURL}); err != nil {
 		t.Fatal(err)
+	}
+	for _, o := range opts {
+		o(m)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &cloudNode{m: m, stop: cancel, done: make(chan error, 1)}

@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"time"
 
+	"github.com/storeprint/storeprint/cloud"
 	"github.com/storeprint/storeprint/cloud/http"
 	"github.com/storeprint/storeprint/cloud/postgres"
 	"github.com/storeprint/storeprint/internal/version"
@@ -44,11 +46,15 @@ Flags:
                         and needs the admin token
   --database-url URL    the PostgreSQL database (postgres://... or key=value)
   --migrate=false       run: do not apply the migrations at start
+  --alert-ttl D         how long an alert nobody resolved asks for a person on the
+                        dashboard before it expires into the store's history
+                        (default 24h; Go units or days, e.g. 90m, 2d)
   --log-format F        text (default) or json
 
 Environment (a flag wins over its variable):
   STOREPRINT_LISTEN, STOREPRINT_ADMIN_TOKEN, STOREPRINT_METRICS_LISTEN, STOREPRINT_MIGRATE,
-  STOREPRINT_LOG_FORMAT, STOREPRINT_DATABASE_URL (else DATABASE_URL);
+  STOREPRINT_ALERT_TTL, STOREPRINT_LOG_FORMAT, STOREPRINT_DATABASE_URL
+  (else DATABASE_URL);
   STOREPRINT_DEBUG=1 logs at debug level (e.g. every ingested batch)
 
 Exit status: 0 stopped, 1 failed, 2 a flag or setting is missing or wrong.
@@ -84,7 +90,12 @@ type Main struct {
 	AdminToken    string
 	DatabaseURL   string
 	Migrate       bool
+	AlertTTL      time.Duration
 	LogFormat     string
+
+	// PresenceEvery is how often the sync server writes its links'
+	// presence; zero means cloud.PresenceEvery. Tests change it.
+	PresenceEvery time.Duration
 
 	Stdout io.Writer
 	Stderr io.Writer
@@ -142,6 +153,14 @@ func (m *Main) ParseFlags(args []string) error {
 		}
 		migrate = b
 	}
+	m.AlertTTL = cloud.DefaultAlertTTL
+	if v := m.Getenv("STOREPRINT_ALERT_TTL"); v != "" {
+		d, err := parseTTL(v)
+		if err != nil {
+			return fmt.Errorf("STOREPRINT_ALERT_TTL: %w", err)
+		}
+		m.AlertTTL = d
+	}
 	fs := flag.NewFlagSet(m.Command, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&m.Listen, "listen", m.env("STOREPRINT_LISTEN", "127.0.0.1:9090"), "")
@@ -149,6 +168,11 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.StringVar(&m.MetricsListen, "metrics-listen", m.env("STOREPRINT_METRICS_LISTEN", ""), "")
 	fs.StringVar(&m.DatabaseURL, "database-url", m.env("STOREPRINT_DATABASE_URL", m.env("DATABASE_URL", "")), "")
 	fs.BoolVar(&m.Migrate, "migrate", migrate, "")
+	fs.Func("alert-ttl", "", func(v string) error {
+		d, err := parseTTL(v)
+		m.AlertTTL = d
+		return err
+	})
 	fs.StringVar(&m.LogFormat, "log-format", m.env("STOREPRINT_LOG_FORMAT", "text"), "")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -172,6 +196,15 @@ func (m *Main) ParseFlags(args []string) error {
 		}
 	}
 	return nil
+}
+
+// parseTTL reads a positive duration in Go's units or in days ("2d").
+func parseTTL(v string) (time.Duration, error) {
+	d, err := cloud.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q is not a positive duration such as 24h, 90m or 2d", v)
+	}
+	return d, nil
 }
 
 func (m *Main) env(k, def string) string {
@@ -229,7 +262,9 @@ func (m *Main) Run(ctx context.Context) error {
 	s.Logger = log
 	s.Health = db
 	s.TenantService = postgres.NewTenantService(db)
-	s.StoreService = postgres.NewStoreService(db)
+	stores := postgres.NewStoreService(db)
+	stores.AlertTTL = m.AlertTTL
+	s.StoreService = stores
 	s.GatewayService = postgres.NewGatewayService(db)
 	s.OrderService = postgres.NewOrderService(db)
 	s.TaskService = postgres.NewTaskService(db)
@@ -237,7 +272,9 @@ func (m *Main) Run(ctx context.Context) error {
 	s.AuditService = postgres.NewAuditService(db)
 	s.DeviceService = postgres.NewDeviceService(db)
 	s.LinkService = postgres.NewLinkService(db)
-	s.DashboardService = postgres.NewDashboardService(db)
+	dashboard := postgres.NewDashboardService(db)
+	dashboard.AlertTTL = m.AlertTTL
+	s.DashboardService = dashboard
 	s.CloudPRNTService = postgres.NewCloudPRNTService(db)
 	listener := postgres.NewListener(db, log)
 	lctx, stopListener := context.WithCancel(context.Background())
@@ -245,7 +282,7 @@ func (m *Main) Run(ctx context.Context) error {
 	go listener.Run(lctx)
 	m.Sync = &syncserver.Server{
 		Gateways: s.GatewayService, Ingester: postgres.NewIngestService(db), Commands: s.CommandService,
-		Notifier: listener, Logger: log,
+		Notifier: listener, Logger: log, PresenceEvery: m.PresenceEvery,
 	}
 	s.Sync = m.Sync
 	if err := s.Open(); err != nil {

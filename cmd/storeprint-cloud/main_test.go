@@ -9,6 +9,7 @@ import (
 	"strings"
 	stdsync "sync"
 	"testing"
+	"time"
 
 	"github.com/storeprint/storeprint/cloud"
 	"github.com/storeprint/storeprint/cloud/postgres"
@@ -54,8 +55,18 @@ func TestMain_ParseFlags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.Listen != "127.0.0.1:0" || m.AdminToken != adminToken || m.DatabaseURL != "postgres://db/x" || m.Migrate {
+		if m.Listen != "127.0.0.1:0" || m.AdminToken != adminToken || m.DatabaseURL != "postgres://db/x" || m.Migrate ||
+			m.AlertTTL != cloud.DefaultAlertTTL {
 			t.Fatalf("got %+v", m)
+		}
+	})
+	t.Run("AlertTTL", func(t *testing.T) {
+		m, _ := newMain(map[string]string{"STOREPRINT_ALERT_TTL": "2d"})
+		if err := m.ParseFlags([]string{"migrate", "--database-url", "postgres://db/x"}); err != nil || m.AlertTTL != 48*time.Hour {
+			t.Fatalf("got %v %v, want 48h from the variable", m.AlertTTL, err)
+		}
+		if err := m.ParseFlags([]string{"migrate", "--database-url", "postgres://db/x", "--alert-ttl", "90m"}); err != nil || m.AlertTTL != 90*time.Minute {
+			t.Fatalf("got %v %v, want 90m from the flag", m.AlertTTL, err)
 		}
 	})
 	t.Run("Env", func(t *testing.T) {
@@ -93,6 +104,9 @@ func TestMain_ParseFlags(t *testing.T) {
 		"ErrBadMigrate":     {[]string{"run"}, map[string]string{"STOREPRINT_MIGRATE": "maybe"}, "STOREPRINT_MIGRATE"},
 		"ErrUnknownFlag":    {[]string{"run", "--colour"}, nil, "colour"},
 		"ErrExtraArg":       {[]string{"migrate", "--database-url", "postgres://x", "now"}, nil, `unexpected argument "now"`},
+		"ErrAlertTTL":       {[]string{"migrate", "--database-url", "postgres://x", "--alert-ttl", "soon"}, nil, `alert-ttl: "soon" is not a positive duration`},
+		"ErrAlertTTLZero":   {[]string{"migrate", "--database-url", "postgres://x", "--alert-ttl", "0s"}, nil, "alert-ttl"},
+		"ErrAlertTTLEnv":    {[]string{"migrate", "--database-url", "postgres://x"}, map[string]string{"STOREPRINT_ALERT_TTL": "-1d"}, "STOREPRINT_ALERT_TTL"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			m, _ := newMain(tc.env)

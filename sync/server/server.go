@@ -41,6 +41,10 @@ type Server struct {
 	IngestSlots int           // default 4
 	Poll        time.Duration // fallback poll for commands and revocation; default 10s
 	PingWait    time.Duration // a link silent this long is dead; default 6s (the gateway pings every 2s)
+	// PresenceEvery is how often the node writes when it last heard from
+	// each of its links (cloud.PresenceEvery by default). Pings only
+	// update memory.
+	PresenceEvery time.Duration
 
 	once     stdsync.Once
 	base     context.Context
@@ -48,6 +52,10 @@ type Server struct {
 	slots    chan struct{}
 	upgrader websocket.Upgrader
 	links    atomic.Int64
+	started  time.Time // the zero of the links' heard clocks (monotonic)
+
+	mu   stdsync.Mutex
+	open map[*link]struct{} // links whose connect is recorded
 }
 
 func (s *Server) init() {
@@ -61,11 +69,17 @@ func (s *Server) init() {
 		if s.PingWait == 0 {
 			s.PingWait = 6 * time.Second
 		}
+		if s.PresenceEvery == 0 {
+			s.PresenceEvery = cloud.PresenceEvery
+		}
+		s.started = time.Now()
+		s.open = map[*link]struct{}{}
 		if s.Logger == nil {
 			s.Logger = slog.Default()
 		}
 		s.slots = make(chan struct{}, s.IngestSlots)
 		s.base, s.stop = context.WithCancel(context.Background())
+		go s.presence(s.base)
 		s.upgrader = websocket.Upgrader{
 			ReadBufferSize:   1024,
 			WriteBufferPool:  &stdsync.Pool{},
@@ -85,6 +99,42 @@ func (s *Server) Close() {
 
 // Links returns the number of open links on this node.
 func (s *Server) Links() int64 { return s.links.Load() }
+
+// presence writes the links' presence every PresenceEvery until ctx ends.
+func (s *Server) presence(ctx context.Context) {
+	t := time.NewTicker(s.PresenceEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := s.WritePresence(ctx); err != nil && ctx.Err() == nil {
+				s.Logger.Warn("record gateway presence", "err", err)
+			}
+		}
+	}
+}
+
+// WritePresence records, in one write, when this node last heard from
+// each of its open links (a link the gateway went silent on is written as
+// last heard, and closed by its reader after PingWait). The server calls
+// it every PresenceEvery.
+func (s *Server) WritePresence(ctx context.Context) error {
+	s.init()
+	now := time.Since(s.started)
+	s.mu.Lock()
+	seen := make([]cloud.LinkSeen, 0, len(s.open))
+	for l := range s.open {
+		age := now - time.Duration(l.heard.Load())
+		seen = append(seen, cloud.LinkSeen{StoreID: l.gw.StoreID, GatewayID: l.gw.ID, LinkID: l.id, Age: age})
+	}
+	s.mu.Unlock()
+	if len(seen) == 0 {
+		return nil
+	}
+	return s.Gateways.Seen(ctx, seen)
+}
 
 // ServeHTTP authenticates the gateway and runs its link.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -153,9 +203,9 @@ type link struct {
 
 	incarnation string
 
-	wmu       stdsync.Mutex // one writer at a time
-	lastTouch atomic.Int64  // unix nanos of the last presence update
-	snapshot  int           // tasks of the snapshot in progress
+	wmu      stdsync.Mutex // one writer at a time
+	heard    atomic.Int64  // when the gateway last sent anything, since the server's start (ns)
+	snapshot int           // tasks of the snapshot in progress
 }
 
 func (l *link) write(f *sync.Frame) error {
@@ -185,14 +235,28 @@ func (l *link) read() (*sync.Frame, error) {
 	return sync.Decode(b)
 }
 
-// touch records the link as alive, at most every second.
-func (l *link) touch(ctx context.Context, online bool) {
-	now := time.Now().UnixNano()
-	if online && now-l.lastTouch.Load() < int64(time.Second) {
-		return
+// hear notes that the gateway sent something: memory only, written with
+// every other link of the node by WritePresence.
+func (l *link) hear() { l.heard.Store(int64(time.Since(l.s.started))) }
+
+// up records the link's connect and adds it to the node's presence; down
+// takes it out and records the disconnect.
+func (l *link) up(ctx context.Context, version string) error {
+	if err := l.s.Gateways.Touch(ctx, l.gw.StoreID, l.gw.ID, cloud.Presence{LinkID: l.id, Online: true, Version: version}); err != nil {
+		return err
 	}
-	l.lastTouch.Store(now)
-	if err := l.s.Gateways.Touch(ctx, l.gw.StoreID, l.gw.ID, cloud.Presence{LinkID: l.id, Online: online}); err != nil {
+	l.hear()
+	l.s.mu.Lock()
+	l.s.open[l] = struct{}{}
+	l.s.mu.Unlock()
+	return nil
+}
+
+func (l *link) down(ctx context.Context) {
+	l.s.mu.Lock()
+	delete(l.s.open, l)
+	l.s.mu.Unlock()
+	if err := l.s.Gateways.Touch(ctx, l.gw.StoreID, l.gw.ID, cloud.Presence{LinkID: l.id, Online: false}); err != nil {
 		l.log.Warn("record gateway presence", "err", err)
 	}
 }
@@ -226,14 +290,14 @@ func (l *link) run(ctx context.Context) error {
 		return l.fail("link refused: " + cloud.ErrorMessage(err))
 	}
 	l.incarnation = hello.Incarnation
+	// Online before the welcome: a gateway that was welcomed is shown.
+	if err := l.up(ctx, hello.Version); err != nil {
+		return l.fail(cloud.ErrorMessage(err))
+	}
+	defer l.down(context.WithoutCancel(ctx))
 	if err := l.write(&sync.Frame{Type: sync.FrameWelcome, StoreID: l.gw.StoreID, Cursor: w.Cursor, Behind: w.Behind, Resync: true}); err != nil {
 		return err
 	}
-	if err := s.Gateways.Touch(ctx, l.gw.StoreID, l.gw.ID, cloud.Presence{LinkID: l.id, Online: true, Version: hello.Version}); err != nil {
-		return l.fail(cloud.ErrorMessage(err))
-	}
-	l.lastTouch.Store(time.Now().UnixNano())
-	defer l.touch(context.WithoutCancel(ctx), false)
 	l.log.Info("sync link up", "incarnation", hello.Incarnation, "cursor", w.Cursor, "down_cursor", hello.DownCursor,
 		"reset", w.Reset, "behind", w.Behind, "snapshot", w.Snapshot)
 	if w.Behind {
@@ -246,7 +310,7 @@ func (l *link) run(ctx context.Context) error {
 	l.conn.SetReadDeadline(time.Now().Add(s.PingWait))
 	l.conn.SetPingHandler(func(data string) error {
 		l.conn.SetReadDeadline(time.Now().Add(s.PingWait))
-		l.touch(ctx, true)
+		l.hear()
 		l.wmu.Lock()
 		defer l.wmu.Unlock()
 		return l.conn.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(5*time.Second))
@@ -277,7 +341,7 @@ func (l *link) upstream(ctx context.Context) error {
 			return err
 		}
 		l.conn.SetReadDeadline(time.Now().Add(s.PingWait))
-		l.touch(ctx, true)
+		l.hear()
 		switch f.Type {
 		case sync.FrameEvents:
 			if err := l.ingest(ctx, f.Events); err != nil {

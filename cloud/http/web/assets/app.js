@@ -1,7 +1,9 @@
 // storeprint HQ dashboard: every store's gateway and printers, the tickets
-// that need a person across stores, today's counts, and the full history
-// of a ticket. It reads /v1/dashboard every 2 s; every cloud node answers
-// it alike from the database. No external resources.
+// that need a person across stores (acknowledged ones marked), today's
+// counts, every store A to Z a page at a time, a store's alert history and
+// the full history of a ticket. It reads /v1/dashboard every 2 s; every
+// cloud node answers it alike, from one answer shared by all viewers. No
+// external resources.
 "use strict";
 
 const T = {
@@ -45,6 +47,14 @@ const T = {
     ld_gateway_behind: "The store's data was older than the cloud's; it learned {n} tickets from the cloud before printing.",
     ld_take_over: "{n} tickets of the replaced gateway now belong to {gateway}.",
     ld_dead_letter: "{n} events from the store could not be applied; the link went on past them.",
+    s_acked: "Taken on by a person", col_acked: "Acknowledged", ack: "Acknowledge",
+    acked_by: "Acknowledged by {who}, {ago}", q_ack: "Acknowledge {task} at {store}?",
+    t_ack: "You take this ticket on: it stays on the list, marked with your name, until it is done or a day has passed.",
+    all_stores: "All stores, A to Z", directory_title: "All stores, A to Z", directory_note: "Stores {from} to {to}",
+    first_page: "First page", next_page: "Next page", close: "Close",
+    alert_history: "Alerts of {store}", no_alerts: "No alerts.", alerts: "Alerts",
+    st_open: "needs a person", st_acknowledged: "acknowledged", st_resolved: "resolved", st_expired: "expired",
+    raised: "raised {time}", resolved_at: "resolved {time}", acked_at: "acknowledged by {who} {time}",
   },
   zh: {
     title: "storeprint 总部", connection: "连接", signout: "退出", signin_title: "登录", signin: "登录",
@@ -85,6 +95,14 @@ const T = {
     ld_gateway_behind: "门店数据比云端旧，打印前已从云端获取 {n} 张小票的最新状态。",
     ld_take_over: "被替换网关的 {n} 张小票现归 {gateway}。",
     ld_dead_letter: "门店的 {n} 个事件无法应用，同步已跳过继续。",
+    s_acked: "已有人处理", col_acked: "已认领", ack: "认领",
+    acked_by: "{who} 已认领，{ago}", q_ack: "认领 {store} 的 {task}？",
+    t_ack: "由您负责这张小票：它会带着您的名字留在列表中，直到完成或满一天。",
+    all_stores: "全部门店（按编号）", directory_title: "全部门店（按编号）", directory_note: "门店 {from} 至 {to}",
+    first_page: "第一页", next_page: "下一页", close: "关闭",
+    alert_history: "{store} 的提醒记录", no_alerts: "暂无提醒。", alerts: "提醒记录",
+    st_open: "待处理", st_acknowledged: "已认领", st_resolved: "已解决", st_expired: "已过期",
+    raised: "{time} 发出", resolved_at: "{time} 解决", acked_at: "{who} {time} 认领",
   },
 };
 
@@ -99,6 +117,10 @@ let timer = null;
 let generation = 0;
 let results = null; // the last search: {q, tasks}
 const sent = new Set(); // alert ids whose make-up print was sent
+// The A-to-Z list of stores, a page of /v1/stores at a time: the cursors
+// of the pages seen, the next page's, and the page shown.
+let directory = null; // {afters: [...], next: "" | null, stores: [...]}
+let alertHistory = null; // {store, alerts}
 
 function t(key, vars) {
   let s = (T[lang] && T[lang][key]) || T.en[key] || key;
@@ -174,8 +196,12 @@ function signOut(message) {
   store.removeItem(TOKEN_KEY);
   dash = null;
   results = null;
+  directory = null;
+  alertHistory = null;
   sent.clear();
   document.getElementById("results").replaceChildren();
+  document.getElementById("directory").hidden = true;
+  document.getElementById("alert-history").hidden = true;
   show(false);
   document.getElementById("signin-error").textContent = message || "";
   document.getElementById("token").focus();
@@ -197,6 +223,20 @@ async function api(method, path, body) {
   return data;
 }
 
+// page reads a page of a paged list: its items and the cursor of the next
+// page (from the Link header), or null on the last page.
+async function page(path) {
+  const resp = await fetch(path, { cache: "no-store", headers: { "Authorization": "Bearer " + token } });
+  const data = await resp.json().catch(() => ({}));
+  if (resp.status === 401 || resp.status === 403) {
+    signOut(t("bad_token"));
+    throw new Error(t("bad_token"));
+  }
+  if (!resp.ok) throw new Error(data.error || resp.statusText);
+  const m = /<[^>]*[?&]after=([^&>]*)[^>]*>;\s*rel="next"/.exec(resp.headers.get("Link") || "");
+  return { items: data, next: m ? decodeURIComponent(m[1]) : null };
+}
+
 // since is the start of today in the browser's time zone.
 function since() {
   const d = new Date();
@@ -216,6 +256,7 @@ async function poll() {
     live.className = "dot live";
     show(true);
     render();
+    if (directory) await loadDirectory(directory.afters[directory.afters.length - 1], false);
   } catch (e) {
     if (gen !== generation || !token) return;
     live.className = "dot down";
@@ -259,13 +300,15 @@ function render() {
   renderStale();
   if (!dash) return;
   const s = dash.summary;
-  const tile = (key, n, of, bad) => el("div", { class: "tile " + (bad ? "bad" : "ok"), "data-summary": key },
+  const tile = (key, n, of, cls) => el("div", { class: "tile " + cls, "data-summary": key },
     el("div", { class: "n" }, of === undefined ? n : n + " / " + of), el("div", {}, t(key)));
+  const bad = (b) => b ? "bad" : "ok";
   document.getElementById("summary").replaceChildren(
-    tile("s_online", s.online, s.stores, s.online < s.stores),
-    tile("s_trouble", s.stores_in_trouble, undefined, s.stores_in_trouble > 0),
-    tile("s_printers", s.printers_in_trouble, undefined, s.printers_in_trouble > 0),
-    tile("s_alerts", s.open_alerts, undefined, s.open_alerts > 0));
+    tile("s_online", s.online, s.stores, bad(s.online < s.stores)),
+    tile("s_trouble", s.stores_in_trouble, undefined, bad(s.stores_in_trouble > 0)),
+    tile("s_printers", s.printers_in_trouble, undefined, bad(s.printers_in_trouble > 0)),
+    tile("s_alerts", s.open_alerts + (s.open_alerts_more ? "+" : ""), undefined, bad(s.open_alerts > 0)),
+    tile("s_acked", s.acknowledged_alerts + (s.acknowledged_alerts_more ? "+" : ""), undefined, s.acknowledged_alerts > 0 ? "warn" : "ok"));
 
   const queue = document.getElementById("queue");
   queue.replaceChildren();
@@ -273,15 +316,20 @@ function render() {
   for (const a of dash.queue) {
     const canRetry = a.task_status === "failed" || a.task_status === "attention_required";
     const wasSent = sent.has(a.store_id + "/" + a.alert_id);
-    queue.append(el("div", { class: "card bad", "data-store": a.store_id, "data-task": a.task_no, "data-status": a.task_status || a.kind },
+    const acked = a.state === "acknowledged";
+    queue.append(el("div", { class: "card " + (acked ? "warn" : "bad"), "data-store": a.store_id, "data-task": a.task_no,
+      "data-status": a.task_status || a.kind, "data-state": a.state },
       el("h3", {}, a.store_name + " · " + (a.station || "") + (a.order_id ? " · " + a.order_id : "")),
-      el("div", { class: "state bad" }, reasonWords(a)),
+      el("div", { class: "state " + (acked ? "warn" : "bad") }, reasonWords(a)),
       el("div", { class: "muted" }, a.kind === "dead_letter" ? a.message : a.task_no + (a.last_error ? " — " + a.last_error : "")),
       el("div", { class: "muted" }, (a.printer_id ? a.printer_id + " · " : "") + ago(a.raised_at)),
+      acked && el("div", { class: "state warn" }, t("acked_by", { who: a.acknowledged_by, ago: ago(a.acknowledged_at) })),
       wasSent && el("div", { class: "state warn" }, t("sent")),
       el("div", { class: "row" },
         canRetry && el("button", { class: "big", type: "button", "data-action": "retry", disabled: wasSent,
           onclick: () => makeUp(a) }, t("retry")),
+        !acked && el("button", { class: "big secondary", type: "button", "data-action": "ack",
+          onclick: () => acknowledge(a) }, t("ack")),
         a.task_no && el("button", { class: "big secondary", type: "button", "data-action": "history",
           onclick: () => search(a.task_no, a.store_id, true) }, t("history")))));
   }
@@ -320,32 +368,118 @@ function render() {
       el("td", {}, el("strong", {}, st.name), el("div", { class: "muted" }, st.store_id + (tenants.size > 1 ? " · " + st.tenant_id : ""))),
       el("td", { class: st.online ? "" : "bad" }, el("span", { class: "dot " + (st.online ? "live" : "down") }), " ",
         st.online ? t("online") : t("offline"),
-        el("div", { class: "muted" }, st.last_seen ? t("seen", { ago: ago(st.last_seen) }) : t("never"))),
+        lastSeen(st)),
       el("td", {}, st.printers.map(p => el("span", { class: "chip " + printerState(p), "data-store": st.store_id,
         "data-printer": p.printer_id, "data-status": p.status }, p.printer_id + " · " + printerWords(p)))),
-      el("td", { class: "num" + (st.open_alerts > 0 ? " bad" : "") }, st.open_alerts),
+      el("td", { class: "num" + (st.open_alerts > 0 ? " bad" : "") }, alertsButton(st)),
       el("td", { class: "num", "data-count": "printed" }, d.printed),
       el("td", { class: "num" + (d.failed > 0 ? " bad" : ""), "data-count": "failed" }, d.failed),
       el("td", { class: "num" + (d.flagged > 0 ? " bad" : ""), "data-count": "flagged" }, d.flagged),
       el("td", { class: "num", "data-count": "duplicates_prevented" }, d.duplicates_prevented),
       el("td", { class: "num", "data-count": "median_to_paper" }, duration(d.median_to_paper_ms))));
   }
+  renderDirectory();
+  renderAlertHistory();
 }
 
-// makeUp asks who and why, then queues the audited make-up print; the
-// store's gateway prints the ticket again, once.
-function makeUp(a) {
+function storeRow(st) {
+  return [
+    el("td", {}, el("strong", {}, st.name), el("div", { class: "muted" }, st.store_id + " · " + st.tenant_id)),
+    el("td", { class: st.online ? "" : "bad" }, el("span", { class: "dot " + (st.online ? "live" : "down") }), " ",
+      st.online ? t("online") : t("offline"),
+      lastSeen(st)),
+    el("td", {}, st.printers.map(p => el("span", { class: "chip " + printerState(p), "data-store": st.store_id,
+      "data-printer": p.printer_id, "data-status": p.status }, p.printer_id + " · " + printerWords(p)))),
+  ];
+}
+
+// lastSeen says when an offline store's gateway was last heard from (an
+// online one's is written every 30 s, so it says little).
+function lastSeen(st) {
+  if (st.online) return null;
+  return el("div", { class: "muted" }, st.last_seen ? t("seen", { ago: ago(st.last_seen) }) : t("never"));
+}
+
+// alertsButton shows a store's current alerts and opens its alert history.
+function alertsButton(st) {
+  const n = st.open_alerts + (st.acknowledged_alerts > 0 ? " + " + st.acknowledged_alerts + " ✓" : "");
+  return el("button", { class: "small secondary", type: "button", "data-action": "alerts", "data-alerts": st.store_id,
+    title: t("alerts"), onclick: () => openAlertHistory(st) }, n);
+}
+
+// The A-to-Z list: a page of GET /v1/stores at a time.
+async function loadDirectory(after, push) {
+  const gen = generation;
+  try {
+    const p = await page("/v1/stores?limit=100" + (after ? "&after=" + encodeURIComponent(after) : ""));
+    if (gen !== generation) return;
+    if (!directory) directory = { afters: [""] };
+    if (push) directory.afters.push(after);
+    directory.stores = p.items;
+    directory.next = p.next;
+    renderDirectory();
+  } catch (e) {
+    document.getElementById("directory-note").textContent = e.message;
+  }
+}
+
+function renderDirectory() {
+  const sec = document.getElementById("directory");
+  sec.hidden = !directory;
+  if (!directory || !directory.stores) return;
+  const rows = directory.stores;
+  document.getElementById("directory-note").textContent = rows.length === 0 ? t("no_stores") :
+    t("directory_note", { from: rows[0].store_id, to: rows[rows.length - 1].store_id });
+  document.querySelector("#directory-table tbody").replaceChildren(...rows.map(st =>
+    el("tr", { "data-directory-row": st.store_id, "data-online": String(st.online) }, storeRow(st),
+      el("td", { class: "num" + (st.open_alerts > 0 ? " bad" : "") }, alertsButton(st)),
+      el("td", { class: "num" }, st.acknowledged_alerts))));
+  document.getElementById("directory-next").disabled = directory.next === null;
+  document.getElementById("directory-first").disabled = directory.afters.length <= 1;
+}
+
+// A store's alerts, newest first, each with what became of it.
+async function openAlertHistory(st) {
+  try {
+    const alerts = await api("GET", "/v1/stores/" + encodeURIComponent(st.store_id) + "/alerts?history=true&limit=50");
+    alertHistory = { store: st, alerts };
+    renderAlertHistory();
+    document.getElementById("alert-history").scrollIntoView({ block: "start" });
+  } catch (e) {
+    document.getElementById("search-error").textContent = e.message;
+  }
+}
+
+function renderAlertHistory() {
+  const sec = document.getElementById("alert-history");
+  sec.hidden = !alertHistory;
+  if (!alertHistory) return;
+  const h = alertHistory;
+  document.getElementById("alert-history-title").textContent = t("alert_history", { store: h.store.name });
+  const list = document.getElementById("alert-history-list");
+  if (h.alerts.length === 0) {
+    list.replaceChildren(el("p", { class: "muted" }, t("no_alerts")));
+    return;
+  }
+  const cls = { open: "bad", acknowledged: "warn", resolved: "ok", expired: "" };
+  list.replaceChildren(el("ol", { class: "timeline", "data-list": "alerts" }, h.alerts.map(a =>
+    el("li", { "data-alert": a.alert_id, "data-state": a.state },
+      el("span", { class: "badge " + (cls[a.state] || "") }, t("st_" + a.state)), " ",
+      t(a.kind) + " · " + (a.task_no || a.printer_id || "") + " · " + t("raised", { time: clock(a.raised_at) }),
+      a.acknowledged_at ? " · " + t("acked_at", { who: a.acknowledged_by, time: clock(a.acknowledged_at) }) : "",
+      a.resolved_at ? " · " + t("resolved_at", { time: clock(a.resolved_at) }) : ""))));
+}
+
+// ask asks who and why in the dialog, then runs send(operator, reason);
+// the dialog stays open with the error if send fails.
+function ask(title, text, defaultReason, send) {
   const dlg = document.getElementById("confirm");
-  const vars = { task: a.task_no, store: a.store_name };
-  document.getElementById("confirm-title").textContent = t("q_retry", vars);
-  document.getElementById("confirm-text").textContent = t("t_retry");
+  document.getElementById("confirm-title").textContent = title;
+  document.getElementById("confirm-text").textContent = text;
   document.getElementById("confirm-error").textContent = "";
   const op = document.getElementById("operator");
   op.value = store.getItem("storeprint.operator") || "";
   document.getElementById("reason").value = "";
-  // One command id per dialog: sending again after an error cannot queue
-  // a second print.
-  const commandID = "hq-" + Array.from(crypto.getRandomValues(new Uint8Array(12)), b => b.toString(16).padStart(2, "0")).join("");
   const form = document.getElementById("confirm-form");
   const ok = document.getElementById("confirm-ok");
   form.onsubmit = async (ev) => {
@@ -353,12 +487,10 @@ function makeUp(a) {
     const operator = op.value.trim();
     if (!operator) { op.focus(); return; }
     store.setItem("storeprint.operator", operator);
-    const reason = document.getElementById("reason").value.trim() || t("q_retry", vars);
+    const reason = document.getElementById("reason").value.trim() || defaultReason;
     ok.disabled = true;
     try {
-      await api("POST", "/v1/stores/" + encodeURIComponent(a.store_id) + "/tasks/" + encodeURIComponent(a.task_no) + "/retry",
-        { operator, reason, command_id: commandID });
-      sent.add(a.store_id + "/" + a.alert_id);
+      await send(operator, reason);
       dlg.close();
       render();
     } catch (e) {
@@ -370,6 +502,31 @@ function makeUp(a) {
   document.getElementById("confirm-cancel").onclick = () => dlg.close();
   dlg.showModal();
   (op.value ? ok : op).focus();
+}
+
+// makeUp queues the audited make-up print; the store's gateway prints the
+// ticket again, once.
+function makeUp(a) {
+  const vars = { task: a.task_no, store: a.store_name };
+  // One command id per dialog: sending again after an error cannot queue
+  // a second print.
+  const commandID = "hq-" + Array.from(crypto.getRandomValues(new Uint8Array(12)), b => b.toString(16).padStart(2, "0")).join("");
+  ask(t("q_retry", vars), t("t_retry"), t("q_retry", vars), async (operator, reason) => {
+    await api("POST", "/v1/stores/" + encodeURIComponent(a.store_id) + "/tasks/" + encodeURIComponent(a.task_no) + "/retry",
+      { operator, reason, command_id: commandID });
+    sent.add(a.store_id + "/" + a.alert_id);
+  });
+}
+
+// acknowledge records, audited, that this person takes the alert on; the
+// next read of the dashboard shows it acknowledged.
+function acknowledge(a) {
+  const vars = { task: a.task_no, store: a.store_name };
+  ask(t("q_ack", vars), t("t_ack"), "", async (operator, reason) => {
+    const got = await api("POST", "/v1/stores/" + encodeURIComponent(a.store_id) + "/alerts/" + encodeURIComponent(a.alert_id) + "/ack",
+      { operator, reason });
+    Object.assign(a, { state: got.state, acknowledged_at: got.acknowledged_at, acknowledged_by: got.acknowledged_by });
+  });
 }
 
 async function search(q, storeID, scroll) {
@@ -460,6 +617,19 @@ function init() {
     renderResults();
   };
   document.getElementById("signout").onclick = () => signOut("");
+  document.getElementById("all-stores").onclick = () => {
+    directory = { afters: [""] };
+    loadDirectory("", false);
+  };
+  document.getElementById("directory-next").onclick = () => {
+    if (directory && directory.next !== null) loadDirectory(directory.next, true);
+  };
+  document.getElementById("directory-first").onclick = () => {
+    directory = { afters: [""] };
+    loadDirectory("", false);
+  };
+  document.getElementById("directory-close").onclick = () => { directory = null; renderDirectory(); };
+  document.getElementById("alert-history-close").onclick = () => { alertHistory = null; renderAlertHistory(); };
   document.getElementById("signin-form").onsubmit = (ev) => {
     ev.preventDefault();
     const input = document.getElementById("token");

@@ -1,0 +1,10 @@
+BEGIN;
+DROP TABLE IF EXISTS dashboard_answers;
+DROP INDEX IF EXISTS audit_events_at_idx;
+DROP INDEX IF EXISTS audit_events_tenant_at_idx;
+DROP INDEX IF EXISTS print_tasks_created_idx;
+DROP INDEX IF EXISTS alerts_acked_raised_idx;
+DROP INDEX IF EXISTS alerts_unacked_raised_idx;
+CREATE INDEX IF NOT EXISTS alerts_open_raised_idx ON alerts (raised_at) WHERE resolved_at IS NULL;
+ALTER TABLE alerts DROP COLUMN IF EXISTS acknowledged_by, DROP COLUMN IF EXISTS acknowledged_at;
+COMMIT;
