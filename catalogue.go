@@ -17,6 +17,16 @@ const (
 	WordPrinterNoConfirm Word = "printer.no_confirm"
 )
 
+// TroubleWords are the words of a printer in trouble that still answers
+// its status as ready.
+var TroubleWords = []Word{WordPrinterCutsOff, WordPrinterNoConfirm}
+
+// Alert words: what HQ reads of an alert about no single ticket's state.
+const (
+	WordAlertDeadLetter     Word = "alert.dead_letter"
+	WordAlertCommandRefused Word = "alert.command_refused"
+)
+
 // Ticket words.
 const (
 	WordTaskUncertain Word = "task.uncertain"
@@ -42,6 +52,9 @@ var Catalogue = map[Word]map[string]string{
 	WordPrinterUnknown:   {"en": "Not answering its status", "zh": "打印机无应答"},
 	WordPrinterCutsOff:   {"en": "Cuts off while printing: check the paper and the cable", "zh": "打印中途断开：请检查纸张和网线"},
 	WordPrinterNoConfirm: {"en": "Does not confirm prints: check the pass", "zh": "打印后无确认：请到出餐口核对"},
+
+	WordAlertDeadLetter:     {"en": "The store sent something the cloud could not apply", "zh": "门店发送的内容云端无法应用"},
+	WordAlertCommandRefused: {"en": "The store did not carry out HQ's request", "zh": "门店未执行总部的操作"},
 
 	WordTaskUncertain: {"en": "May have printed: check the pass", "zh": "可能已打印：请到出餐口核对"},
 	WordTaskStale:     {"en": "Held back: waited too long to print", "zh": "等待过久，已暂停打印"},

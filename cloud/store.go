@@ -3,6 +3,7 @@ package cloud
 import (
 	"context"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,7 +49,8 @@ type Printer struct {
 	Status    storeprint.PrinterState `json:"status"`
 	Stations  []string                `json:"stations"`
 	Backup    string                  `json:"backup"`
-	Failover  bool                    `json:"failover"` // its stations print on the backup
+	Failover  bool                    `json:"failover"`       // its stations print on the backup
+	Word      storeprint.Word         `json:"word,omitempty"` // its trouble, when it answers ready and is in trouble all the same
 	UpdatedAt time.Time               `json:"updated_at"`
 }
 
@@ -61,6 +63,9 @@ func (p *Printer) Validate() error {
 	case storeprint.PrinterReady, storeprint.PrinterOffline, storeprint.PrinterPaperEnd, storeprint.PrinterCoverOpen, storeprint.PrinterUnknown:
 	default:
 		return Errorf(EINVALID, "printer %q: unknown status %q", p.ID, p.Status)
+	}
+	if p.Word != "" && !slices.Contains(storeprint.TroubleWords, p.Word) {
+		return Errorf(EINVALID, "printer %q: unknown trouble %q", p.ID, p.Word)
 	}
 	for _, s := range p.Stations {
 		if err := validID("station", s); err != nil {

@@ -333,6 +333,9 @@ func (g *Gateway) PrinterStatuses(ctx context.Context) ([]sync.PrinterStatus, er
 			s.At = *p.CheckedAt
 		}
 		s.Failover = p.Failover != nil && p.Failover.Active
+		if p.InTrouble {
+			s.Word = p.Word
+		}
 		out = append(out, s)
 	}
 	return out, nil

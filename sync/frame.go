@@ -106,7 +106,10 @@ type PrinterStatus struct {
 	Stations []string                `json:"stations"`
 	Backup   string                  `json:"backup,omitempty"`
 	Failover bool                    `json:"failover"` // its stations print on the backup now
-	At       time.Time               `json:"at"`
+	// Word is its trouble in words when it answers ready and is in trouble
+	// all the same (it cuts off while printing, or does not confirm).
+	Word storeprint.Word `json:"word,omitempty"`
+	At   time.Time       `json:"at"`
 }
 
 // Command is one entry of a store's downstream queue. Seq grows by one per

@@ -202,6 +202,7 @@ func (s *Server) Handler() http.Handler {
 	}
 	plain("GET /healthz", http.HandlerFunc(s.handleHealth))
 	plain("GET /openapi.json", http.HandlerFunc(serveOpenAPI))
+	plain("GET /v1/words", http.HandlerFunc(serveWords))
 	if s.Sync != nil {
 		plain("GET /v1/sync", s.Sync)
 	}

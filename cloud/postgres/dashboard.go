@@ -294,9 +294,10 @@ func forgetDashboards(ctx context.Context, tx pgx.Tx, tenantID string) error {
 	return nil
 }
 
-// troubleSQL is true for a printer that needs a person: a fault, or its
-// stations on the backup. It is the predicate of printers_trouble_idx.
-const troubleSQL = `(p.status NOT IN ('ready', 'unknown') OR p.failover)`
+// troubleSQL is true for a printer that needs a person: a fault, its
+// stations on the backup, or trouble in words (it cuts off, it does not
+// confirm). It is the predicate of printers_trouble_idx.
+const troubleSQL = `(p.status NOT IN ('ready', 'unknown') OR p.failover OR p.word <> '')`
 
 // needsPersonSQL is true for an alert that needs a person, given the
 // cutoff placeholder: the predicate of alerts_unacked_raised_idx and a
@@ -384,7 +385,7 @@ func (s *DashboardService) compute(ctx context.Context, tx pgx.Tx, a *cloud.Acto
 		// online: a probe of the gateways' primary key per printer shown.
 		sql := `
 			SELECT p.store_id, p.name, g.store_id IS NOT NULL,
-			       p.printer_id, p.status, p.stations, p.backup, p.failover, p.updated_at
+			       p.printer_id, p.status, p.stations, p.backup, p.failover, p.word, p.updated_at
 			FROM (
 				SELECT p.*, s.name, s.tenant_id
 				FROM printers p JOIN stores s ON s.store_id = p.store_id
@@ -402,7 +403,7 @@ func (s *DashboardService) compute(ctx context.Context, tx pgx.Tx, a *cloud.Acto
 			for rows.Next() {
 				p := &cloud.StorePrinter{}
 				if err := rows.Scan(&p.StoreID, &p.StoreName, &p.StoreOnline, &p.ID, &p.Status, &p.Stations, &p.Backup,
-					&p.Failover, &p.UpdatedAt); err != nil {
+					&p.Failover, &p.Word, &p.UpdatedAt); err != nil {
 					return err
 				}
 				d.Printers = append(d.Printers, p)

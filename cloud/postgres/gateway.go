@@ -221,7 +221,7 @@ const presenceSlice = 1000
 
 // UpdatePrinters implements cloud.GatewayService.
 func (s *GatewayService) UpdatePrinters(ctx context.Context, storeID, gatewayID string, printers []*cloud.Printer) error {
-	var ids, statuses, stations, backups []string
+	var ids, statuses, stations, backups, words []string
 	var failovers []bool
 	for _, p := range printers {
 		if err := p.Validate(); err != nil {
@@ -232,6 +232,7 @@ func (s *GatewayService) UpdatePrinters(ctx context.Context, storeID, gatewayID 
 		stations = append(stations, strings.Join(p.Stations, ",")) // station names hold no comma
 		backups = append(backups, p.Backup)
 		failovers = append(failovers, p.Failover)
+		words = append(words, string(p.Word))
 	}
 	// One statement: refuse a revoked gateway or one of another store, and
 	// upsert every printer.
@@ -240,15 +241,15 @@ func (s *GatewayService) UpdatePrinters(ctx context.Context, storeID, gatewayID 
 		WITH gw AS (
 			SELECT 1 FROM gateways WHERE store_id = $1 AND gateway_id = $2 AND revoked_at IS NULL
 		), up AS (
-			INSERT INTO printers (store_id, printer_id, status, stations, backup, failover, updated_at)
-			SELECT $1, u.id, u.status, string_to_array(u.stations, ','), u.backup, u.failover, now()
-			FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::bool[]) AS u(id, status, stations, backup, failover)
+			INSERT INTO printers (store_id, printer_id, status, stations, backup, failover, word, updated_at)
+			SELECT $1, u.id, u.status, string_to_array(u.stations, ','), u.backup, u.failover, u.word, now()
+			FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::bool[], $8::text[]) AS u(id, status, stations, backup, failover, word)
 			WHERE EXISTS (SELECT 1 FROM gw)
 			ON CONFLICT (store_id, printer_id) DO UPDATE
 			SET status = EXCLUDED.status, stations = EXCLUDED.stations, backup = EXCLUDED.backup,
-			    failover = EXCLUDED.failover, updated_at = EXCLUDED.updated_at
+			    failover = EXCLUDED.failover, word = EXCLUDED.word, updated_at = EXCLUDED.updated_at
 		)
-		SELECT EXISTS (SELECT 1 FROM gw)`, storeID, gatewayID, ids, statuses, stations, backups, failovers).Scan(&ok)
+		SELECT EXISTS (SELECT 1 FROM gw)`, storeID, gatewayID, ids, statuses, stations, backups, failovers, words).Scan(&ok)
 	if err != nil {
 		return fmt.Errorf("update printers of store %s: %w", storeID, interpret(err))
 	}

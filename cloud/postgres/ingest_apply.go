@@ -253,6 +253,33 @@ func (p *plan) queueAudits(pb *pgx.Batch, c *cursorRow) {
 			AS u(id, operator, action, resource, reason, before, after, at)
 		ON CONFLICT (tenant_id, audit_id) DO NOTHING`,
 		c.tenantID, c.storeID, "gateway:"+c.gatewayID, ids, operators, actions, resources, reasons, befores, afters, ats)
+	p.queueRefusals(pb, c, ids)
+}
+
+// queueRefusals raises an alert for every command from HQ the store
+// refused (a make-up print of a voided order's ticket, say), so that the
+// person at HQ who clicked sees why nothing printed.
+func (p *plan) queueRefusals(pb *pgx.Batch, c *cursorRow, ids []string) {
+	var alertIDs, taskNos, messages []string
+	var ats []time.Time
+	for i, a := range p.audits {
+		if a.ev.Action != storeprint.ActionCommandRefused {
+			continue
+		}
+		alertIDs = append(alertIDs, "command_refused:"+ids[i])
+		taskNos = append(taskNos, a.ev.TaskNo)
+		messages = append(messages, "The store refused HQ's command: "+a.ev.Reason)
+		ats = append(ats, a.ev.At)
+	}
+	if len(alertIDs) == 0 {
+		return
+	}
+	pb.Queue(`
+		INSERT INTO alerts (store_id, alert_id, kind, task_no, message, raised_at)
+		SELECT $1, u.id, 'command_refused', u.task_no, u.message, u.at
+		FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS u(id, task_no, message, at)
+		ON CONFLICT (store_id, alert_id) DO NOTHING`,
+		c.storeID, alertIDs, taskNos, messages, ats)
 }
 
 // queueDeadLetters keeps the refused events with their reasons, raises an

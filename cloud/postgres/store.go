@@ -167,14 +167,14 @@ func queueStoreStatus(b *pgx.Batch, byID map[string]*cloud.StoreStatus, ids []st
 		return rows.Err()
 	})
 	b.Queue(`
-		SELECT p.store_id, p.printer_id, p.status, p.stations, p.backup, p.failover, p.updated_at
+		SELECT p.store_id, p.printer_id, p.status, p.stations, p.backup, p.failover, p.word, p.updated_at
 		FROM printers p
 		WHERE p.store_id = ANY($1)
 		ORDER BY p.store_id, p.printer_id`, ids).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			p := &cloud.Printer{}
 			var storeID string
-			if err := rows.Scan(&storeID, &p.ID, &p.Status, &p.Stations, &p.Backup, &p.Failover, &p.UpdatedAt); err != nil {
+			if err := rows.Scan(&storeID, &p.ID, &p.Status, &p.Stations, &p.Backup, &p.Failover, &p.Word, &p.UpdatedAt); err != nil {
 				return err
 			}
 			byID[storeID].Printers = append(byID[storeID].Printers, p)

@@ -422,7 +422,7 @@ func send(ctx context.Context, ch chan<- uint64, v uint64) error {
 func statusKey(ps []sync.PrinterStatus) string {
 	var b strings.Builder
 	for _, p := range ps {
-		fmt.Fprintf(&b, "%s=%s/%t/%s;", p.ID, p.Status, p.Failover, strings.Join(p.Stations, ","))
+		fmt.Fprintf(&b, "%s=%s/%t/%s/%s;", p.ID, p.Status, p.Failover, p.Word, strings.Join(p.Stations, ","))
 	}
 	return b.String()
 }

@@ -359,7 +359,7 @@ func (l *link) upstream(ctx context.Context) error {
 		case sync.FrameStatus:
 			ps := make([]*cloud.Printer, 0, len(f.Printers))
 			for _, p := range f.Printers {
-				ps = append(ps, &cloud.Printer{ID: p.ID, Status: storeprint.PrinterState(p.Status), Stations: p.Stations, Backup: p.Backup, Failover: p.Failover, UpdatedAt: p.At})
+				ps = append(ps, &cloud.Printer{ID: p.ID, Status: storeprint.PrinterState(p.Status), Stations: p.Stations, Backup: p.Backup, Failover: p.Failover, Word: p.Word, UpdatedAt: p.At})
 			}
 			if err := s.Gateways.UpdatePrinters(ctx, l.gw.StoreID, l.gw.ID, ps); err != nil {
 				if cloud.ErrorCode(err) == cloud.EINTERNAL {

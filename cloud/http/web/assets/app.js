@@ -20,10 +20,9 @@ const T = {
     no_queue: "Nothing needs a person.", no_printers: "Every printer is fine.", no_stores: "No stores yet.",
     online: "Online", offline: "Offline", never: "never seen", seen: "seen {ago}",
     ago_s: "{n} s ago", ago_m: "{n} min ago", ago_h: "{n} h ago", ago_d: "{n} d ago",
+    details: "Details", waited: "flagged {ago}",
     ready: "Ready", paper_end: "Out of paper", cover_open: "Cover open", unknown: "Unknown",
     failover: "stations on {backup}", stations: "Stations", reported: "reported {ago}", stale_state: "store offline: last known state",
-    r_uncertain: "May have printed — check the pass", r_stale: "Too old — held back, not printed",
-    r_retries: "Could not print — retries used up", r_failed: "Could not print",
     retry: "Make-up print", history: "History", sent: "Sent to the store — waiting for the printer",
     q_retry: "Make-up print of {task} at {store}?", t_retry: "The store prints the ticket again, once. Only if it is not on paper.",
     operator: "Your name", reason: "Reason", cancel: "Cancel", confirm: "Confirm",
@@ -37,7 +36,6 @@ const T = {
     prepared: "prepared", submitted: "sent", printed: "printed", confirmed: "confirmed by the cloud",
     pending_delivery: "waiting for the store", queued: "queued", printing: "printing", retry_wait: "waiting to retry",
     done: "done", failed: "failed", attention_required: "needs a person", cancelled: "cancelled",
-    r_dead_letter: "The store sent something the cloud could not apply",
     link_title: "Store links", no_link: "Nothing happened on the stores' links this week.",
     l_gateway_reset: "Gateway data reset", l_resynchronised: "Store resynchronised",
     l_gateway_behind: "Gateway restored from an older copy", l_take_over: "Tickets taken over by a new gateway",
@@ -69,10 +67,9 @@ const T = {
     no_queue: "暂无需要处理的小票。", no_printers: "所有打印机正常。", no_stores: "暂无门店。",
     online: "在线", offline: "离线", never: "从未连接", seen: "{ago}在线",
     ago_s: "{n} 秒前", ago_m: "{n} 分钟前", ago_h: "{n} 小时前", ago_d: "{n} 天前",
+    details: "详情", waited: "{ago}标记",
     ready: "就绪", paper_end: "缺纸", cover_open: "纸仓盖打开", unknown: "未知",
     failover: "档口已转到 {backup}", stations: "档口", reported: "{ago}上报", stale_state: "门店离线：最后已知状态",
-    r_uncertain: "可能已打印，请到出餐口确认", r_stale: "超时未打印，已暂停",
-    r_retries: "无法打印，重试已用完", r_failed: "无法打印",
     retry: "补打", history: "历史", sent: "已发送到门店，等待打印",
     q_retry: "补打 {store} 的 {task}？", t_retry: "门店将重新打印这张小票一次。仅在确认没有出票时补打。",
     operator: "您的姓名", reason: "原因", cancel: "取消", confirm: "确认",
@@ -86,7 +83,6 @@ const T = {
     prepared: "已准备", submitted: "已发送", printed: "已打印", confirmed: "云端已确认",
     pending_delivery: "等待门店接收", queued: "排队中", printing: "打印中", retry_wait: "等待重试",
     done: "完成", failed: "失败", attention_required: "需要处理", cancelled: "已取消",
-    r_dead_letter: "门店发送的内容云端无法应用",
     link_title: "门店同步链路", no_link: "本周各门店同步链路无异常。",
     l_gateway_reset: "网关数据已重置", l_resynchronised: "门店已重新同步",
     l_gateway_behind: "网关从旧备份恢复", l_take_over: "新网关接管小票", l_dead_letter: "事件已搁置",
@@ -109,6 +105,7 @@ const T = {
 const POLL_MS = 2000;
 const store = window.localStorage;
 const TOKEN_KEY = "storeprint.hq.token";
+let words = {}; // the catalogue (GET /v1/words)
 let lang = store.getItem("storeprint.lang") || ((navigator.language || "").toLowerCase().startsWith("zh") ? "zh" : "en");
 let token = store.getItem(TOKEN_KEY) || "";
 let dash = null;
@@ -266,7 +263,18 @@ async function poll() {
   timer = setTimeout(poll, POLL_MS);
 }
 
+async function loadWords() {
+  try {
+    const resp = await fetch("/v1/words");
+    if (resp.ok) words = await resp.json();
+  } catch (e) {
+    // The page still says the states in its own words.
+  }
+  render();
+}
+
 function start() {
+  if (Object.keys(words).length === 0) loadWords();
   generation++;
   clearTimeout(timer);
   poll();
@@ -280,20 +288,36 @@ function renderStale() {
 }
 
 function printerState(p) {
+  if (p.word) return "bad";
   if (p.status === "ready" && !p.failover) return "ok";
   if (p.status === "unknown" && !p.failover) return "unknown";
   return "bad";
 }
 
+// say returns a word of the catalogue (GET /v1/words) in the page's
+// language: the words a store's LAN page uses too.
+function say(word) {
+  const w = words[word] || {};
+  return w[lang] || w.en || "";
+}
+
 function printerWords(p) {
-  return t(p.status) + (p.failover ? " · " + t("failover", { backup: p.backup || "?" }) : "");
+  const state = say(p.word || "printer." + p.status) || t(p.status);
+  return state + (p.failover ? " · " + t("failover", { backup: p.backup || "?" }) : "");
+}
+
+// details is the technical side of something, folded away.
+function details(...lines) {
+  const text = lines.filter(Boolean);
+  if (text.length === 0) return null;
+  return el("details", {}, el("summary", {}, t("details")), text.map(l => el("div", { class: "tech" }, l)));
 }
 
 function reasonWords(a) {
-  if (a.kind === "dead_letter") return t("r_dead_letter");
-  if (a.task_status === "failed" || a.kind === "failed") return a.reason === "retries" ? t("r_retries") : t("r_failed");
-  if (a.reason === "stale") return t("r_stale");
-  return t("r_uncertain");
+  if (a.kind === "dead_letter") return say("alert.dead_letter");
+  if (a.kind === "command_refused") return say("alert.command_refused");
+  if (a.task_status === "failed" || a.kind === "failed") return say("task." + (a.reason || "retries"));
+  return say("task." + (a.reason || "uncertain"));
 }
 
 function render() {
@@ -321,8 +345,10 @@ function render() {
       "data-status": a.task_status || a.kind, "data-state": a.state },
       el("h3", {}, a.store_name + " · " + (a.station || "") + (a.order_id ? " · " + a.order_id : "")),
       el("div", { class: "state " + (acked ? "warn" : "bad") }, reasonWords(a)),
-      el("div", { class: "muted" }, a.kind === "dead_letter" ? a.message : a.task_no + (a.last_error ? " — " + a.last_error : "")),
-      el("div", { class: "muted" }, (a.printer_id ? a.printer_id + " · " : "") + ago(a.raised_at)),
+      a.kind === "command_refused" && el("div", {}, a.message),
+      el("div", { class: "muted" }, el("span", { class: "age" }, t("waited", { ago: ago(a.raised_at) })),
+        (a.printer_id ? " · " + a.printer_id : "") + (a.task_no ? " · " + a.task_no : "")),
+      details(a.kind === "dead_letter" ? a.message : a.last_error),
       acked && el("div", { class: "state warn" }, t("acked_by", { who: a.acknowledged_by, ago: ago(a.acknowledged_at) })),
       wasSent && el("div", { class: "state warn" }, t("sent")),
       el("div", { class: "row" },
@@ -378,8 +404,18 @@ function render() {
       el("td", { class: "num", "data-count": "duplicates_prevented" }, d.duplicates_prevented),
       el("td", { class: "num", "data-count": "median_to_paper" }, duration(d.median_to_paper_ms))));
   }
+  labelCells(document.getElementById("stores"));
   renderDirectory();
   renderAlertHistory();
+}
+
+// labelCells gives every cell its column's name, which a phone shows in
+// front of it once the table is a list of cards.
+function labelCells(table) {
+  const heads = [...table.querySelectorAll("thead th")].map(th => th.textContent);
+  for (const tr of table.querySelectorAll("tbody tr")) {
+    [...tr.children].forEach((td, i) => { if (heads[i] && !td.hasAttribute("colspan")) td.dataset.label = heads[i]; });
+  }
 }
 
 function storeRow(st) {
@@ -434,6 +470,7 @@ function renderDirectory() {
     el("tr", { "data-directory-row": st.store_id, "data-online": String(st.online) }, storeRow(st),
       el("td", { class: "num" + (st.open_alerts > 0 ? " bad" : "") }, alertsButton(st)),
       el("td", { class: "num" }, st.acknowledged_alerts))));
+  labelCells(document.getElementById("directory-table"));
   document.getElementById("directory-next").disabled = directory.next === null;
   document.getElementById("directory-first").disabled = directory.afters.length <= 1;
 }
