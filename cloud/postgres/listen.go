@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/storeprint/storeprint/cloud"
+	"github.com/storeprint/storeprint/internal/backoff"
+	"github.com/storeprint/storeprint/internal/clock"
 )
 
 // Listener delivers PostgreSQL notifications (LISTEN/NOTIFY) to
@@ -76,20 +78,20 @@ func (l *Listener) wakeAll() {
 	}
 }
 
+// listenBackoff is the wait before the listener connects again: from
+// 100 ms doubling to 5 s, with the jitter every backoff of the project
+// has (internal/backoff).
+var listenBackoff = backoff.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
+
 // Run listens until ctx ends, reconnecting with backoff.
 func (l *Listener) Run(ctx context.Context) error {
-	backoff := 100 * time.Millisecond
-	for ctx.Err() == nil {
+	for failures := 1; ctx.Err() == nil; failures++ {
 		err := l.listen(ctx)
 		if ctx.Err() != nil {
 			break
 		}
 		l.log.Warn("notification listener reconnecting", "err", err)
-		select {
-		case <-ctx.Done():
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 5*time.Second)
+		clock.Sleep(ctx, clock.Real{}, listenBackoff.Wait(failures))
 	}
 	return nil
 }

@@ -143,8 +143,9 @@ type Main struct {
 	// Failpoint stops the process at a named point of an attempt; set only
 	// by builds with the failpoints tag (tests).
 	Failpoint func(name string)
-	// Clock tells the time (the system's when nil); tests move its wall
-	// clock to see pairing codes expire.
+	// Clock tells the time and makes the timers of the dispatcher and the
+	// sync link (the system's when nil); tests move its wall clock to see
+	// pairing codes expire.
 	Clock clock.Clock
 
 	Config  *gateway.Config
@@ -332,7 +333,7 @@ func (m *Main) run(ctx context.Context) error {
 		// The link runs beside the print path and never blocks it.
 		m.Sync = &synclink.Client{
 			URL: cfg.Cloud.URL, GatewayID: cfg.Cloud.GatewayID, Token: cfg.Cloud.Token,
-			StoreID: cfg.StoreID, Version: version.String(), Gateway: m.Gateway, Logger: log,
+			StoreID: cfg.StoreID, Version: version.String(), Gateway: m.Gateway, Logger: log, Clock: m.Clock,
 		}
 		m.HTTP.SetLink(func() any { return m.linkState(gctx) })
 		go func() {

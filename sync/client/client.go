@@ -2,18 +2,16 @@ package client
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
-	"fmt"
 	"log/slog"
-	"math/big"
 	"net/http"
-	"strings"
 	stdsync "sync"
 	"time"
 
 	"github.com/gorilla/websocket"
 
+	"github.com/storeprint/storeprint/internal/backoff"
+	"github.com/storeprint/storeprint/internal/clock"
 	"github.com/storeprint/storeprint/sync"
 )
 
@@ -51,11 +49,16 @@ type Client struct {
 	Gateway   Gateway
 	Logger    *slog.Logger
 	Dialer    *websocket.Dialer
+	// Clock tells the time and makes the link's timers: the reconnect
+	// backoff, pings, the status report and compaction intervals
+	// (clock.Real{} when nil). Socket deadlines are the network's and
+	// always run on the system clock.
+	Clock clock.Clock
 
 	BatchSize  int           // events per frame; default 500
 	Window     int           // events sent and not yet acknowledged; default 5000
 	PingEvery  time.Duration // default 2s
-	MinBackoff time.Duration // default 500ms
+	MinBackoff time.Duration // default 500ms; doubles with every failure, ±20% jitter (internal/backoff)
 	MaxBackoff time.Duration // default 15s
 
 	mu    stdsync.Mutex
@@ -99,7 +102,7 @@ func (c *Client) setState(connected bool, err error) {
 	defer c.mu.Unlock()
 	changed := c.state.Connected != connected
 	if changed {
-		c.state.Since = time.Now()
+		c.state.Since = c.Clock.Now()
 	}
 	c.state.Connected = connected
 	msg := ""
@@ -125,7 +128,7 @@ func (c *Client) setCursor(cur uint64) {
 
 func (c *Client) setResync(kind string, tasks int) {
 	c.mu.Lock()
-	c.state.Resync = &Resync{Kind: kind, Tasks: tasks, At: time.Now()}
+	c.state.Resync = &Resync{Kind: kind, Tasks: tasks, At: c.Clock.Now()}
 	c.mu.Unlock()
 }
 
@@ -149,6 +152,9 @@ func (c *Client) defaults() {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
+	}
 	if c.Dialer == nil {
 		c.Dialer = &websocket.Dialer{HandshakeTimeout: 10 * time.Second, Proxy: http.ProxyFromEnvironment}
 	}
@@ -158,7 +164,8 @@ func (c *Client) defaults() {
 // wait with jittered exponential backoff and connect again.
 func (c *Client) Run(ctx context.Context) error {
 	c.defaults()
-	backoff := c.MinBackoff
+	b := backoff.Backoff{Min: c.MinBackoff, Max: c.MaxBackoff}
+	failures := 0
 	for ctx.Err() == nil {
 		welcomed, err := c.session(ctx)
 		if ctx.Err() != nil {
@@ -168,284 +175,14 @@ func (c *Client) Run(ctx context.Context) error {
 		if welcomed && !errors.Is(err, errRefused) {
 			// The cloud was reachable and the link broke: a network blip
 			// or a restarting node. Come back quickly.
-			backoff = c.MinBackoff
+			failures = 0
 		}
-		t := time.NewTimer(jitter(backoff))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-		case <-t.C:
-		}
-		backoff = min(backoff*2, c.MaxBackoff)
+		failures++
+		clock.Sleep(ctx, c.Clock, b.Wait(failures))
 	}
 	c.setState(false, nil)
 	return nil
 }
 
-func jitter(d time.Duration) time.Duration {
-	n, err := rand.Int(rand.Reader, big.NewInt(int64(d)/2+1))
-	if err != nil {
-		return d
-	}
-	return d/2 + time.Duration(n.Int64()) + d/4
-}
-
 // errRefused is a refusal from the cloud (bad credentials, revoked).
 var errRefused = errors.New("refused by the cloud")
-
-// session runs one connection; welcomed reports whether the handshake
-// completed.
-func (c *Client) session(ctx context.Context) (welcomed bool, err error) {
-	err = c.connect(ctx, &welcomed)
-	return welcomed, err
-}
-
-func (c *Client) connect(ctx context.Context, welcomed *bool) error {
-	h := http.Header{}
-	h.Set("Authorization", "Bearer "+c.Token)
-	h.Set(sync.HeaderGateway, c.GatewayID)
-	conn, resp, err := c.Dialer.DialContext(ctx, c.URL, h)
-	if err != nil {
-		if resp != nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
-			return fmt.Errorf("%w: %s", errRefused, resp.Status)
-		}
-		return fmt.Errorf("connect: %w", err)
-	}
-	defer conn.Close()
-	conn.SetReadLimit(sync.MaxFrameBytes)
-	// Stop the session's blocking calls when ctx ends.
-	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		<-sctx.Done()
-		conn.Close()
-	}()
-
-	welcome, hello, err := c.handshake(ctx, conn)
-	if err != nil {
-		return err
-	}
-	*welcomed = true
-	acked, sent := welcome.Cursor, welcome.Cursor
-	c.setCursor(acked)
-	if err := c.Gateway.OutboxAcked(ctx, acked); err != nil {
-		return err
-	}
-	if welcome.Resync && acked < hello.Compacted {
-		// The cloud lacks events the outbox no longer has.
-		if err := c.sendSnapshot(ctx, conn, hello.Compacted); err != nil {
-			return err
-		}
-		sent = hello.Compacted
-	}
-	if !welcome.Behind {
-		c.Gateway.Learned()
-	}
-	c.setState(true, nil)
-
-	// One reader goroutine; every write happens in this goroutine.
-	acks := make(chan uint64, 16)
-	downAcks := make(chan uint64, 16) // 0 after the final states frame: tell the cloud it learned them
-	readErr := make(chan error, 1)
-	deadline := 3*c.PingEvery + 10*time.Second
-	conn.SetReadDeadline(time.Now().Add(deadline))
-	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(deadline)) })
-	go func() { readErr <- c.read(sctx, conn, deadline, acks, downAcks, welcome.Behind) }()
-
-	changes, unsubscribe := c.Gateway.Subscribe()
-	defer unsubscribe()
-	ping := time.NewTicker(c.PingEvery)
-	defer ping.Stop()
-	compacted, compactedAt := acked, time.Now()
-	defer func() {
-		// Leave the outbox compacted up to what the cloud has.
-		if acked > compacted {
-			c.Gateway.OutboxAcked(context.WithoutCancel(ctx), acked)
-		}
-	}()
-	statusDirty := true
-	var lastStatus string
-	var lastStatusAt time.Time
-	for {
-		// Send while the window has room.
-		for sent-acked < uint64(c.Window) {
-			n := min(c.BatchSize, c.Window-int(sent-acked))
-			events, err := c.Gateway.OutboxEvents(ctx, sent, n)
-			if err != nil {
-				return err
-			}
-			if len(events) == 0 {
-				break
-			}
-			if err := writeFrame(conn, &sync.Frame{Type: sync.FrameEvents, Events: events}); err != nil {
-				return err
-			}
-			sent = events[len(events)-1].Seq
-		}
-		if statusDirty {
-			// Report printers when they change, and every 30 s anyway.
-			ps, err := c.Gateway.PrinterStatuses(ctx)
-			if err != nil {
-				return err
-			}
-			if key := statusKey(ps); key != lastStatus || time.Since(lastStatusAt) > 30*time.Second {
-				if err := writeFrame(conn, &sync.Frame{Type: sync.FrameStatus, Printers: ps}); err != nil {
-					return err
-				}
-				lastStatus, lastStatusAt = key, time.Now()
-			}
-			statusDirty = false
-		}
-		select {
-		case <-ctx.Done():
-			conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "gateway stopping"), time.Now().Add(time.Second))
-			return ctx.Err()
-		case err := <-readErr:
-			return err
-		case cur := <-acks:
-			// Take every ack that is waiting; only the highest matters.
-			for more := true; more; {
-				select {
-				case c2 := <-acks:
-					cur = max(cur, c2)
-				default:
-					more = false
-				}
-			}
-			if cur > acked {
-				acked = cur
-				c.setCursor(acked)
-			}
-			if sent < acked {
-				sent = acked
-			}
-			// Compact the outbox now and then, not on every ack: each
-			// compaction is a durable write on the store's disk.
-			if acked-compacted >= uint64(c.BatchSize)*4 || time.Since(compactedAt) > time.Second {
-				if err := c.Gateway.OutboxAcked(ctx, acked); err != nil {
-					return err
-				}
-				compacted, compactedAt = acked, time.Now()
-			}
-		case seq := <-downAcks:
-			f := &sync.Frame{Type: sync.FrameDownAck, Seq: seq}
-			if seq == 0 {
-				f = &sync.Frame{Type: sync.FrameStates, Final: true}
-			}
-			if err := writeFrame(conn, f); err != nil {
-				return err
-			}
-		case <-changes:
-			statusDirty = true
-		case <-ping.C:
-			statusDirty = time.Since(lastStatusAt) > 30*time.Second
-			if acked > compacted {
-				if err := c.Gateway.OutboxAcked(ctx, acked); err != nil {
-					return err
-				}
-				compacted, compactedAt = acked, time.Now()
-			}
-			if err := conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(5*time.Second)); err != nil {
-				return fmt.Errorf("ping: %w", err)
-			}
-		}
-	}
-}
-
-// read handles the cloud's frames: acks go to the writer, commands and
-// states are applied here (durably) and the down cursor goes to the
-// writer. A gateway behind the cloud learns states until the final states
-// frame; states of tasks it does not hold yet (orders sent again) wait for
-// the commands that bring them.
-func (c *Client) read(ctx context.Context, conn *websocket.Conn, deadline time.Duration, acks, downAcks chan<- uint64, learning bool) error {
-	var pending []sync.TaskEvent
-	learned := 0
-	for {
-		f, err := readFrame(conn)
-		if err != nil {
-			return err
-		}
-		conn.SetReadDeadline(time.Now().Add(deadline))
-		switch f.Type {
-		case sync.FrameAck:
-			for _, d := range f.DeadLetters {
-				c.Logger.Warn("the cloud set an event aside: it could not apply it", "seq", d.Seq, "reason", d.Reason)
-			}
-			if err := send(ctx, acks, f.Cursor); err != nil {
-				return err
-			}
-		case sync.FrameDown:
-			cur, err := c.Gateway.ApplyDown(ctx, f.Commands, f.Cursor)
-			if err != nil {
-				return fmt.Errorf("apply commands: %w", err)
-			}
-			if pending, err = c.Gateway.ApplyStates(ctx, pending); err != nil {
-				return fmt.Errorf("apply the cloud's states: %w", err)
-			}
-			if err := send(ctx, downAcks, cur); err != nil {
-				return err
-			}
-		case sync.FrameStates:
-			if !learning {
-				return fmt.Errorf("unexpected states frame")
-			}
-			learned += len(f.Tasks)
-			if pending, err = c.Gateway.ApplyStates(ctx, append(pending, f.Tasks...)); err != nil {
-				return fmt.Errorf("apply the cloud's states: %w", err)
-			}
-			if f.Final {
-				learning = false
-				c.setResync(ResyncLearned, learned)
-				c.Gateway.Learned()
-				if err := send(ctx, downAcks, 0); err != nil {
-					return err
-				}
-			}
-		case sync.FrameError:
-			return fmt.Errorf("%w: %s", errRefused, f.Error)
-		default:
-			return fmt.Errorf("unexpected %s frame", f.Type)
-		}
-	}
-}
-
-func send(ctx context.Context, ch chan<- uint64, v uint64) error {
-	select {
-	case ch <- v:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// statusKey is what a status report says, without its timestamps.
-func statusKey(ps []sync.PrinterStatus) string {
-	var b strings.Builder
-	for _, p := range ps {
-		fmt.Fprintf(&b, "%s=%s/%t/%s/%s;", p.ID, p.Status, p.Failover, p.Word, strings.Join(p.Stations, ","))
-	}
-	return b.String()
-}
-
-func writeFrame(conn *websocket.Conn, f *sync.Frame) error {
-	b, err := sync.Encode(f)
-	if err != nil {
-		return err
-	}
-	conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
-	if err := conn.WriteMessage(websocket.TextMessage, b); err != nil {
-		return fmt.Errorf("send %s: %w", f.Type, err)
-	}
-	return nil
-}
-
-func readFrame(conn *websocket.Conn) (*sync.Frame, error) {
-	typ, b, err := conn.ReadMessage()
-	if err != nil {
-		return nil, fmt.Errorf("read: %w", err)
-	}
-	if typ != websocket.TextMessage {
-		return nil, fmt.Errorf("read: unexpected message type %d", typ)
-	}
-	return sync.Decode(b)
-}

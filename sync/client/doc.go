@@ -3,6 +3,14 @@
 // cursor after any break, applies the commands the cloud sends down, and
 // reports printer states. Printing never waits on it.
 //
+// A session runs in steps, a file each: the handshake (handshake.go,
+// resync.go for the snapshot to a cloud behind), the send window with
+// acknowledgement and compaction (window.go), printer status (status.go),
+// and the cloud's frames, its commands and states (read.go). Between
+// sessions the client waits on internal/backoff's schedule; every timer is
+// on Client.Clock, so tests drive time (cloud/cloudtest is the cloud they
+// link to).
+//
 // Crash recovery: the outbox lives in the gateway's Badger store and is
 // only compacted up to a cursor the cloud acknowledged, so every state the
 // disk can be in is safe:

@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/gorilla/websocket"
 
@@ -12,33 +11,6 @@ import (
 
 // snapshotBatch is the tasks of one snapshot frame.
 const snapshotBatch = 500
-
-// handshake sends hello and reads the cloud's welcome.
-func (c *Client) handshake(ctx context.Context, conn *websocket.Conn) (*sync.Frame, sync.Hello, error) {
-	h, err := c.Gateway.Hello(ctx)
-	if err != nil {
-		return nil, h, err
-	}
-	c.mu.Lock()
-	c.state.Incarnation = h.Incarnation
-	c.mu.Unlock()
-	if err := writeFrame(conn, &sync.Frame{Type: sync.FrameHello, GatewayID: c.GatewayID, StoreID: c.StoreID, Version: c.Version,
-		DownCursor: h.DownCursor, Incarnation: h.Incarnation, LastSeq: h.LastSeq, Compacted: h.Compacted, Resync: true}); err != nil {
-		return nil, h, err
-	}
-	conn.SetReadDeadline(time.Now().Add(15 * time.Second))
-	f, err := readFrame(conn)
-	if err != nil {
-		return nil, h, fmt.Errorf("handshake: %w", err)
-	}
-	if f.Type == sync.FrameError {
-		return nil, h, fmt.Errorf("%w: %s", errRefused, f.Error)
-	}
-	if f.Type != sync.FrameWelcome {
-		return nil, h, fmt.Errorf("handshake: got %s frame, want welcome", f.Type)
-	}
-	return f, h, nil
-}
 
 // sendSnapshot sends every task the gateway holds with its receipts, the
 // last frame final with the seq the snapshot stands for. The cloud acks

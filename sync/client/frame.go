@@ -1,0 +1,33 @@
+package client
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/storeprint/storeprint/sync"
+)
+
+func writeFrame(conn *websocket.Conn, f *sync.Frame) error {
+	b, err := sync.Encode(f)
+	if err != nil {
+		return err
+	}
+	conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
+	if err := conn.WriteMessage(websocket.TextMessage, b); err != nil {
+		return fmt.Errorf("send %s: %w", f.Type, err)
+	}
+	return nil
+}
+
+func readFrame(conn *websocket.Conn) (*sync.Frame, error) {
+	typ, b, err := conn.ReadMessage()
+	if err != nil {
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	if typ != websocket.TextMessage {
+		return nil, fmt.Errorf("read: unexpected message type %d", typ)
+	}
+	return sync.Decode(b)
+}
