@@ -104,6 +104,7 @@ const (
 	ActionFailback            AuditAction = "failback"             // stations moved back from the backup
 	ActionDuplicatePrevented  AuditAction = "duplicate_prevented"  // an order sent again: answered, not printed
 	ActionCommandRefused      AuditAction = "command_refused"      // a command from HQ the store could not carry out
+	ActionHoldRecovered       AuditAction = "hold_recovered"       // tasks whose state may have gone backwards held for a person
 )
 
 // Actions in the cloud, logged by the cloud.
@@ -122,6 +123,7 @@ const (
 var GatewayActions = []AuditAction{
 	ActionVoid, ActionRetry, ActionReprint, ActionResolve, ActionTestPage,
 	ActionAcknowledgeFailover, ActionFailback, ActionDuplicatePrevented, ActionCommandRefused,
+	ActionHoldRecovered,
 }
 
 // CloudActions lists the actions the cloud logs.

@@ -150,7 +150,7 @@ func (g *Gateway) Retry(ctx context.Context, taskNo string, a Actor) (*RetryResu
 			return Errorf(ECONFLICT, "task %q was cancelled (its order was voided)", taskNo)
 		}
 		before := taskSnapshot(t)
-		if t.Status == storeprint.StatusAttention && t.Reason == storeprint.ReasonUncertain {
+		if t.Status == storeprint.StatusAttention && (t.Reason == storeprint.ReasonUncertain || t.Reason == storeprint.ReasonRecovered) {
 			t.Reprint = true // the earlier attempt may have printed
 		}
 		t.Status, t.Reason, t.Failures, t.StaleOK = storeprint.StatusQueued, "", 0, true
