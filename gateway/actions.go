@@ -68,6 +68,9 @@ func (g *Gateway) Void(ctx context.Context, orderID string, a Actor) (*VoidResul
 		before := []string{}
 		for _, no := range o.TaskNos {
 			t, err := tx.Task(no)
+			if isNotFound(err) {
+				continue // printed long ago and deleted by retention
+			}
 			if err != nil {
 				return err
 			}

@@ -76,3 +76,5 @@ func receiptKey(taskNo string, attempt int) []byte {
 	k := prefix(spaceReceipt, taskNo)
 	return binary.BigEndian.AppendUint32(k, uint32(attempt))
 }
+
+func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }

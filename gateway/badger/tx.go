@@ -30,6 +30,19 @@ type tx struct {
 	now     func() time.Time
 }
 
+// storedTask is a task as stored: with the seq of the outbox event of its
+// latest state (0 in values written before it was kept).
+type storedTask struct {
+	gateway.Task
+	EventSeq uint64 `json:"event_seq,omitempty"`
+}
+
+// storedAudit is an audit entry as stored, with the seq of its outbox event.
+type storedAudit struct {
+	gateway.AuditEntry
+	EventSeq uint64 `json:"event_seq,omitempty"`
+}
+
 // counters are the store's sequence numbers: each is the last one used.
 type counters struct {
 	task, event, audit uint64
@@ -145,11 +158,18 @@ func (t *tx) getValue(k []byte, v any) error {
 }
 
 func (t *tx) Order(orderID string) (*gateway.OrderRecord, error) {
-	var o gateway.OrderRecord
-	if err := t.getValue(key(spaceOrder, orderID), &o); err != nil {
+	b, err := t.get(key(spaceOrder, orderID))
+	if err != nil {
 		if errors.Is(err, bdg.ErrKeyNotFound) {
 			return nil, gateway.Errorf(gateway.ENOTFOUND, "order %q not found", orderID)
 		}
+		return nil, fmt.Errorf("read order %q: %w", orderID, err)
+	}
+	if len(b) > 0 && b[0] == compactOrderVersion {
+		return decodeCompactOrder(orderID, b)
+	}
+	var o gateway.OrderRecord
+	if err := decode(b, &o); err != nil {
 		return nil, fmt.Errorf("read order %q: %w", orderID, err)
 	}
 	return &o, nil
@@ -377,7 +397,9 @@ func (t *tx) PutTask(task *gateway.Task) error {
 		task.Version = 1
 	}
 	task.UpdatedAt = t.now()
-	if err := t.put(key(spaceTask, task.TaskNo), task); err != nil {
+	// The task remembers the seq of the event that tells its state, so
+	// retention knows when the cloud has it.
+	if err := t.put(key(spaceTask, task.TaskNo), storedTask{Task: *task, EventSeq: t.ctr.event + 1}); err != nil {
 		return err
 	}
 	t.set(seqKey(spaceStatus, task.Seq, string(task.Status)), []byte(task.TaskNo))
@@ -404,7 +426,7 @@ func (t *tx) AppendAudit(a *gateway.AuditEntry) error {
 	if a.At.IsZero() {
 		a.At = t.now()
 	}
-	if err := t.put(seqKey(spaceAudit, a.Seq), a); err != nil {
+	if err := t.put(seqKey(spaceAudit, a.Seq), storedAudit{AuditEntry: *a, EventSeq: t.ctr.event + 1}); err != nil {
 		return err
 	}
 	return t.appendEvent(sync.KindAudit, a.TaskNo, a.Event())

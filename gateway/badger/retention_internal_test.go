@@ -1,0 +1,55 @@
+package badger
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/storeprint/storeprint"
+	"github.com/storeprint/storeprint/gateway"
+)
+
+func TestCompactOrder(t *testing.T) {
+	t.Parallel()
+	o := &gateway.OrderRecord{
+		OrderID: "A-17", Digest: "5f2b6e1c9d0a4b3f8e7d6c5b4a39281706f5e4d3c2b1a0f9e8d7c6b5a4938271",
+		TaskNos: []string{storeprint.TaskNo("A-17", "hot"), storeprint.TaskNo("A-17", "cold")}, Printers: []string{"hot-1", "pass-1"},
+		Source: storeprint.SourceCloud, Voided: true, CreatedAt: time.Date(2026, 3, 1, 12, 0, 0, 123, time.UTC),
+	}
+	b, ok := encodeCompactOrder(o)
+	if !ok {
+		t.Fatal("not compactable")
+	}
+	got, err := decodeCompactOrder(o.OrderID, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, o) {
+		t.Fatalf("got %+v, want %+v", got, o)
+	}
+	if len(b) > 80 {
+		t.Errorf("compact record of %d bytes, want at most 80", len(b))
+	}
+}
+
+func FuzzDecodeCompactOrder(f *testing.F) {
+	o := &gateway.OrderRecord{OrderID: "A-1", Digest: "abc", TaskNos: []string{storeprint.TaskNo("A-1", "hot")}, Printers: []string{"hot-1"}, CreatedAt: time.Unix(0, 5)}
+	b, _ := encodeCompactOrder(o)
+	f.Add(b)
+	f.Add([]byte{2, 0, 0, 0, 0, 1})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		o, err := decodeCompactOrder("A-1", b)
+		if err != nil {
+			return
+		}
+		// What decodes encodes back to the same record.
+		b2, ok := encodeCompactOrder(o)
+		if !ok {
+			return // stations that do not make task numbers back
+		}
+		o2, err := decodeCompactOrder("A-1", b2)
+		if err != nil || !reflect.DeepEqual(o, o2) {
+			t.Fatalf("%x: decoded %+v, re-encoded and decoded %+v %v", b, o, o2, err)
+		}
+	})
+}
