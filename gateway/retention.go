@@ -31,7 +31,8 @@ type SweeperOptions struct {
 	// Every is the time between sweeps; default a quarter of the
 	// retention, at least 1 s and at most 1 h.
 	Every time.Duration
-	// Batch bounds the records looked at in one transaction; default 256.
+	// Batch bounds the records looked at in one transaction (halved when
+	// that is too large for one); default 1024.
 	Batch int
 	// Reclaim gives the deleted data's space back (the store's GC); run
 	// after a sweep that deleted something.
@@ -60,7 +61,7 @@ func (g *Gateway) NewSweeper(o SweeperOptions) *Sweeper {
 		o.Every = min(max(g.cfg.Retention.Duration/4, time.Second), time.Hour)
 	}
 	if o.Batch == 0 {
-		o.Batch = 256
+		o.Batch = 1024
 	}
 	return &Sweeper{g: g, opts: o}
 }
@@ -106,14 +107,20 @@ func (s *Sweeper) sweep(ctx context.Context, res *SweepResult) error {
 			return err
 		}
 	}
-	step := func(fn func(Tx) (PurgeResult, error), n *int) error {
+	// One step per transaction; a step too large for one halves the batch.
+	batch := s.opts.Batch
+	step := func(fn func(tx Tx, batch int) (PurgeResult, error), n *int) error {
 		for {
 			var r PurgeResult
 			err := g.store.Update(ctx, func(tx Tx) error {
 				var err error
-				r, err = fn(tx)
+				r, err = fn(tx, batch)
 				return err
 			})
+			if ErrorCode(err) == ETOOLARGE && batch > 1 {
+				batch /= 2
+				continue
+			}
 			if err != nil {
 				return err
 			}
@@ -125,8 +132,8 @@ func (s *Sweeper) sweep(ctx context.Context, res *SweepResult) error {
 	}
 	for _, st := range []storeprint.Status{storeprint.StatusDone, storeprint.StatusCancelled} {
 		after := uint64(0)
-		err := step(func(tx Tx) (PurgeResult, error) {
-			r, err := tx.PurgeTasks(st, before, acked, after, s.opts.Batch)
+		err := step(func(tx Tx, batch int) (PurgeResult, error) {
+			r, err := tx.PurgeTasks(st, before, acked, after, batch)
 			if err == nil {
 				after = r.Last
 			}
@@ -136,16 +143,16 @@ func (s *Sweeper) sweep(ctx context.Context, res *SweepResult) error {
 			return err
 		}
 	}
-	if err := step(func(tx Tx) (PurgeResult, error) { return tx.PurgeAudit(before, acked, s.opts.Batch) }, &res.Audit); err != nil {
+	if err := step(func(tx Tx, batch int) (PurgeResult, error) { return tx.PurgeAudit(before, acked, batch) }, &res.Audit); err != nil {
 		return err
 	}
-	if err := step(func(tx Tx) (PurgeResult, error) {
-		return tx.PurgeOrders(now.Add(-g.cfg.OrderIDsRetention.Duration), s.opts.Batch)
+	if err := step(func(tx Tx, batch int) (PurgeResult, error) {
+		return tx.PurgeOrders(now.Add(-g.cfg.OrderIDsRetention.Duration), batch)
 	}, &res.Orders); err != nil {
 		return err
 	}
 	if standalone {
-		return step(func(tx Tx) (PurgeResult, error) { return trimOutbox(tx, 4*s.opts.Batch) }, &res.Events)
+		return step(func(tx Tx, batch int) (PurgeResult, error) { return trimOutbox(tx, 4*batch) }, &res.Events)
 	}
 	return nil
 }
@@ -153,21 +160,15 @@ func (s *Sweeper) sweep(ctx context.Context, res *SweepResult) error {
 // trimOutbox deletes up to limit outbox events: standalone, nobody will
 // read them.
 func trimOutbox(tx Tx, limit int) (PurgeResult, error) {
-	from, err := tx.Meta(metaCompacted)
+	last, err := tx.LastEventSeq()
 	if err != nil {
 		return PurgeResult{}, err
 	}
-	events, err := tx.Outbox(from, limit)
-	if err != nil {
-		return PurgeResult{}, err
+	r, err := tx.PurgeOutbox(last, limit)
+	if err == nil && r.Purged > 0 {
+		if from, err := tx.Meta(metaCompacted); err == nil && r.Last > from {
+			tx.SetMeta(metaCompacted, r.Last)
+		}
 	}
-	for _, e := range events {
-		tx.DeleteEvent(e.Seq)
-	}
-	r := PurgeResult{Purged: len(events), Done: len(events) < limit}
-	if len(events) > 0 {
-		r.Last = events[len(events)-1].Seq
-		tx.SetMeta(metaCompacted, r.Last)
-	}
-	return r, nil
+	return r, err
 }

@@ -89,6 +89,9 @@ type Tx interface {
 	// PurgeOrders deletes up to limit of the oldest compact order records
 	// of orders accepted before `before`: a replay of one is a new order.
 	PurgeOrders(before time.Time, limit int) (PurgeResult, error)
+	// PurgeOutbox deletes up to limit of the oldest outbox events, up to
+	// seq upTo.
+	PurgeOutbox(upTo uint64, limit int) (PurgeResult, error)
 }
 
 // PurgeResult says what one purge step did.

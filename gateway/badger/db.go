@@ -115,6 +115,7 @@ type DB struct {
 	log  *slog.Logger
 
 	reqs     chan *request
+	excl     chan func() // run by the writer between batches
 	ctr      counters    // owned by the writer goroutine
 	cmt      commitState // the last commit, owned by the writer goroutine
 	wit      *witness
@@ -122,7 +123,7 @@ type DB struct {
 	disk     atomic.Pointer[DiskState]
 	recovery atomic.Pointer[Recovery]
 
-	keys, keysReclaimed atomic.Uint64 // keys stored now, and when space was last reclaimed
+	keys, peak atomic.Uint64 // keys stored now, and the most since space was last reclaimed
 
 	txnBytes, txnCount int // one transaction's budget, below Badger's limit
 
@@ -183,6 +184,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	d := &DB{
 		db: bdb, dir: dir, opts: opts, log: opts.Logger,
 		reqs:    make(chan *request, 4*opts.MaxBatch),
+		excl:    make(chan func()),
 		closing: make(chan struct{}),
 	}
 	maxBatch := opts.MemtableSize * 15 / 100
@@ -215,7 +217,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		}
 	}
 	d.keys.Store(d.cmt.Keys)
-	d.keysReclaimed.Store(d.cmt.Keys)
+	d.peak.Store(d.cmt.Keys)
 	d.readDisk()
 	d.wg.Add(2)
 	go d.writer()
@@ -477,6 +479,9 @@ func (d *DB) writer() {
 		var first *request
 		select {
 		case first = <-d.reqs:
+		case fn := <-d.excl:
+			fn()
+			continue
 		case <-tick.C:
 			d.monitor(&dirAt)
 			if sinceTrim > 4*d.opts.MemtableSize && time.Since(lastWrite) > 2*d.opts.DiskCheckEvery {
@@ -586,7 +591,7 @@ func (d *DB) commitSome(batch []*request, dirAt *int64) ([]*request, int) {
 			r.done <- err
 			continue
 		}
-		t := &tx{txn: txn, overlay: map[string][]byte{}, ctr: ctr, now: d.opts.Now}
+		t := &tx{txn: txn, overlay: map[string][]byte{}, read: map[string][]byte{}, ctr: ctr, now: d.opts.Now}
 		if err := callFn(r.fn, t); err != nil {
 			r.done <- err
 			continue
@@ -634,6 +639,9 @@ func (d *DB) commitSome(batch []*request, dirAt *int64) ([]*request, int) {
 	}
 	d.ctr, d.cmt = ctr, cmt
 	d.keys.Store(cmt.Keys)
+	if cmt.Keys > d.peak.Load() {
+		d.peak.Store(cmt.Keys)
+	}
 	d.syncDirIfChanged(dirAt)
 	if err := d.wit.write(cmt, ctr, d.opts.Now()); err != nil {
 		// Committed, but not witnessed: take no more until it works.
@@ -674,18 +682,14 @@ func (t *tx) flush(dg *digest) error {
 	for k, v := range t.overlay {
 		kb := []byte(k)
 		if !volatile(kb) {
-			item, err := t.txn.Get(kb)
-			switch {
-			case err == nil:
-				if err := item.Value(func(old []byte) error { dg.remove(kb, old); return nil }); err != nil {
-					return err
-				}
-			case errors.Is(err, bdg.ErrKeyNotFound):
-				if v == nil {
-					continue // deleting what is not there: no tombstone
-				}
-			default:
+			old, found, err := t.before(kb, v)
+			if err != nil {
 				return err
+			}
+			if found {
+				dg.remove(kb, old)
+			} else if v == nil {
+				continue // deleting what is not there: no tombstone
 			}
 			if v != nil {
 				dg.add(kb, v)
@@ -702,6 +706,26 @@ func (t *tx) flush(dg *digest) error {
 		}
 	}
 	return nil
+}
+
+// before returns a key's value in the transaction before this update,
+// from what the update read, or reading it.
+func (t *tx) before(k, next []byte) ([]byte, bool, error) {
+	if v, ok := t.read[string(k)]; ok {
+		return v, v != nil, nil
+	}
+	if next != nil && len(k) == 10 && (k[0] == spaceEvent || k[0] == spaceAudit) && k[1] == 0 {
+		return nil, false, nil // a new sequence number: never stored before
+	}
+	item, err := t.txn.Get(k)
+	if errors.Is(err, bdg.ErrKeyNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	v, err := item.ValueCopy(nil)
+	return v, err == nil, err
 }
 
 // size estimates what the overlay adds to a Badger transaction.
@@ -800,22 +824,46 @@ func trim(s string) string {
 
 // ReclaimSpace gives the space of deleted data back, after a retention
 // sweep. Badger drops a deleted key's data only when compaction carries the
-// deletion down to the level that holds it; once a tenth of the keys have
-// gone since the last time, every level is compacted into one (which
-// rewrites the store, so not more often). Value-log GC runs every time.
+// deletion down to the level that holds it. Once a tenth of the keys have
+// gone since the last time, the memtables (which hold the latest
+// deletions) are written out and every level is compacted into one; that
+// rewrites the store, so not more often. Value-log GC runs every time.
+// (The peak is the most keys stored since the last time: it races with
+// the writer only towards compacting a little early or late.)
 func (d *DB) ReclaimSpace() error {
 	d.gcMu.Lock()
 	defer d.gcMu.Unlock()
-	keys, last := d.keys.Load(), d.keysReclaimed.Load()
-	if last > 0 && keys < last-last/10 {
+	if keys, peak := d.keys.Load(), d.peak.Load(); keys < peak-peak/10 {
+		// Writing the memtables out blocks Badger's writes: do it between
+		// two of the writer's batches, so updates wait instead of failing.
+		err := d.exclusive(func() error {
+			if err := d.db.Update(func(txn *bdg.Txn) error { return txn.Set(metaFlush, []byte{1}) }); err != nil {
+				return err
+			}
+			return d.db.DropPrefix(metaFlush) // and with it, every memtable written out
+		})
+		if err != nil {
+			return fmt.Errorf("write the memtables out: %w", err)
+		}
 		if err := d.db.Flatten(2); err != nil {
 			return fmt.Errorf("compact: %w", err)
 		}
-		d.keysReclaimed.Store(keys)
-	} else if keys > last {
-		d.keysReclaimed.Store(keys)
+		d.peak.Store(keys)
 	}
 	for d.db.RunValueLogGC(0.5) == nil {
 	}
 	return nil
+}
+
+var metaFlush = key(spaceMeta, "flush")
+
+// exclusive runs fn in the writer goroutine, between batches.
+func (d *DB) exclusive(fn func() error) error {
+	done := make(chan error, 1)
+	select {
+	case d.excl <- func() { done <- fn() }:
+	case <-d.closing:
+		return gateway.Errorf(gateway.EUNAVAILABLE, "store is closed")
+	}
+	return <-done
 }

@@ -215,6 +215,34 @@ func (t *tx) PurgeOrders(before time.Time, limit int) (gateway.PurgeResult, erro
 	return res, nil
 }
 
+func (t *tx) PurgeOutbox(upTo uint64, limit int) (gateway.PurgeResult, error) {
+	res := gateway.PurgeResult{Done: true}
+	var seqs []uint64
+	err := t.scan(prefix(spaceEvent), func(k, _ []byte) (bool, error) {
+		seq := binary.BigEndian.Uint64(k[2:])
+		if seq > upTo {
+			return false, nil
+		}
+		if len(seqs) >= limit {
+			res.Done = false
+			return false, nil
+		}
+		seqs = append(seqs, seq)
+		return true, nil
+	})
+	if err != nil {
+		return res, fmt.Errorf("trim the outbox: %w", err)
+	}
+	for _, seq := range seqs {
+		t.DeleteEvent(seq)
+	}
+	res.Purged = len(seqs)
+	if len(seqs) > 0 {
+		res.Last = seqs[len(seqs)-1]
+	}
+	return res, nil
+}
+
 // The compact order record, once every task of the order is gone:
 //
 //	2 | unix nanos (varint) | flags | source | digest | number of tasks |

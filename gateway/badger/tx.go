@@ -26,8 +26,11 @@ var (
 type tx struct {
 	txn     *bdg.Txn
 	overlay map[string][]byte // nil value: deleted
-	ctr     counters          // counters as this update sees them
-	now     func() time.Time
+	// read holds what this update read from the transaction below its
+	// overlay (nil: not there), so the digest need not read it again.
+	read map[string][]byte
+	ctr  counters // counters as this update sees them
+	now  func() time.Time
 }
 
 // storedTask is a task as stored: with the seq of the outbox event of its
@@ -59,9 +62,16 @@ func (t *tx) get(k []byte) ([]byte, error) {
 	}
 	item, err := t.txn.Get(k)
 	if err != nil {
+		if t.read != nil && errors.Is(err, bdg.ErrKeyNotFound) {
+			t.read[string(k)] = nil
+		}
 		return nil, err
 	}
-	return item.ValueCopy(nil)
+	v, err := item.ValueCopy(nil)
+	if err == nil && t.read != nil {
+		t.read[string(k)] = v
+	}
+	return v, err
 }
 
 func (t *tx) set(k, v []byte) {
@@ -128,6 +138,9 @@ func (t *tx) scanFrom(p, start []byte, fn func(k, v []byte) (bool, error)) error
 			var err error
 			if v, err = it.Item().ValueCopy(nil); err != nil {
 				return fmt.Errorf("read %q: %w", k, err)
+			}
+			if t.read != nil {
+				t.read[string(k)] = v
 			}
 			it.Next()
 		}

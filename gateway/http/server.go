@@ -32,6 +32,8 @@ type Server struct {
 	mux     *http.ServeMux
 	closing chan struct{} // closed on Shutdown: ends live-update streams
 	link    func() any    // the sync link's state, when there is one
+	storage func() any    // the data disk and the last recovery
+	backup  func(io.Writer) error
 
 	boardMu    stdsync.Mutex
 	boardCache *gateway.Board // the board as of boardGen
@@ -82,6 +84,7 @@ func (s *Server) routes() {
 	s.handle("POST /v1/printers/{printer_id}/failback", s.auth(s.api(s.failback)))
 	s.handle("POST /v1/stations/{station}/print-stale", s.auth(s.api(s.printStale)))
 	s.handle("GET /v1/audit", s.auth(s.api(s.listAudit)))
+	s.handle("GET /v1/backup", s.auth(s.api(s.getBackup)))
 	s.pageRoutes()
 	s.mux.HandleFunc("/", s.notFound)
 }
@@ -246,10 +249,10 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	if err := s.g.Health(); err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": gateway.ErrorMessage(err)})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "error": gateway.ErrorMessage(err), "storage": s.storageState()})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "cloud": s.linkState()})
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "cloud": s.linkState(), "storage": s.storageState()})
 }
 
 func (s *Server) metricsHandler(w http.ResponseWriter, r *http.Request) {
