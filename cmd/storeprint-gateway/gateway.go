@@ -33,10 +33,23 @@ Usage:
   storeprint-gateway install --config FILE install as a system service running "run --config FILE"
   storeprint-gateway uninstall             remove the system service
   storeprint-gateway start|stop|status     control the installed service
+  storeprint-gateway check --config FILE [--repair]
+                                           verify the data dir (gateway stopped): exit 0 sound,
+                                           1 damaged (saying what and where); --repair keeps what
+                                           is readable and sets the damaged dir aside
+  storeprint-gateway backup --config FILE --out BACKUP [--gateway URL]
+                                           a consistent backup, taken through the running
+                                           gateway (or from the data dir when it is stopped)
+  storeprint-gateway restore --config FILE --in BACKUP
+                                           replace the data dir with a backup (gateway stopped);
+                                           tasks waiting in it are held for a person at start
 
 Flags:
   --config FILE   the gateway's TOML configuration (see docs/config.md)
   --log-format F  text (default) or json
+  --out, --in     the backup file
+  --gateway URL   the running gateway for backup (default: the config's listen address)
+  --repair        with check: repair a damaged data dir
 
 Environment:
   STOREPRINT_CONFIG      default for --config
@@ -50,6 +63,9 @@ type Main struct {
 	Command    string
 	ConfigPath string
 	LogFormat  string
+	Out, In    string // backup, restore
+	GatewayURL string // backup: the running gateway
+	Repair     bool   // check
 	Stdout     io.Writer
 	Stderr     io.Writer
 
@@ -83,14 +99,23 @@ func (m *Main) ParseFlags(args []string) error {
 	case "-h", "--help", "help":
 		fmt.Fprint(m.Stdout, usage)
 		return errHelp
-	case "run", "install", "uninstall", "start", "stop", "status":
+	case "run", "install", "uninstall", "start", "stop", "status", "check", "backup", "restore":
 	default:
-		return fmt.Errorf("unknown command %q (run, install, uninstall, start, stop, status)", m.Command)
+		return fmt.Errorf("unknown command %q (run, install, uninstall, start, stop, status, check, backup, restore)", m.Command)
 	}
 	fs := flag.NewFlagSet(m.Command, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&m.ConfigPath, "config", os.Getenv("STOREPRINT_CONFIG"), "")
 	fs.StringVar(&m.LogFormat, "log-format", envOr("STOREPRINT_LOG_FORMAT", "text"), "")
+	switch m.Command {
+	case "check":
+		fs.BoolVar(&m.Repair, "repair", false, "")
+	case "backup":
+		fs.StringVar(&m.Out, "out", "", "")
+		fs.StringVar(&m.GatewayURL, "gateway", "", "")
+	case "restore":
+		fs.StringVar(&m.In, "in", "", "")
+	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(m.Stdout, usage)
@@ -104,8 +129,17 @@ func (m *Main) ParseFlags(args []string) error {
 	if m.LogFormat != "text" && m.LogFormat != "json" {
 		return fmt.Errorf("--log-format: %q is not text or json", m.LogFormat)
 	}
-	if (m.Command == "run" || m.Command == "install") && m.ConfigPath == "" {
-		return fmt.Errorf("%s: --config FILE is required", m.Command)
+	switch m.Command {
+	case "run", "install", "check", "backup", "restore":
+		if m.ConfigPath == "" {
+			return fmt.Errorf("%s: --config FILE is required", m.Command)
+		}
+	}
+	if m.Command == "backup" && m.Out == "" {
+		return errors.New("backup: --out FILE is required")
+	}
+	if m.Command == "restore" && m.In == "" {
+		return errors.New("restore: --in FILE is required")
 	}
 	return nil
 }
@@ -126,7 +160,15 @@ func (m *Main) logger() *slog.Logger {
 
 // Run runs the command.
 func (m *Main) Run(ctx context.Context) error {
-	if m.Command != "run" {
+	switch m.Command {
+	case "check":
+		return m.check()
+	case "backup":
+		return m.backup(ctx)
+	case "restore":
+		return m.restore()
+	case "run":
+	default:
 		return m.control()
 	}
 	if !service.Interactive() {
@@ -153,9 +195,9 @@ func (m *Main) run(ctx context.Context) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data_dir: %w", err)
 	}
-	m.Store, err = badger.Open(cfg.DataDir, badger.Options{Logger: log})
+	m.Store, err = badger.Open(cfg.DataDir, storeOptions(cfg, log))
 	if err != nil {
-		return fmt.Errorf("data_dir %s: %w", cfg.DataDir, err)
+		return m.storeError(err)
 	}
 	m.printers = map[string]gateway.Printer{}
 	for i, pc := range cfg.Printers {
@@ -173,7 +215,15 @@ func (m *Main) run(ctx context.Context) error {
 		return err
 	}
 	metrics.Attach(m.Gateway)
+	if err := m.holdRecovered(ctx, log); err != nil {
+		return err
+	}
 	m.HTTP = gwhttp.NewServer(m.Gateway, cfg.APITokens, metrics.Handler(), log)
+	m.HTTP.SetStorage(m.storageState)
+	m.HTTP.SetBackup(func(w io.Writer) error {
+		_, err := m.Store.Backup(w, cfg.StoreID)
+		return err
+	})
 	if err := m.HTTP.Listen(cfg.Listen); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
@@ -181,6 +231,7 @@ func (m *Main) run(ctx context.Context) error {
 	defer cancel()
 	gdone := make(chan error, 1)
 	go func() { gdone <- m.Gateway.Run(gctx) }()
+	go m.Gateway.NewSweeper(gateway.SweeperOptions{Reclaim: m.Store.ReclaimSpace}).Run(gctx)
 	sdone := make(chan struct{})
 	if cfg.Cloud != nil {
 		// The link runs beside the print path and never blocks it.
