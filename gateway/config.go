@@ -115,7 +115,7 @@ const (
 	DefaultBlockCacheSize ByteSize = 8 << 20
 	DefaultIndexCacheSize ByteSize = 0
 	DefaultReserve        ByteSize = 96 << 20
-	MinMemtableSize       ByteSize = 4 << 20
+	MinMemtableSize       ByteSize = 8 << 20
 )
 
 // Day is 24 hours, the unit "d" of durations in the config.
@@ -318,7 +318,7 @@ func MinReserve(memtable ByteSize) ByteSize { return 4*memtable + 16<<20 }
 
 func (s *StorageConfig) validate() error {
 	if s.MemtableSize < MinMemtableSize || s.MemtableSize > 1<<30 {
-		return Errorf(EINVALID, "storage.memtable_size: %s is out of range 4MiB-1GiB", s.MemtableSize)
+		return Errorf(EINVALID, "storage.memtable_size: %s is out of range 8MiB-1GiB (a transaction holds at most 15%% of it, and the largest order must fit)", s.MemtableSize)
 	}
 	if s.BlockCacheSize < 1<<20 {
 		return Errorf(EINVALID, "storage.block_cache_size: %s is below 1MiB (compressed tables need a block cache)", s.BlockCacheSize)

@@ -87,7 +87,10 @@ func badgerOptions(dir string, o Options, readOnly bool) bdg.Options {
 		return badgerOptions(dir, Options{MemtableSize: o.MemtableSize, BlockCacheSize: o.BlockCacheSize, Logger: o.Logger}, readOnly).
 			WithNumCompactors(0).WithNumLevelZeroTables(1 << 20).WithNumLevelZeroTablesStall(1<<20 + 1)
 	}
-	return bdg.DefaultOptions(dir).
+	bo := bdg.DefaultOptions(dir)
+	bo.TableSizeMultiplier = 1 // compactions build whole tables in memory: keep every one small
+	bo.BaseTableSize = 1 << 20
+	return bo.
 		WithSyncWrites(true).
 		WithNumVersionsToKeep(1).
 		WithMemTableSize(o.MemtableSize).
@@ -473,7 +476,8 @@ func (d *DB) writer() {
 	tick := time.NewTicker(d.opts.DiskCheckEvery)
 	defer tick.Stop()
 	dirAt, _ := dirStamp(d.dir)
-	var sinceTrim int64
+	var sinceTrim int64 // bytes committed since memory was last given back
+	trims := 0          // times left to give memory back after a burst
 	lastWrite := time.Now()
 	for {
 		var first *request
@@ -484,11 +488,18 @@ func (d *DB) writer() {
 			continue
 		case <-tick.C:
 			d.monitor(&dirAt)
-			if sinceTrim > 4*d.opts.MemtableSize && time.Since(lastWrite) > 2*d.opts.DiskCheckEvery {
-				// A burst is over: hand the memory its memtables and
-				// caches took back to the system.
+			if sinceTrim > 4*d.opts.MemtableSize {
+				trims, sinceTrim = 30, 0
+			}
+			if trims > 0 && time.Since(lastWrite) > 2*d.opts.DiskCheckEvery {
+				// A burst is over: hand the memory it took back to the
+				// system, for a while, as Badger's compactions finish
+				// and release their buffers.
 				debug.FreeOSMemory()
-				sinceTrim = 0
+				if trims == 20 || trims == 1 {
+					pageOutTables(d.dir)
+				}
+				trims--
 			}
 			continue
 		case <-d.closing:
@@ -810,10 +821,23 @@ func jsonMarshal(v any) ([]byte, error) {
 // badgerLogger sends Badger's log to slog, keeping its chatter at debug.
 type badgerLogger struct{ l *slog.Logger }
 
-func (b badgerLogger) Errorf(f string, a ...any)   { b.l.Error("badger: " + trim(fmt.Sprintf(f, a...))) }
-func (b badgerLogger) Warningf(f string, a ...any) { b.l.Warn("badger: " + trim(fmt.Sprintf(f, a...))) }
-func (b badgerLogger) Infof(f string, a ...any)    { b.l.Debug("badger: " + trim(fmt.Sprintf(f, a...))) }
-func (b badgerLogger) Debugf(f string, a ...any)   { b.l.Debug("badger: " + trim(fmt.Sprintf(f, a...))) }
+func (b badgerLogger) Errorf(f string, a ...any) { b.l.Error("badger: " + trim(fmt.Sprintf(f, a...))) }
+func (b badgerLogger) Warningf(f string, a ...any) {
+	msg := trim(fmt.Sprintf(f, a...))
+	for _, chatter := range []string{
+		"Unable to fill tables",          // a compaction with nothing to do (Flatten tries every level)
+		"Block cache might be too small", // the cache is small on purpose ([storage])
+		"Cache life expectancy",
+	} {
+		if strings.Contains(msg, chatter) {
+			b.l.Debug("badger: " + msg)
+			return
+		}
+	}
+	b.l.Warn("badger: " + msg)
+}
+func (b badgerLogger) Infof(f string, a ...any)  { b.l.Debug("badger: " + trim(fmt.Sprintf(f, a...))) }
+func (b badgerLogger) Debugf(f string, a ...any) { b.l.Debug("badger: " + trim(fmt.Sprintf(f, a...))) }
 
 func trim(s string) string {
 	for len(s) > 0 && s[len(s)-1] == '\n' {

@@ -45,6 +45,3 @@ func dirStamp(dir string) (int64, error) {
 	}
 	return st.Mtim.Nano() ^ st.Ctim.Nano()<<1 ^ st.Size<<3, nil
 }
-
-// syncData flushes a file's data (not its times) to disk.
-func syncData(f *os.File) error { return unix.Fdatasync(int(f.Fd())) }
