@@ -23,7 +23,7 @@ import (
 )
 
 // setupRetention runs a gateway and its store on a fake clock.
-func setupRetention(t *testing.T, fake *clock.Fake, opts badger.Options, cloud bool) (*gateway.Gateway, *printersim.Printer, *badger.DB, string) {
+func setupRetention(t testing.TB, fake *clock.Fake, opts badger.Options, cloud bool) (*gateway.Gateway, *printersim.Printer, *badger.DB, string) {
 	t.Helper()
 	sim, err := printersim.New(printersim.Options{})
 	if err != nil {
@@ -74,7 +74,7 @@ func testOrder(id string) *storeprint.Order {
 // printed stores n orders of one task each as printed at the clock's now,
 // as the gateway would have: accepted, an attempt, the printer's
 // confirmation.
-func printed(t *testing.T, store gateway.Store, now time.Time, from, n int) {
+func printed(t testing.TB, store gateway.Store, now time.Time, from, n int) {
 	t.Helper()
 	const chunk = 1000
 	for i := from; i < from+n; i += chunk {

@@ -130,3 +130,6 @@ func (g *Gateway) Stop(t testing.TB, timeout time.Duration) *Exit {
 	}
 	return exitOf(g.cmd, nil, g.Log(), "")
 }
+
+// Pid is the gateway's process id.
+func (g *Gateway) Pid() int { return g.cmd.Process.Pid }
