@@ -53,3 +53,20 @@ func FuzzDecodeCompactOrder(f *testing.F) {
 		}
 	})
 }
+
+func FuzzDecodeWitness(f *testing.F) {
+	s := &witnessState{ID: newWitnessID(), Cmt: commitState{Gen: 7, digest: digest{Sum: 1, Keys: 2, Tasks: 3}}, Ctr: counters{1, 2, 3}, At: time.Unix(0, 9)}
+	f.Add(encodeWitness(s))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) != witnessLen {
+			return
+		}
+		got, ok := decodeWitness(b)
+		if !ok {
+			return
+		}
+		if again := encodeWitness(got); !reflect.DeepEqual(again, b) {
+			t.Fatalf("%x decodes to %+v, which encodes as %x", b, got, again)
+		}
+	})
+}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	bdg "github.com/dgraph-io/badger/v4"
@@ -178,7 +177,7 @@ func (d *DB) verify(w *witnessState, aside []string) error {
 		if len(aside) > 0 {
 			return damagedf(d.dir, files, "the MANIFEST lost track of tables that hold the last %d commits", w.Cmt.Gen-st.cmt.Gen)
 		}
-		return d.recover(*st.cmt, w, fmt.Sprintf("the store is %d commits behind its witness: writes up to %s were lost from its logs",
+		return d.recover(*st.cmt, w, fmt.Sprintf("the store is %d commits behind its witness: its last writes, up to the commit at %s, were lost from its logs",
 			w.Cmt.Gen-st.cmt.Gen, w.At.UTC().Format(time.RFC3339)))
 	case w.Cmt.Gen == st.cmt.Gen && w.Cmt.digest != st.cmt.digest:
 		return d.recover(*st.cmt, w, "the store does not match the witness of its last commit")
@@ -262,15 +261,4 @@ func (d *DB) recover(c commitState, w *witnessState, cause string) error {
 	d.log.Error(msg, "data_dir", d.dir, "cause", cause)
 	st, _ := d.readState()
 	return d.startWitness(c, st.id, rec)
-}
-
-func recoveryCause(r *Recovery) string {
-	if r == nil {
-		return ""
-	}
-	s := r.Cause
-	if r.MissingTasks > 0 {
-		s += fmt.Sprintf("; %d tasks are missing and cannot be listed", r.MissingTasks)
-	}
-	return strings.TrimSpace(s)
 }
