@@ -141,6 +141,8 @@ type RestoreReport struct {
 	Info    *BackupInfo
 	Tasks   uint64
 	MovedTo string // where the data dir that was there went; empty if there was none
+
+	lastEvent uint64 // the backup's newest outbox seq
 }
 
 // Restore replaces the store in dir with the backup in path. The data dir
@@ -176,11 +178,11 @@ func Restore(dir, path, storeID string, opts Options) (*RestoreReport, error) {
 	if err := os.RemoveAll(tmp); err != nil {
 		return nil, err
 	}
-	if err := load(tmp, io.NewSectionReader(f, int64(len(backupMagic)), info.Bytes), info, old, opts); err != nil {
+	rep := &RestoreReport{Info: info}
+	if rep.lastEvent, err = load(tmp, io.NewSectionReader(f, int64(len(backupMagic)), info.Bytes), info, old, opts); err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	rep := &RestoreReport{Info: info}
 	if rep.MovedTo, err = moveAside(dir, "before-restore"); err != nil {
 		return nil, err
 	}
@@ -191,30 +193,39 @@ func Restore(dir, path, storeID string, opts Options) (*RestoreReport, error) {
 		return nil, err
 	}
 	rec := &Recovery{Cause: fmt.Sprintf("restored from a backup taken at %s: tasks that were waiting then may have printed since", info.TakenAt.UTC().Format(time.RFC3339))}
+	if old != nil && old.Ctr.event > rep.lastEvent {
+		rec.LostEventsFrom, rec.LostEventsTo = rep.lastEvent+1, old.Ctr.event
+	}
 	n, err := finish(dir, rec, opts)
 	rep.Tasks = n
 	return rep, err
 }
 
-// load builds a store in dir from a backup stream, checking its hash.
-func load(dir string, r io.Reader, info *BackupInfo, old *witnessState, opts Options) error {
+// load builds a store in dir from a backup stream, checking its hash, and
+// returns the backup's newest outbox seq.
+func load(dir string, r io.Reader, info *BackupInfo, old *witnessState, opts Options) (uint64, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+		return 0, err
 	}
 	db, err := bdg.Open(badgerOptions(dir, opts, false))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	h := sha256.New()
 	if err := db.Load(io.TeeReader(r, h), 64); err != nil {
 		db.Close()
-		return fmt.Errorf("load the backup: %w", err)
+		return 0, fmt.Errorf("load the backup: %w", err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != info.SHA256 {
 		db.Close()
-		return errors.New("the backup is damaged: its contents do not match its checksum")
+		return 0, errors.New("the backup is damaged: its contents do not match its checksum")
 	}
+	var lastEvent uint64
 	err = db.Update(func(txn *bdg.Txn) error {
+		if item, err := txn.Get(metaEventSeq); err == nil {
+			b, _ := item.ValueCopy(nil)
+			lastEvent = be64(b)
+		}
 		// The store's own record of its last commit and its witness
 		// belong to the store the backup was taken from.
 		for _, k := range [][]byte{metaCommit, metaWitness, metaRecovery} {
@@ -245,7 +256,7 @@ func load(dir string, r io.Reader, info *BackupInfo, old *witnessState, opts Opt
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
-	return err
+	return lastEvent, err
 }
 
 // finish opens a store just built (restored or repaired), which starts its

@@ -189,6 +189,9 @@ func Repair(dir string, opts Options) (*RepairResult, error) {
 	if len(rep.Problems) > 0 {
 		cause += fmt.Sprintf("; unreadable: %s", strings.Join(rep.Problems, "; "))
 	}
+	if rep.InValueLog > 0 {
+		cause += fmt.Sprintf("; %d large values in the value log were not kept (older versions of them may be)", rep.InValueLog)
+	}
 	if w != nil && uint64(rep.Tasks) < w.Cmt.Tasks {
 		cause += fmt.Sprintf("; %d of the %d tasks the witness counted could not be read", w.Cmt.Tasks-uint64(rep.Tasks), w.Cmt.Tasks)
 	}

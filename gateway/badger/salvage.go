@@ -42,6 +42,7 @@ type SalvageReport struct {
 	Tables, BadTables, BadBlocks int
 	Logs, BadLogs                int
 	Keys, Tasks                  int
+	InValueLog                   int // newest versions held in the value log, not salvaged
 	Problems                     []string
 }
 
@@ -120,8 +121,14 @@ func (s *salvager) eachTableEntry(path string, count bool, fn func(salvageEntry)
 			n++
 			vs := it.ValueCopy()
 			uk := y.ParseKey(k)
-			if bytes.HasPrefix(uk, []byte("!badger!")) || vs.Meta&2 != 0 {
-				continue // Badger's own keys; values in the value log
+			if bytes.HasPrefix(uk, []byte("!badger!")) {
+				continue // Badger's own keys
+			}
+			if vs.Meta&2 != 0 {
+				if count {
+					s.rep.InValueLog++ // a value of 1 MiB or so: kept in the value log
+				}
+				continue
 			}
 			fn(salvageEntry{key: append([]byte(nil), uk...), version: y.ParseTs(k), value: vs.Value, deleted: vs.Meta&1 != 0})
 		}

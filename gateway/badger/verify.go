@@ -20,6 +20,11 @@ type Recovery struct {
 	MissingTasks int       `json:"missing_tasks,omitempty"` // tasks the witness counted that are gone
 	Held         bool      `json:"held"`                    // the waiting tasks have been held
 	HeldTasks    int       `json:"held_tasks,omitempty"`
+	// LostEvents are the outbox seqs that were written and are gone: the
+	// counters moved past them, so the cloud never sees a seq twice, and
+	// never sees these.
+	LostEventsFrom uint64 `json:"lost_events_from,omitempty"`
+	LostEventsTo   uint64 `json:"lost_events_to,omitempty"`
 }
 
 // Recovery returns the store's last recovery, or nil if it never had one.
@@ -248,6 +253,9 @@ func (d *DB) recover(c commitState, w *witnessState, cause string) error {
 	if w != nil {
 		if w.Cmt.Tasks > c.Tasks {
 			rec.MissingTasks = int(w.Cmt.Tasks - c.Tasks)
+		}
+		if w.Ctr.event > d.ctr.event {
+			rec.LostEventsFrom, rec.LostEventsTo = d.ctr.event+1, w.Ctr.event
 		}
 		d.ctr.task = max(d.ctr.task, w.Ctr.task)
 		d.ctr.event = max(d.ctr.event, w.Ctr.event)
