@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -33,7 +34,9 @@ func (m *Main) check() error {
 		return &ExitError{Code: 2, Err: err}
 	}
 	m.Config = cfg
-	opts := storeOptions(cfg, m.logger())
+	// What check finds it prints; the scratch store's own log would only
+	// repeat it about a copy.
+	opts := storeOptions(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	out := m.Stdout
 	if m.Repair {
 		res, err := badger.Repair(cfg.DataDir, opts)
