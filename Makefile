@@ -4,22 +4,52 @@ GO ?= go
 BIN := bin
 STATICCHECK_VERSION := v0.8.2
 FUZZTIME ?= 10s
+MODEL_CHECKS ?= 5000
+MODEL_STEPS ?= 80
 
-.PHONY: help build demo test unit fuzz lint bench windows screenshots clean
+DIST ?= dist
+
+# The version the programs print and report: git describe, unless given
+# (make package VERSION=1.4.0). Without either, a program falls back to the
+# version Go recorded (see internal/version).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+# The packages' version: VERSION without its "v", starting with a digit as
+# Debian wants it, "-" made "+" so a build after a tag sorts after the tag.
+PKG_VERSION := $(shell echo '$(VERSION)' | sed -e 's/^v//' -e 's/^\([^0-9]\)/0.0.0+git\1/' -e 's/^$$/0.0.0+gitunknown/' -e 's/[^A-Za-z0-9.+~]/+/g')
+LDFLAGS := $(if $(VERSION),-X github.com/storeprint/storeprint/internal/version.stamped=$(VERSION))
+
+.PHONY: help build demo test unit fuzz lint bench windows package screenshots clean model
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
 build: ## build the three binaries into bin/
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
+
+package: ## the .deb packages (amd64, arm64) and the Windows zip, into dist/
+	@set -e; build=$$(mktemp -d); trap 'rm -rf "$$build"' EXIT; mkdir -p $(DIST); \
+	for arch in amd64 arm64; do \
+	  echo "build linux/$$arch"; \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o "$$build/linux_$$arch/" ./cmd/storeprint-gateway ./cmd/storeprint ./cmd/storeprint-cloud; \
+	  for p in gateway cloud; do \
+	    VERSION='$(PKG_VERSION)' ARCH=$$arch BUILD="$$build/linux_$$arch" $(GO) tool nfpm package --config packaging/$$p.yaml --packager deb --target $(DIST)/storeprint-$${p}_$(PKG_VERSION)_$$arch.deb >/dev/null; \
+	  done; \
+	done; \
+	echo "build windows/amd64"; \
+	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o "$$build/windows_amd64/storeprint-gateway.exe" ./cmd/storeprint-gateway; \
+	$(GO) run ./packaging/mkzip $(DIST)/storeprint-gateway_$(PKG_VERSION)_windows_amd64.zip "$$build/windows_amd64/storeprint-gateway.exe" packaging/windows/gateway.toml packaging/windows/README.txt; \
+	ls -l $(DIST)/*_$(PKG_VERSION)_*
 
 demo: build ## run a gateway with two simulated printers and post sample orders (Ctrl-C stops)
-	./scripts/demo.sh
+	BIN=$(BIN) ./scripts/demo.sh
 
 test: lint windows fuzz unit ## everything CI checks: lint, Windows build, tests, short fuzz runs
 
 unit: ## the test suite (starts its own PostgreSQL)
 	$(GO) test -count=1 -timeout 20m ./...
+
+model: ## the model-based test of the task lifecycle, many more cases than make test (MODEL_CHECKS, MODEL_STEPS)
+	$(GO) test -count=1 -timeout 2h -run '^TestModel$$' ./gateway/ -rapid.checks=$(MODEL_CHECKS) -rapid.steps=$(MODEL_STEPS) -v
 
 fuzz: ## short fuzz runs of every parser (FUZZTIME=10s each)
 	@set -e; log=$$(mktemp); trap 'rm -f $$log' EXIT; \
@@ -53,5 +83,5 @@ screenshots: ## refresh the README's screenshots from the browser tests (needs c
 	mkdir -p docs/screenshots
 	STOREPRINT_SCREENSHOTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run '^TestBrowser' ./cmd/...
 
-clean: ## remove build output and demo data
-	rm -rf $(BIN) demo-out
+clean: ## remove build output, packages and demo data
+	rm -rf $(BIN) $(DIST) demo-out

@@ -1,7 +1,9 @@
 package storeprint
 
 import (
+	"crypto/rand"
 	"fmt"
+	"math/big"
 	"strings"
 	"unicode/utf8"
 )
@@ -77,4 +79,15 @@ func (e *InvalidError) Error() string { return e.Message }
 // Invalidf returns an *InvalidError with a formatted message.
 func Invalidf(format string, args ...any) error {
 	return &InvalidError{Message: fmt.Sprintf(format, args...)}
+}
+
+// NewProcessID returns four random ASCII digits: the id of one attempt's
+// confirmation request (ESC/POS GS ( H), which the printer answers with the
+// same digits once everything sent before it has printed.
+func NewProcessID() string {
+	n, err := rand.Int(rand.Reader, big.NewInt(10000))
+	if err != nil {
+		panic(fmt.Sprintf("crypto/rand: %v", err)) // never fails on supported systems
+	}
+	return fmt.Sprintf("%04d", n.Int64())
 }

@@ -84,8 +84,8 @@ var Transitions = map[Status][]Transition{
 	},
 	StatusAttention: {
 		{StatusAttention, StatusQueued, "a person asks for a make-up print"},
-		{StatusAttention, StatusDone, "a person saw the paper, or the printer's job log settles it"},
-		{StatusAttention, StatusCancelled, "order voided while held back as stale"},
+		{StatusAttention, StatusDone, "a person saw the paper, the printer's job log settles it, or the cloud knows it printed"},
+		{StatusAttention, StatusCancelled, "order voided while held back (the cloud may tell the store after a restore)"},
 	},
 	StatusDone:      nil,
 	StatusCancelled: nil,

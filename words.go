@@ -77,14 +77,15 @@ func (s PrinterState) Valid() bool { return slices.Contains(PrinterStates, s) }
 type CommandKind string
 
 const (
-	CommandOrder       CommandKind = "order"        // a cloud order to accept and print
-	CommandRetry       CommandKind = "retry"        // make-up print of a task
-	CommandReprint     CommandKind = "reprint"      // deliberate copy of a task, marked REPRINT
-	CommandFailoverAck CommandKind = "failover_ack" // acknowledge a printer's failover
+	CommandOrder        CommandKind = "order"         // a cloud order to accept and print
+	CommandRetry        CommandKind = "retry"         // make-up print of a task
+	CommandReprint      CommandKind = "reprint"       // deliberate copy of a task, marked REPRINT
+	CommandFailoverAck  CommandKind = "failover_ack"  // acknowledge a printer's failover
+	CommandDeviceRevoke CommandKind = "device_revoke" // revoke a device paired with the gateway
 )
 
 // CommandKinds lists every command kind.
-var CommandKinds = []CommandKind{CommandOrder, CommandRetry, CommandReprint, CommandFailoverAck}
+var CommandKinds = []CommandKind{CommandOrder, CommandRetry, CommandReprint, CommandFailoverAck, CommandDeviceRevoke}
 
 // Valid reports whether k is a known command kind.
 func (k CommandKind) Valid() bool { return slices.Contains(CommandKinds, k) }
@@ -104,7 +105,11 @@ const (
 	ActionFailback            AuditAction = "failback"             // stations moved back from the backup
 	ActionDuplicatePrevented  AuditAction = "duplicate_prevented"  // an order sent again: answered, not printed
 	ActionCommandRefused      AuditAction = "command_refused"      // a command from HQ the store could not carry out
-	ActionHoldRecovered       AuditAction = "hold_recovered"       // tasks whose state may have gone backwards held for a person
+	ActionPairingCreate       AuditAction = "pairing_create"       // a pairing code issued for a new device
+	ActionDevicePair          AuditAction = "device_pair"          // a device paired with a code
+	ActionDeviceRevoke        AuditAction = "device_revoke"        // a device's token revoked
+	ActionHoldRecovered       AuditAction = "hold_recovered"       // waiting tickets held for a person: their state may have gone backwards
+	ActionLearnedFromCloud    AuditAction = "learned_from_cloud"   // tasks moved to the newer state the cloud knew (after a restore)
 )
 
 // Actions in the cloud, logged by the cloud.
@@ -117,22 +122,56 @@ const (
 	ActionCloudRetry        AuditAction = "task.retry"
 	ActionCloudReprint      AuditAction = "task.reprint"
 	ActionCloudFailoverAck  AuditAction = "printer.failover_ack"
+	ActionRevokeTenantToken AuditAction = "tenant_token.revoke"
+	ActionCloudDeviceRevoke AuditAction = "device.revoke"
+	ActionTakeOverTasks     AuditAction = "gateway.take_over"        // a store's next gateway took over the tasks of a revoked one
+	ActionCreateCloudPRNT   AuditAction = "cloudprnt_printer.create" // a CloudPRNT printer polling the cloud
 )
 
 // GatewayActions lists the actions a gateway logs.
 var GatewayActions = []AuditAction{
 	ActionVoid, ActionRetry, ActionReprint, ActionResolve, ActionTestPage,
 	ActionAcknowledgeFailover, ActionFailback, ActionDuplicatePrevented, ActionCommandRefused,
-	ActionHoldRecovered,
+	ActionPairingCreate, ActionDevicePair, ActionDeviceRevoke,
+	ActionHoldRecovered, ActionLearnedFromCloud,
 }
 
 // CloudActions lists the actions the cloud logs.
 var CloudActions = []AuditAction{
 	ActionCreateTenant, ActionCreateTenantToken, ActionCreateStore, ActionCreateGateway,
 	ActionRevokeGateway, ActionCloudRetry, ActionCloudReprint, ActionCloudFailoverAck,
+	ActionRevokeTenantToken, ActionCloudDeviceRevoke, ActionTakeOverTasks, ActionCreateCloudPRNT,
 }
 
 // Valid reports whether a is a known action of either side.
 func (a AuditAction) Valid() bool {
 	return slices.Contains(GatewayActions, a) || slices.Contains(CloudActions, a)
+}
+
+// Role is what a device's token may do at the gateway. Each role may do
+// everything the roles before it may.
+type Role string
+
+const (
+	// RolePOS posts orders, voids them, makes copies and reads tasks,
+	// printers, the board and its live updates.
+	RolePOS Role = "pos"
+	// RoleStaff also works the LAN page: make-up prints, "it printed",
+	// failover acknowledgement and move back, test pages, printing stale
+	// tickets, the audit log; and pairs POS devices.
+	RoleStaff Role = "staff"
+	// RoleAdmin also pairs staff and admin devices, lists and revokes
+	// devices. The config's api_tokens are admin tokens.
+	RoleAdmin Role = "admin"
+)
+
+// Roles lists every role, least allowed first.
+var Roles = []Role{RolePOS, RoleStaff, RoleAdmin}
+
+// Valid reports whether r is a known role.
+func (r Role) Valid() bool { return slices.Contains(Roles, r) }
+
+// Allows reports whether a token of role r may do what needs role need.
+func (r Role) Allows(need Role) bool {
+	return r.Valid() && need.Valid() && slices.Index(Roles, r) >= slices.Index(Roles, need)
 }

@@ -17,6 +17,7 @@ type Command struct {
 	Kind      storeprint.CommandKind `json:"kind"`
 	TaskNo    string                 `json:"task_no,omitempty"`
 	PrinterID string                 `json:"printer_id,omitempty"`
+	DeviceID  string                 `json:"device_id,omitempty"`
 	Order     *storeprint.Order      `json:"order,omitempty"`
 	Reason    string                 `json:"reason,omitempty"`
 	Operator  string                 `json:"operator,omitempty"`
@@ -24,13 +25,14 @@ type Command struct {
 	CreatedAt time.Time              `json:"created_at"`
 }
 
-// CommandRequest is a person's request for a retry, reprint or failover
-// acknowledgement.
+// CommandRequest is a person's request for a retry, reprint, failover
+// acknowledgement or device revocation.
 type CommandRequest struct {
 	ID        string                 // optional idempotency key; a random one when empty
 	Kind      storeprint.CommandKind // retry, reprint or failover_ack
 	TaskNo    string                 // retry, reprint
 	PrinterID string                 // failover_ack
+	DeviceID  string                 // device_revoke
 	Note
 }
 
@@ -51,6 +53,10 @@ func (r *CommandRequest) Validate() error {
 		}
 	case storeprint.CommandFailoverAck:
 		if err := validID("printer_id", r.PrinterID); err != nil {
+			return err
+		}
+	case storeprint.CommandDeviceRevoke:
+		if err := validID("device_id", r.DeviceID); err != nil {
 			return err
 		}
 	default:

@@ -15,6 +15,10 @@ const (
 	MaxDashboardStores     = 500
 	MaxDashboardQueue      = 200 // open alerts, oldest first
 	MaxDashboardPrinters   = 200 // printers in trouble
+	MaxDashboardLinkEvents = 50  // link events of the last DashboardLinkWindow, newest first
+	// DashboardLinkWindow is how long the dashboard shows a link event
+	// (gateway data reset, store resynchronised...).
+	DashboardLinkWindow = 7 * 24 * time.Hour
 	// MaxDashboardWindow is how far back "today" may start: a day in any
 	// time zone, with room for clock skew.
 	MaxDashboardWindow = 48 * time.Hour
@@ -56,6 +60,10 @@ type Dashboard struct {
 	Stores   []*StoreDay       `json:"stores"` // in trouble first, then by tenant and id; at most the limit
 	Printers []*StorePrinter   `json:"printers_in_trouble"`
 	Queue    []*DashboardAlert `json:"queue"` // open alerts, oldest first
+	// LinkEvents are what happened on the stores' links in the last
+	// DashboardLinkWindow: data reset, resynchronised, restored behind the
+	// cloud, tickets taken over, events set aside. Newest first.
+	LinkEvents []*LinkEvent `json:"link_events"`
 }
 
 // DashboardSummary counts over every store the actor sees, not only the
@@ -103,7 +111,7 @@ type DashboardAlert struct {
 	StoreName  string            `json:"store_name"`
 	OrderID    string            `json:"order_id"`
 	Station    string            `json:"station"`
-	TaskStatus storeprint.Status `json:"task_status"`
+	TaskStatus storeprint.Status `json:"task_status,omitempty"` // empty for an alert about no task (a dead letter)
 	Reason     string            `json:"reason,omitempty"`
 	LastError  string            `json:"last_error,omitempty"`
 	Attempt    int               `json:"attempt"`

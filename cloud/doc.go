@@ -1,7 +1,9 @@
 // Package cloud is the cloud service's domain: tenants, stores, gateways,
 // tasks as HQ sees them, receipts, alerts, the append-only audit trail, the
-// downstream queue of cloud-originated orders and commands, and the Ingester
-// that takes the events gateways replay upstream.
+// downstream queue of cloud-originated orders and commands, the Ingester
+// that takes the events gateways replay upstream (with the handshake that
+// finds a side behind the other, snapshots and dead letters), and the
+// link events people see on the dashboard.
 //
 // The package holds types and the small interfaces the rest of the cloud
 // consumes. Adapters live in subpackages named after what they wrap:

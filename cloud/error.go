@@ -15,6 +15,7 @@ const (
 	ENOTFOUND     = "not_found"    // 404, also for another tenant's data
 	ECONFLICT     = "conflict"     // 409
 	ETOOLARGE     = "too_large"    // 413
+	ETOOMANY      = "too_many"     // 429: too many failed tries from one address
 	EUNAVAILABLE  = "unavailable"  // 503: database trouble, shutting down
 	EINTERNAL     = "internal"     // 500
 )

@@ -34,6 +34,15 @@ type TenantToken struct {
 	Token    string `json:"token"`
 }
 
+// TenantTokenInfo is a tenant token as HQ lists it: never its secret.
+type TenantTokenInfo struct {
+	TenantID  string     `json:"tenant_id"`
+	TokenID   string     `json:"token_id"`
+	CreatedBy string     `json:"created_by"`
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at"`
+}
+
 // Note is what a person says about an admin action; it goes into the
 // action's audit event.
 type Note struct {
@@ -66,6 +75,14 @@ type TenantService interface {
 	// CreateTenantToken issues a new token for the tenant; only its hash is
 	// kept.
 	CreateTenantToken(ctx context.Context, tenantID string, note Note) (*TenantToken, error)
+
+	// FindTenantTokens lists a tenant's tokens, revoked ones included,
+	// oldest first.
+	FindTenantTokens(ctx context.Context, tenantID string) ([]*TenantTokenInfo, error)
+
+	// RevokeTenantToken revokes a token at once, audited; it is refused
+	// from the commit on. Revoking a revoked token is ECONFLICT.
+	RevokeTenantToken(ctx context.Context, tenantID, tokenID string, note Note) (*TenantTokenInfo, error)
 
 	// AuthenticateTenant returns the actor of a tenant token, or
 	// EUNAUTHORIZED.

@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"strings"
+
+	"github.com/storeprint/storeprint"
 )
 
 // Token prefixes. A token names the tenant or store it belongs to (so its
@@ -49,7 +51,7 @@ func parseToken(prefix, token string) (string, bool) {
 		return "", false
 	}
 	id, err := b64.DecodeString(owner)
-	if err != nil || len(id) == 0 {
+	if err != nil || !storeprint.ValidID(string(id)) {
 		return "", false
 	}
 	return string(id), true

@@ -66,7 +66,11 @@ func (g *Gateway) Void(ctx context.Context, orderID string, a Actor) (*VoidResul
 			return err
 		}
 		before := []string{}
-		for _, no := range o.TaskNos {
+		nos, err := g.orderTasks(tx, o)
+		if err != nil {
+			return err
+		}
+		for _, no := range nos {
 			t, err := tx.Task(no)
 			if isNotFound(err) {
 				continue // printed long ago and deleted by retention
@@ -99,6 +103,23 @@ func (g *Gateway) Void(ctx context.Context, orderID string, a Actor) (*VoidResul
 		return nil, err
 	}
 	return res, nil
+}
+
+// orderTasks returns the task numbers of an order's tickets and of every
+// copy made of them: voiding the order stops them all.
+func (g *Gateway) orderTasks(tx ReadTx, o *OrderRecord) ([]string, error) {
+	var out []string
+	for _, no := range o.TaskNos {
+		t, err := tx.Task(no)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, no)
+		for n := 1; n <= t.Copies; n++ {
+			out = append(out, storeprint.CopyTaskNo(no, n))
+		}
+	}
+	return out, nil
 }
 
 // cancellable reports whether a task's ticket is known not to have reached
@@ -151,6 +172,9 @@ func (g *Gateway) Retry(ctx context.Context, taskNo string, a Actor) (*RetryResu
 			return nil
 		case storeprint.StatusCancelled:
 			return Errorf(ECONFLICT, "task %q was cancelled (its order was voided)", taskNo)
+		}
+		if err := g.checkNotVoided(tx, t); err != nil {
+			return err
 		}
 		before := taskSnapshot(t)
 		if t.Status == storeprint.StatusAttention && (t.Reason == storeprint.ReasonUncertain || t.Reason == storeprint.ReasonRecovered) {
@@ -215,6 +239,9 @@ func (g *Gateway) reprintTx(tx Tx, taskNo string, a Actor) (*Task, error) {
 	if orig.Station == "" {
 		return nil, Errorf(EINVALID, "task %q is a test page; print a new one instead", taskNo)
 	}
+	if err := g.checkNotVoided(tx, orig); err != nil {
+		return nil, err
+	}
 	before := taskSnapshot(orig)
 	orig.Copies++
 	if err := tx.PutTask(orig); err != nil {
@@ -223,7 +250,7 @@ func (g *Gateway) reprintTx(tx Tx, taskNo string, a Actor) (*Task, error) {
 	now := g.now()
 	printer, from := g.route(orig.Station)
 	cp := &Task{
-		TaskNo:  fmt.Sprintf("%s_copy_%d", orig.TaskNo, orig.Copies),
+		TaskNo:  storeprint.CopyTaskNo(orig.TaskNo, orig.Copies),
 		OrderID: orig.OrderID, Station: orig.Station, PrinterID: printer, FirstPrinter: printer,
 		BackupFrom: from, Status: storeprint.StatusQueued, Source: orig.Source, Table: orig.Table,
 		Note: orig.Note, Items: orig.Items, CopyOf: orig.TaskNo, Reprint: true, StaleOK: true,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +33,13 @@ type Config struct {
 	Cloud    *CloudConfig    `toml:"cloud"`
 	Printers []PrinterConfig `toml:"printers"`
 	Stations []StationConfig `toml:"stations"`
+
+	// Browsers and the LAN (see docs/config.md).
+	AllowedOrigins []string `toml:"allowed_origins"` // origins whose pages may call the API (CORS)
+	Hostnames      []string `toml:"hostnames"`       // Host names accepted besides localhost and the machine's addresses
+	TLSCert        string   `toml:"tls_cert"`        // PEM certificate: serve HTTPS on listen
+	TLSKey         string   `toml:"tls_key"`         // its PEM private key
+	TLS            string   `toml:"tls"`             // "self-signed": make a certificate once, keep it in data_dir
 }
 
 // StorageConfig sizes the store's memory and its reserve of free disk
@@ -50,18 +58,28 @@ type StorageConfig struct {
 	Reserve ByteSize `toml:"reserve"`
 }
 
+// TLSSelfSigned is the value of tls that makes the gateway its own
+// certificate.
+const TLSSelfSigned = "self-signed"
+
+// HTTPS reports whether the gateway serves HTTPS.
+func (c *Config) HTTPS() bool { return c.TLSCert != "" || c.TLS == TLSSelfSigned }
+
 // CloudConfig is the optional sync link to the cloud.
 type CloudConfig struct {
 	URL       string `toml:"url"`
 	GatewayID string `toml:"gateway_id"`
 	Token     string `toml:"token"`
+	// Insecure allows a ws:// URL: the token and every ticket then cross
+	// the network in clear text.
+	Insecure bool `toml:"insecure"`
 }
 
 // PrinterConfig describes one printer.
 type PrinterConfig struct {
 	ID          string `toml:"id"`
-	Driver      string `toml:"driver"`  // tcp | serial | spooler
-	Address     string `toml:"address"` // host:port, device path, or spooler queue name
+	Driver      string `toml:"driver"`  // tcp | serial | spooler | epos | cloudprnt
+	Address     string `toml:"address"` // host:port, device path, spooler queue name, or (epos) the printer's base URL
 	Encoding    string `toml:"encoding"`
 	OnUncertain string `toml:"on_uncertain"` // hold | reprint
 	Backup      string `toml:"backup"`
@@ -79,6 +97,23 @@ type PrinterConfig struct {
 	// only knows the data reached the device.
 	TrustSpooler bool `toml:"trust_spooler"`
 
+	// Epson ePOS-Print (driver = "epos"): DevID is the printer's device
+	// id in its ePOS-Print service (default "local_printer"); JobLog says
+	// the printer keeps a print job log (the ePOS-Print spooler function),
+	// so that each ticket goes with a print job id and an uncertain one is
+	// settled by asking the printer what became of it.
+	DevID  string `toml:"devid"`
+	JobLog bool   `toml:"job_log"`
+
+	// Star CloudPRNT (driver = "cloudprnt"): the printer polls the
+	// gateway's /v1/cloudprnt and is told apart by its MAC address; with a
+	// Password it must also send that as HTTP Basic auth. Emulation is the
+	// command set the gateway hands it tickets in: starprnt (default) or
+	// escpos.
+	MAC       string `toml:"mac"`
+	Password  string `toml:"password"`
+	Emulation string `toml:"emulation"`
+
 	ConnectTimeout Duration `toml:"connect_timeout"` // default 3s
 	ConfirmTimeout Duration `toml:"confirm_timeout"` // default 10s
 
@@ -89,6 +124,9 @@ type PrinterConfig struct {
 	// FailbackAfter moves stations back after the printer has been healthy
 	// this long; zero means only a person moves them back.
 	FailbackAfter Duration `toml:"failback_after"`
+	// SuspectAfter is how many uncertain outcomes in a row put the printer
+	// in trouble (see trouble.go); default 2.
+	SuspectAfter int `toml:"suspect_after"`
 }
 
 // StationConfig maps a kitchen station to its printer.
@@ -105,6 +143,7 @@ const (
 	DefaultConfirmTimeout   = 10 * time.Second
 	DefaultFailoverAttempts = 3
 	DefaultFailoverAfter    = 60 * time.Second
+	DefaultSuspectAfter     = 2
 	DefaultStaleAfter       = 30 * time.Minute
 	DefaultWidth            = 48
 	DefaultEncoding         = "gb18030"
@@ -125,7 +164,14 @@ const Day = 24 * time.Hour
 var Encodings = []string{"gb18030", "cp437", "utf-8"}
 
 // Drivers the gateway knows.
-var Drivers = []string{"tcp", "serial", "spooler"}
+var Drivers = []string{"tcp", "serial", "spooler", "epos", "cloudprnt"}
+
+// Emulations a CloudPRNT printer can be given tickets in.
+var Emulations = []string{"starprnt", "escpos"}
+
+// DefaultDevID is an ePOS-Print printer's device id unless devid says
+// otherwise.
+const DefaultDevID = "local_printer"
 
 // StopBits is a serial line's stop bits: "1", "1.5" or "2". The config
 // may write it as a number (stop_bits = 1) or a string (stop_bits = "1.5").
@@ -372,6 +418,23 @@ func (p *PrinterConfig) SetDefaults() {
 	if p.FailoverAfter.Duration == 0 {
 		p.FailoverAfter.Duration = DefaultFailoverAfter
 	}
+	if p.SuspectAfter == 0 {
+		p.SuspectAfter = DefaultSuspectAfter
+	}
+	switch p.Driver {
+	case "epos":
+		if p.DevID == "" {
+			p.DevID = DefaultDevID
+		}
+	case "cloudprnt":
+		p.Emulation = strings.ToLower(p.Emulation)
+		if p.Emulation == "" {
+			p.Emulation = "starprnt"
+		}
+		if m, err := ParseMAC(p.MAC); err == nil {
+			p.MAC = m
+		}
+	}
 	if p.Driver == "serial" {
 		if p.Baud == 0 {
 			p.Baud = 19200
@@ -425,8 +488,14 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if cl := c.Cloud; cl != nil {
-		if !strings.HasPrefix(cl.URL, "ws://") && !strings.HasPrefix(cl.URL, "wss://") {
-			return Errorf(EINVALID, "cloud.url: %q must start with ws:// or wss://", cl.URL)
+		switch {
+		case strings.HasPrefix(cl.URL, "wss://"):
+		case strings.HasPrefix(cl.URL, "ws://"):
+			if !cl.Insecure {
+				return Errorf(EINVALID, "cloud.url: %q is not encrypted; use wss://, or set cloud.insecure = true to send the token and tickets in clear text", cl.URL)
+			}
+		default:
+			return Errorf(EINVALID, "cloud.url: %q must start with wss:// (or ws:// with cloud.insecure = true)", cl.URL)
 		}
 		if cl.GatewayID == "" {
 			return Errorf(EINVALID, "cloud.gateway_id: required")
@@ -434,6 +503,9 @@ func (c *Config) Validate() error {
 		if cl.Token == "" {
 			return Errorf(EINVALID, "cloud.token: required")
 		}
+	}
+	if err := c.validateLAN(); err != nil {
+		return err
 	}
 	if len(c.Printers) == 0 {
 		return Errorf(EINVALID, "printers: at least one [[printers]] entry is required")
@@ -456,6 +528,16 @@ func (c *Config) Validate() error {
 		if err := p.validate(key); err != nil {
 			return err
 		}
+	}
+	macs := map[string]string{}
+	for i, p := range c.Printers {
+		if p.Driver != "cloudprnt" {
+			continue
+		}
+		if other, ok := macs[p.MAC]; ok {
+			return Errorf(EINVALID, "printers[%d] (id %q).mac: %s is printer %q's MAC address too", i, p.ID, p.MAC, other)
+		}
+		macs[p.MAC] = p.ID
 	}
 	for i := range c.Printers {
 		p := &c.Printers[i]
@@ -506,6 +588,9 @@ func (p *PrinterConfig) validate(key string) error {
 		if err != nil || host == "" || port == "" {
 			return Errorf(EINVALID, "%s.address: %q is not a host:port address", key, p.Address)
 		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return Errorf(EINVALID, "%s.address: port %q of %q is not a number from 1 to 65535", key, port, p.Address)
+		}
 	case "serial":
 		if p.Address == "" {
 			return Errorf(EINVALID, "%s.address: a device path like /dev/ttyUSB0 or COM3 is required", key)
@@ -535,6 +620,21 @@ func (p *PrinterConfig) validate(key string) error {
 		if p.Address == "" {
 			return Errorf(EINVALID, "%s.address: the spooler queue name is required", key)
 		}
+	case "epos":
+		u, err := url.Parse(p.Address)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return Errorf(EINVALID, "%s.address: %q is not the printer's base URL like http://192.168.1.50 or https://192.168.1.50", key, p.Address)
+		}
+		if !validDevID(p.DevID) {
+			return Errorf(EINVALID, "%s.devid: %q must be 1-64 letters, digits, '_' or '-'", key, p.DevID)
+		}
+	case "cloudprnt":
+		if _, err := ParseMAC(p.MAC); err != nil {
+			return Errorf(EINVALID, "%s.mac: %s", key, err.Error())
+		}
+		if !contains(Emulations, p.Emulation) {
+			return Errorf(EINVALID, "%s.emulation: %q is not one of %s", key, p.Emulation, strings.Join(Emulations, ", "))
+		}
 	case "":
 		return Errorf(EINVALID, "%s.driver: required (one of %s)", key, strings.Join(Drivers, ", "))
 	default:
@@ -555,10 +655,39 @@ func (p *PrinterConfig) validate(key string) error {
 	if p.FailoverAttempts < 1 {
 		return Errorf(EINVALID, "%s.failover_attempts: must be at least 1", key)
 	}
+	if p.SuspectAfter < 1 || p.SuspectAfter > 100 {
+		return Errorf(EINVALID, "%s.suspect_after: %d is not between 1 and 100", key, p.SuspectAfter)
+	}
 	if p.ConnectTimeout.Duration < 0 || p.ConfirmTimeout.Duration < 0 || p.FailbackAfter.Duration < 0 || p.FailoverAfter.Duration < 0 {
 		return Errorf(EINVALID, "%s: durations must not be negative", key)
 	}
+	if p.JobLog && p.Driver != "epos" {
+		return Errorf(EINVALID, "%s.job_log: only for driver = \"epos\"", key)
+	}
 	return nil
+}
+
+func validDevID(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseMAC returns an Ethernet MAC address (six octets in hex, separated
+// by ':' or '-') in the form CloudPRNT printers send it: lower case, with
+// colons ("00:11:62:1d:9a:b7").
+func ParseMAC(s string) (string, error) {
+	hw, err := net.ParseMAC(strings.TrimSpace(s))
+	if err != nil || len(hw) != 6 {
+		return "", fmt.Errorf("%q is not a MAC address like 00:11:62:1d:9a:b7", s)
+	}
+	return hw.String(), nil
 }
 
 func contains(list []string, s string) bool {
@@ -568,4 +697,50 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// validateLAN checks the keys that face browsers and the LAN.
+func (c *Config) validateLAN() error {
+	for i, o := range c.AllowedOrigins {
+		if err := checkOrigin(o); err != nil {
+			return Errorf(EINVALID, "allowed_origins[%d]: %q %s", i, o, err.Error())
+		}
+	}
+	for i, h := range c.Hostnames {
+		if h == "" || strings.ContainsAny(h, ":/ ") || h != strings.TrimSpace(h) {
+			return Errorf(EINVALID, "hostnames[%d]: %q must be a host name like gateway.local, without scheme or port", i, h)
+		}
+	}
+	switch c.TLS {
+	case "", TLSSelfSigned:
+	default:
+		return Errorf(EINVALID, "tls: %q is not %q (or leave it out and set tls_cert and tls_key)", c.TLS, TLSSelfSigned)
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return Errorf(EINVALID, "tls_cert and tls_key: set both or neither")
+	}
+	if c.TLSCert != "" && c.TLS != "" {
+		return Errorf(EINVALID, "tls: %q does not combine with tls_cert and tls_key; use one or the other", c.TLS)
+	}
+	return nil
+}
+
+// checkOrigin accepts a browser origin: scheme://host[:port], nothing else.
+func checkOrigin(o string) error {
+	u, err := url.Parse(o)
+	switch {
+	case err != nil:
+		return fmt.Errorf("is not a URL")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("must start with https:// or http://")
+	case u.Host == "" || u.User != nil:
+		return fmt.Errorf("must name a host")
+	case (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
+		return fmt.Errorf("must be an origin (scheme://host[:port]), without a path")
+	case o != strings.ToLower(o):
+		return fmt.Errorf("must be written in lower case, as browsers send it")
+	case strings.HasSuffix(o, "/"):
+		return fmt.Errorf("must not end with /, as browsers send it without")
+	}
+	return nil
 }

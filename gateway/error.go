@@ -13,6 +13,8 @@ const (
 	ENOTFOUND     = "not_found"    // 404
 	ECONFLICT     = "conflict"     // 409
 	EUNAUTHORIZED = "unauthorized" // 401
+	EFORBIDDEN    = "forbidden"    // 403: a valid token whose role may not do this
+	ETOOMANY      = "too_many"     // 429: too many failed tries from one address
 	ETOOLARGE     = "too_large"    // 413
 	EUNAVAILABLE  = "unavailable"  // 503: storage trouble, shutting down
 	EINTERNAL     = "internal"     // 500

@@ -19,29 +19,39 @@ func (w *worker) checkFailover(ctx context.Context) {
 	g.mu.Lock()
 	s := *g.status[w.id]
 	g.mu.Unlock()
-	if s.FailingSince.IsZero() {
+	failing, ok := s.FailingSince.For(g.clock.Mono())
+	if !ok && !s.Trouble.active {
 		return
 	}
 	var reason string
 	switch {
+	case s.Trouble.active:
+		reason = storeprint.Say(s.Trouble.word, "en")
 	case s.Streak >= w.cfg.FailoverAttempts:
 		reason = fmt.Sprintf("%d attempts in a row did not print", s.Streak)
-	case g.now().Sub(s.FailingSince) >= w.cfg.FailoverAfter.Duration:
-		reason = fmt.Sprintf("in trouble (%s) for %s", s.State, g.now().Sub(s.FailingSince).Round(time.Second))
+	case failing >= w.cfg.FailoverAfter.Duration:
+		reason = fmt.Sprintf("in trouble (%s) for %s", s.State, failing.Round(time.Second))
 	default:
 		return
 	}
 	if s.LastError != "" {
 		reason += ": " + s.LastError
 	}
-	if err := g.startFailover(ctx, w.id, reason); err != nil {
+	word := storeprint.PrinterWord(s.State)
+	switch {
+	case s.Trouble.active:
+		word = s.Trouble.word
+	case s.State == storeprint.PrinterReady:
+		word = storeprint.WordPrinterOffline // it answers, but nothing it is sent gets through
+	}
+	if err := g.startFailover(ctx, w.id, word, reason); err != nil {
 		g.log.Error("fail over", "printer", w.id, "err", err)
 	}
 }
 
-func (g *Gateway) startFailover(ctx context.Context, id, reason string) error {
+func (g *Gateway) startFailover(ctx context.Context, id string, word storeprint.Word, reason string) error {
 	pc := g.pcfg[id]
-	f := &Failover{PrinterID: id, Active: true, Backup: pc.Backup, Since: g.now(), Reason: reason}
+	f := &Failover{PrinterID: id, Active: true, Backup: pc.Backup, Since: g.now(), Word: word, Reason: reason}
 	g.mu.Lock()
 	old := g.failover[id]
 	g.failover[id] = f
@@ -101,11 +111,12 @@ func (w *worker) maybeFailback(ctx context.Context) {
 	g.mu.Lock()
 	s := *g.status[w.id]
 	g.mu.Unlock()
-	if s.State != storeprint.PrinterReady || s.HealthySince.IsZero() || g.now().Sub(s.HealthySince) < w.cfg.FailbackAfter.Duration {
+	healthy, ok := s.HealthySince.For(g.clock.Mono())
+	if s.State != storeprint.PrinterReady || !ok || healthy < w.cfg.FailbackAfter.Duration {
 		return
 	}
-	reason := fmt.Sprintf("healthy for %s", g.now().Sub(s.HealthySince).Round(time.Second))
-	if _, err := g.Failback(ctx, w.id, "gateway", reason); err != nil {
+	reason := fmt.Sprintf("healthy for %s", healthy.Round(time.Second))
+	if _, err := g.Failback(ctx, w.id, "gateway", reason, false); err != nil {
 		g.log.Error("fail back", "printer", w.id, "err", err)
 	}
 }
@@ -123,8 +134,15 @@ func (g *Gateway) AckFailover(ctx context.Context, id, operator, reason string) 
 	})
 }
 
-// Failback moves the printer's stations back from its backup.
-func (g *Gateway) Failback(ctx context.Context, id, operator, reason string) (*Failover, error) {
+// Failback moves the printer's stations back from its backup. While the
+// printer still reports trouble (not ready, or cutting off or not
+// confirming its prints) it is refused with the reason, unless forced.
+func (g *Gateway) Failback(ctx context.Context, id, operator, reason string, force bool) (*Failover, error) {
+	if w := g.workers[id]; w != nil && !force {
+		if word, bad := w.troubleWord(); bad {
+			return nil, Errorf(ECONFLICT, "printer %s still reports trouble (%s): move back once it prints again, or force it", id, storeprint.Say(word, "en"))
+		}
+	}
 	return g.changeFailover(ctx, id, storeprint.ActionFailback, operator, reason, func(f *Failover) error {
 		if !f.Active {
 			return Errorf(ECONFLICT, "printer %q is not failed over", id)

@@ -4,18 +4,19 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
-	"math/big"
 	stdsync "sync"
 	"time"
 
 	"github.com/storeprint/storeprint"
+	"github.com/storeprint/storeprint/internal/backoff"
+	"github.com/storeprint/storeprint/internal/clock"
 )
 
 // DefaultBackoff is the wait after each failed attempt known not to have
-// printed; the last step repeats. Each wait gets up to ±20% jitter.
+// printed; the last step repeats. Each wait gets the jitter of package
+// backoff (±20%).
 var DefaultBackoff = []time.Duration{5 * time.Second, 15 * time.Second, time.Minute, 5 * time.Minute, 15 * time.Minute}
 
 // Observer receives the gateway's measurements (gateway/prometheus).
@@ -44,11 +45,17 @@ type Options struct {
 	// make an attempt's lease; a driver still busy LeaseMargin/2 after
 	// the lease expired is abandoned.
 	LeaseMargin time.Duration // default 10s
-	Now         func() time.Time
-	Logger      *slog.Logger
-	Observer    Observer
-	// Failpoint, when set, is called at named points of an attempt (see
-	// failpoint.go). Production builds leave it nil.
+	// StartupGrace bounds the start-up hold of a gateway with a [cloud]
+	// link (see learn.go); default DefaultStartupGrace, negative: none.
+	StartupGrace time.Duration
+	// Clock tells the time and waits (default: the system's clock). Every
+	// wait is measured on its monotonic reading; see times.
+	Clock    clock.Clock
+	Logger   *slog.Logger
+	Observer Observer
+	// Failpoint, when set, is called at named points of an attempt (the
+	// Failpoint* names). Production builds leave it nil; the gateway
+	// binary's failpoints build tag sets it (cmd/storeprint-gateway).
 	Failpoint func(name string)
 }
 
@@ -61,7 +68,10 @@ type Gateway struct {
 	opts     Options
 	log      *slog.Logger
 	obs      Observer
-	now      func() time.Time
+	clock    clock.Clock
+	now      func() time.Time // the wall clock, for what is stored and shown
+	times    *times
+	backoff  backoff.Backoff // waits after failed attempts
 
 	stations map[string]*StationConfig
 	pcfg     map[string]*PrinterConfig
@@ -71,6 +81,7 @@ type Gateway struct {
 	status   map[string]*printerStatus
 	workers  map[string]*worker
 	changes  changes
+	startup  *startupHold // nil when standalone
 
 	wg stdsync.WaitGroup
 }
@@ -81,10 +92,27 @@ type printerStatus struct {
 	PaperNearEnd bool
 	CheckedAt    time.Time
 	LastError    string
-	FailingSince time.Time // zero when the last attempt or status was fine
-	Streak       int       // attempts in a row that did not print
-	HealthySince time.Time
+	Streak       int   // attempts in a row that did not print
+	FailingSince since // unset when the last attempt or status was fine
+	HealthySince since // since when it reports ready
+	Trouble      trouble
 }
+
+// since is a moment on the monotonic clock, or none.
+type since struct {
+	at  time.Duration
+	set bool
+}
+
+// mark sets s to now unless it is set already.
+func (s *since) mark(now time.Duration) {
+	if !s.set {
+		*s = since{at: now, set: true}
+	}
+}
+
+// For returns how long ago s was set, and false when it is not.
+func (s since) For(now time.Duration) (time.Duration, bool) { return now - s.at, s.set }
 
 // PrinterInfo is a printer's state as shown to people.
 type PrinterInfo struct {
@@ -96,8 +124,12 @@ type PrinterInfo struct {
 	Failover     *Failover               `json:"failover"`
 	Queue        int                     `json:"queue"`
 	LastError    string                  `json:"last_error,omitempty"`
-	CheckedAt    *time.Time              `json:"checked_at,omitempty"`
-	Storage      string                  `json:"storage_error,omitempty"`
+	// Word is what people read about the printer now: its trouble when it
+	// is in trouble (cuts off, does not confirm), else its state.
+	Word      storeprint.Word `json:"word"`
+	InTrouble bool            `json:"in_trouble,omitempty"`
+	CheckedAt *time.Time      `json:"checked_at,omitempty"`
+	Storage   string          `json:"storage_error,omitempty"`
 }
 
 // New returns a gateway over a validated configuration, its store and one
@@ -118,8 +150,8 @@ func New(cfg *Config, store Store, printers map[string]Printer, opts Options) (*
 	if opts.LeaseMargin == 0 {
 		opts.LeaseMargin = 10 * time.Second
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -129,14 +161,22 @@ func New(cfg *Config, store Store, printers map[string]Printer, opts Options) (*
 	}
 	g := &Gateway{
 		cfg: cfg, store: store, printers: printers, opts: opts,
-		log: opts.Logger, obs: opts.Observer, now: opts.Now,
+		log: opts.Logger, obs: opts.Observer, clock: opts.Clock, now: opts.Clock.Now,
 		stations: map[string]*StationConfig{},
 		pcfg:     map[string]*PrinterConfig{},
 		failover: map[string]*Failover{},
 		status:   map[string]*printerStatus{},
 		workers:  map[string]*worker{},
 	}
-	g.store = notifyingStore{Store: store, c: &g.changes}
+	g.backoff = backoff.Backoff{Steps: opts.Backoff}
+	g.times = newTimes(opts.Clock, g.backoff.Longest()+opts.StatusPoll)
+	g.store = notifyingStore{Store: store, c: &g.changes, times: g.times, now: g.now}
+	if opts.StartupGrace == 0 {
+		opts.StartupGrace = DefaultStartupGrace
+	}
+	if cfg.Cloud != nil && opts.StartupGrace > 0 {
+		g.startup = newStartupHold(opts.StartupGrace)
+	}
 	for i := range cfg.Stations {
 		g.stations[cfg.Stations[i].Name] = &cfg.Stations[i]
 	}
@@ -147,6 +187,7 @@ func New(cfg *Config, store Store, printers map[string]Printer, opts Options) (*
 			return nil, fmt.Errorf("no driver opened for printer %q", p.ID)
 		}
 		g.status[p.ID] = &printerStatus{State: storeprint.PrinterUnknown}
+		g.workers[p.ID] = &worker{g: g, id: p.ID, printer: printers[p.ID], cfg: p, wake: make(chan struct{}, 1)}
 	}
 	return g, nil
 }
@@ -160,25 +201,36 @@ func (g *Gateway) Store() Store { return g.store }
 // Run recovers interrupted attempts, then drives every printer's queue
 // until ctx is done.
 func (g *Gateway) Run(ctx context.Context) error {
-	if err := g.loadFailovers(ctx); err != nil {
+	if err := g.boot(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while starting: nothing half done, boot runs again next time
+		}
 		return err
 	}
-	if err := g.Recover(ctx); err != nil {
-		return fmt.Errorf("recover: %w", err)
+	if g.startup != nil {
+		go g.startup.expire(ctx, g)
 	}
-	g.mu.Lock()
-	for id := range g.pcfg {
-		w := &worker{g: g, id: id, printer: g.printers[id], cfg: g.pcfg[id], wake: make(chan struct{}, 1)}
-		g.workers[id] = w
+	for _, w := range g.workers {
 		g.wg.Add(1)
 		go func() {
 			defer g.wg.Done()
 			w.run(ctx)
 		}()
 	}
-	g.mu.Unlock()
 	<-ctx.Done()
 	g.wg.Wait()
+	return nil
+}
+
+// boot loads the failovers and settles the attempts a previous run left
+// open, before any printer is driven.
+func (g *Gateway) boot(ctx context.Context) error {
+	if err := g.loadFailovers(ctx); err != nil {
+		return err
+	}
+	if err := g.Recover(ctx); err != nil {
+		return fmt.Errorf("recover: %w", err)
+	}
 	return nil
 }
 
@@ -260,6 +312,10 @@ func (g *Gateway) Printers(ctx context.Context) ([]PrinterInfo, error) {
 			g.mu.Lock()
 			s := g.status[pc.ID]
 			info.Status, info.PaperNearEnd, info.LastError = s.State, s.PaperNearEnd, s.LastError
+			info.Word, info.InTrouble = storeprint.PrinterWord(s.State), s.Trouble.active
+			if s.Trouble.active {
+				info.Word = s.Trouble.word
+			}
 			if !s.CheckedAt.IsZero() {
 				t := s.CheckedAt
 				info.CheckedAt = &t
@@ -275,6 +331,10 @@ func (g *Gateway) Printers(ctx context.Context) ([]PrinterInfo, error) {
 	})
 	return out, err
 }
+
+// Waited returns how long a task has waited since it was accepted, on the
+// monotonic clock (see times).
+func (g *Gateway) Waited(t *Task) time.Duration { return g.times.age(t) }
 
 // PrinterState returns the printer's last known state.
 func (g *Gateway) PrinterState(id string) storeprint.PrinterState {
@@ -345,30 +405,7 @@ func newToken() string {
 	return hex.EncodeToString(b)
 }
 
-// newProcessID returns four random ASCII digits for GS ( H.
-func newProcessID() string {
-	n, err := rand.Int(rand.Reader, big.NewInt(10000))
-	if err != nil {
-		panic(fmt.Sprintf("crypto/rand: %v", err))
-	}
-	return fmt.Sprintf("%04d", n.Int64())
-}
-
-// jitter spreads d by up to ±20%.
-func jitter(d time.Duration) time.Duration {
-	if d <= 0 {
-		return d
-	}
-	n, err := rand.Int(rand.Reader, big.NewInt(int64(d)*2/5+1))
-	if err != nil {
-		return d
-	}
-	return d - d/5 + time.Duration(n.Int64())
-}
-
 func isNotFound(err error) bool { return ErrorCode(err) == ENOTFOUND }
-
-var errFenced = errors.New("fenced: the attempt is no longer current")
 
 // Audit returns audit entries after seq.
 func (g *Gateway) Audit(ctx context.Context, after uint64, limit int) ([]*AuditEntry, error) {

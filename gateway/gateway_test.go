@@ -113,13 +113,21 @@ func TestGateway_StaleWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	changes, stop := g.Subscribe()
+	defer stop()
 	var done *gateway.Task
-	for done == nil || done.Status != storeprint.StatusDone {
-		if tctx.Err() != nil {
+	for {
+		if done, err = g.Task(ctx, no); err != nil {
+			t.Fatal(err)
+		}
+		if done.Status == storeprint.StatusDone {
+			break
+		}
+		select {
+		case <-changes:
+		case <-tctx.Done():
 			t.Fatalf("task not done: %+v", done)
 		}
-		done, _ = g.Task(ctx, no)
-		time.Sleep(10 * time.Millisecond)
 	}
 	if done.Attempt != 2 || got[0].TaskNo != no {
 		t.Fatalf("got attempt %d and paper %v, want attempt 2 on paper", done.Attempt, got)
@@ -170,7 +178,7 @@ func TestGateway_ApplyDown(t *testing.T) {
 	operator := strings.Repeat("张", 70)
 	cmds := []sync.Command{{Seq: 1, ID: "c1", Kind: storeprint.CommandReprint, TaskNo: no, Operator: operator, Reason: "dropped"}}
 	for i := 0; i < 2; i++ {
-		cur, err := g.ApplyDown(ctx, cmds)
+		cur, err := g.ApplyDown(ctx, cmds, 0)
 		if err != nil || cur != 1 {
 			t.Fatalf("apply %d: got cursor %d, %v; want 1", i, cur, err)
 		}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/storeprint/storeprint"
@@ -17,7 +18,66 @@ const (
 	metaAcked      = "sync_acked"  // highest seq the cloud stored
 	metaDownCursor = "down_cursor" // highest downstream command seq applied
 	metaCompacted  = "compacted"   // outbox removed up to here
+	// MetaIncarnation holds the data dir's incarnation: a random number the
+	// store writes when it creates a data dir (never again), which tells
+	// the cloud that this data started afresh. A data dir made before
+	// incarnations has none.
+	MetaIncarnation = "incarnation"
 )
+
+// Incarnation is the text form of an incarnation number ("" for none).
+func Incarnation(v uint64) string {
+	if v == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%016x", v)
+}
+
+// Hello says what the store's data is, for the link's hello.
+func (g *Gateway) Hello(ctx context.Context) (sync.Hello, error) {
+	var h sync.Hello
+	err := g.store.View(ctx, func(tx ReadTx) error {
+		inc, err := tx.Meta(MetaIncarnation)
+		if err != nil {
+			return err
+		}
+		h.Incarnation = Incarnation(inc)
+		if h.LastSeq, err = tx.LastEventSeq(); err != nil {
+			return err
+		}
+		if h.Compacted, err = tx.Meta(metaCompacted); err != nil {
+			return err
+		}
+		h.DownCursor, err = tx.Meta(metaDownCursor)
+		return err
+	})
+	return h, err
+}
+
+// Snapshot returns up to limit tasks in task_no order after the given one,
+// with the receipts of their attempts, for a cloud that is behind.
+func (g *Gateway) Snapshot(ctx context.Context, after string, limit int) ([]sync.TaskEvent, []sync.ReceiptEvent, error) {
+	var tasks []sync.TaskEvent
+	var receipts []sync.ReceiptEvent
+	err := g.store.View(ctx, func(tx ReadTx) error {
+		ts, err := tx.TasksAfter(after, limit)
+		if err != nil {
+			return err
+		}
+		for _, t := range ts {
+			tasks = append(tasks, t.Event())
+			rs, err := tx.Receipts(t.TaskNo)
+			if err != nil {
+				return err
+			}
+			for _, r := range rs {
+				receipts = append(receipts, r.Event())
+			}
+		}
+		return nil
+	})
+	return tasks, receipts, err
+}
 
 // compactChunk bounds the outbox entries removed in one transaction.
 const compactChunk = 1000
@@ -141,11 +201,13 @@ func (g *Gateway) DownCursor(ctx context.Context) (uint64, error) {
 }
 
 // ApplyDown applies commands from the cloud in seq order, each durably
-// before the cursor moves past it, and returns the new cursor. Commands at
-// or below the cursor are skipped (a replay). A command that cannot apply
-// (unknown task, conflicting order) is logged and skipped; storage trouble
-// stops and returns the error, so the command comes again.
-func (g *Gateway) ApplyDown(ctx context.Context, cmds []sync.Command) (uint64, error) {
+// before the cursor moves past it, and returns the new cursor, moved to
+// at least through (the cloud sends a store that lost data the commands
+// it must have again, then moves it past the rest). Commands at or below
+// the cursor are skipped (a replay). A command that cannot apply (unknown
+// task, conflicting order) is logged and skipped; storage trouble stops
+// and returns the error, so the command comes again.
+func (g *Gateway) ApplyDown(ctx context.Context, cmds []sync.Command, through uint64) (uint64, error) {
 	cursor, err := g.DownCursor(ctx)
 	if err != nil {
 		return 0, err
@@ -157,8 +219,10 @@ func (g *Gateway) ApplyDown(ctx context.Context, cmds []sync.Command) (uint64, e
 		if err := g.applyCommand(ctx, c); err != nil {
 			switch ErrorCode(err) {
 			case EINVALID, ENOTFOUND, ECONFLICT:
+				// Refused for good: HQ is told why (an audit entry the link
+				// replays), and the cursor moves past it.
 				g.log.Warn("cloud command not applied", "seq", c.Seq, "kind", c.Kind, "task_no", c.TaskNo, "err", ErrorMessage(err))
-				if err := g.setDownCursor(ctx, c.Seq); err != nil {
+				if err := g.refuseCommand(ctx, c, ErrorMessage(err)); err != nil {
 					return cursor, err
 				}
 			default:
@@ -167,7 +231,28 @@ func (g *Gateway) ApplyDown(ctx context.Context, cmds []sync.Command) (uint64, e
 		}
 		cursor = c.Seq
 	}
+	if through > cursor {
+		if err := g.setDownCursor(ctx, through); err != nil {
+			return cursor, err
+		}
+		cursor = through
+	}
 	return cursor, nil
+}
+
+// refuseCommand records that a command from HQ was not carried out, and
+// why, and moves the cursor past it, in one transaction.
+func (g *Gateway) refuseCommand(ctx context.Context, c sync.Command, why string) error {
+	return g.store.Update(ctx, func(tx Tx) error {
+		if cur, err := tx.Meta(metaDownCursor); err != nil || cur >= c.Seq {
+			return err
+		}
+		tx.SetMeta(metaDownCursor, c.Seq)
+		return tx.AppendAudit(&AuditEntry{
+			Action: storeprint.ActionCommandRefused, Operator: hqOperator(c), Reason: why, TaskNo: c.TaskNo,
+			After: snapshot(map[string]any{"command_id": c.ID, "kind": c.Kind, "seq": c.Seq, "printer_id": c.PrinterID}),
+		})
+	})
 }
 
 func (g *Gateway) setDownCursor(ctx context.Context, seq uint64) error {
@@ -181,13 +266,7 @@ func (g *Gateway) setDownCursor(ctx context.Context, seq uint64) error {
 }
 
 func (g *Gateway) applyCommand(ctx context.Context, c sync.Command) error {
-	a := Actor{Operator: "hq:" + strings.TrimSpace(c.Operator), Reason: c.Reason}
-	if strings.TrimSpace(c.Operator) == "" {
-		a.Operator = "hq"
-	}
-	if r := []rune(a.Operator); len(r) > 64 {
-		a.Operator = string(r[:64]) // an operator is at most 64 characters
-	}
+	a := Actor{Operator: hqOperator(c), Reason: c.Reason}
 	switch c.Kind {
 	case storeprint.CommandOrder:
 		var o storeprint.Order
@@ -208,6 +287,12 @@ func (g *Gateway) applyCommand(ctx context.Context, c sync.Command) error {
 		return g.setDownCursor(ctx, c.Seq)
 	case storeprint.CommandFailoverAck:
 		if _, err := g.AckFailover(ctx, c.PrinterID, a.Operator, a.Reason); err != nil {
+			return err
+		}
+		return g.setDownCursor(ctx, c.Seq)
+	case storeprint.CommandDeviceRevoke:
+		// A device already gone is ENOTFOUND: logged and skipped.
+		if _, err := g.RevokeDevice(ctx, c.DeviceID, a); err != nil {
 			return err
 		}
 		return g.setDownCursor(ctx, c.Seq)
@@ -251,4 +336,17 @@ func (g *Gateway) PrinterStatuses(ctx context.Context) ([]sync.PrinterStatus, er
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// hqOperator names the person at HQ behind a command, as the store's audit
+// log writes it: "hq:<name>", at most 64 characters.
+func hqOperator(c sync.Command) string {
+	op := "hq"
+	if name := strings.TrimSpace(c.Operator); name != "" {
+		op += ":" + name
+	}
+	if r := []rune(op); len(r) > storeprint.MaxOperatorLen {
+		op = string(r[:storeprint.MaxOperatorLen])
+	}
+	return op
 }

@@ -3,6 +3,9 @@ package gateway
 import (
 	"context"
 	stdsync "sync"
+	"time"
+
+	"github.com/storeprint/storeprint"
 )
 
 // changes fans out "something changed" to subscribers (the LAN page's live
@@ -51,16 +54,68 @@ func (g *Gateway) Generation() uint64 {
 }
 
 // notifyingStore signals subscribers after every successful update and
-// after a write that failed for storage trouble.
+// after a write that failed for storage trouble, and keeps the gateway's
+// in-memory times (see times) in step with every task it commits: the one
+// place where a task's stored next_at becomes a wait on the monotonic
+// clock, whichever path wrote it.
 type notifyingStore struct {
 	Store
-	c *changes
+	c     *changes
+	times *times
+	now   func() time.Time
 }
 
 func (s notifyingStore) Update(ctx context.Context, fn func(Tx) error) error {
-	err := s.Store.Update(ctx, fn)
+	var puts []putTask
+	err := s.Store.Update(ctx, func(tx Tx) error {
+		puts = puts[:0] // fn may run more than once
+		return fn(observedTx{Tx: tx, puts: &puts})
+	})
+	if err == nil {
+		now := s.now()
+		for _, p := range puts {
+			switch {
+			case !p.status.Open():
+				s.times.forget(p.taskNo)
+			case p.created:
+				s.times.accepted(p.taskNo, p.nextAt.Sub(now))
+			case p.rescheduled:
+				s.times.dueIn(p.taskNo, p.nextAt.Sub(now))
+			}
+		}
+	}
 	if err == nil || ErrorCode(err) == EUNAVAILABLE {
 		s.c.signal() // a change, or storage trouble people must see
 	}
 	return err
+}
+
+// putTask is what a committed task write tells the in-memory times.
+type putTask struct {
+	taskNo      string
+	status      storeprint.Status
+	nextAt      time.Time
+	created     bool // a new task
+	rescheduled bool // next_at changed
+}
+
+// observedTx notes every task it stores.
+type observedTx struct {
+	Tx
+	puts *[]putTask
+}
+
+func (x observedTx) PutTask(t *Task) error {
+	old, err := x.Tx.Task(t.TaskNo)
+	if err != nil && !isNotFound(err) {
+		return err
+	}
+	if err := x.Tx.PutTask(t); err != nil {
+		return err
+	}
+	*x.puts = append(*x.puts, putTask{
+		taskNo: t.TaskNo, status: t.Status, nextAt: t.NextAt,
+		created: old == nil, rescheduled: old != nil && (!old.NextAt.Equal(t.NextAt) || !old.Status.Open()),
+	})
+	return nil
 }

@@ -33,6 +33,7 @@ type Printer interface {
 // PrintJob is one attempt to print one ticket.
 type PrintJob struct {
 	Ticket    Ticket
+	Attempt   int    // the attempt's number (with Ticket.TaskNo: a job id a printer can keep)
 	ProcessID string // four ASCII digits for the GS ( H confirmation request
 
 	// Prepare is called after the printer reported ready and right before

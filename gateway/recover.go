@@ -29,6 +29,10 @@ import (
 //     done state are written in one transaction, so this only arises from
 //     data written by another release; the task is done.
 //
+// Before that, the printer of a prepared or submitted attempt that keeps
+// a job log is asked what became of it (see settle.go): its answer, when
+// it has one, settles the attempt instead of on_uncertain.
+//
 // Tasks in other states need nothing: queued and retry_wait tasks resume
 // with their stored backoff, and done, failed, attention_required and
 // cancelled tasks wait for a person. Printed receipts not yet confirmed by
@@ -42,16 +46,20 @@ func (g *Gateway) Recover(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	silent := map[string]bool{} // printers that did not answer: not asked again
 	for _, t := range open {
-		if err := g.recoverTask(ctx, t.TaskNo); err != nil {
+		// A printer that keeps a job log is asked first (settle.go).
+		in := g.settleInterrupted(ctx, t.TaskNo, silent)
+		if err := g.recoverTask(ctx, t.TaskNo, in); err != nil {
 			return fmt.Errorf("task %s: %w", t.TaskNo, err)
 		}
 	}
 	return nil
 }
 
-// recoverTask settles one task left in printing; see Recover.
-func (g *Gateway) recoverTask(ctx context.Context, taskNo string) error {
+// recoverTask settles one task left in printing; see Recover. in is the
+// printer's own answer about the attempt, when it was asked.
+func (g *Gateway) recoverTask(ctx context.Context, taskNo string, in *interrupted) error {
 	var wake string
 	err := g.store.Update(ctx, func(tx Tx) error {
 		wake = ""
@@ -89,10 +97,16 @@ func (g *Gateway) recoverTask(ctx context.Context, taskNo string) error {
 			}
 			cause := fmt.Sprintf("gateway stopped during attempt %d (receipt %s): paper may or may not have come out", t.Attempt, state)
 			r.Error = cause
+			if w, settled, err := in.apply(g, tx, t, r, cause); err != nil {
+				return err
+			} else if settled {
+				wake = w
+				break
+			}
 			if err := tx.PutReceipt(r); err != nil {
 				return err
 			}
-			wake = g.applyUncertain(t, policy, cause)
+			wake = g.applyUncertain(t, policy, cause, true)
 		}
 		return tx.PutTask(t)
 	})

@@ -2,26 +2,27 @@ package gateway
 
 import (
 	"context"
-	"strings"
+	"encoding/json"
 	"time"
 
 	"github.com/storeprint/storeprint"
 )
 
-// holdChunk bounds the tasks held in one transaction.
+// holdChunk bounds the tasks held in one transaction: a store recovered
+// after damage may hold thousands, more than one transaction takes.
 const holdChunk = 200
 
-// HoldRecovered holds tasks whose state may have gone backwards (after
-// damage to the data dir, a restore or a repair) for a person: each moves
-// to attention_required with reason recovered and the cause in words, and
-// prints only when someone asks for it (with a REPRINT line) or says that
-// it printed. taskNos nil means every waiting task (queued, retry_wait);
-// named tasks are held if they are still open (queued, retry_wait,
-// printing). One audit entry records the hold. It returns how many tasks
-// it held.
+// HoldRecovered moves waiting tasks to attention_required with reason
+// recovered: their state may have gone backwards (data restored, repaired
+// or recovered after damage), so they may have printed already and a person
+// decides; a make-up print of one says REPRINT. nil taskNos holds every
+// waiting task (queued, retry_wait); named tasks are held while they wait
+// or are printing (an attempt the process no longer drives). The hold is
+// audited as one entry naming the tasks; it returns how many were held.
 func (g *Gateway) HoldRecovered(ctx context.Context, taskNos []string, cause string) (int, error) {
-	if taskNos == nil {
-		err := g.store.View(ctx, func(tx ReadTx) error {
+	named := taskNos != nil
+	if !named {
+		if err := g.store.View(ctx, func(tx ReadTx) error {
 			for _, s := range []storeprint.Status{storeprint.StatusQueued, storeprint.StatusRetryWait} {
 				ts, err := tx.ByStatus(s, 0)
 				if err != nil {
@@ -32,22 +33,17 @@ func (g *Gateway) HoldRecovered(ctx context.Context, taskNos []string, cause str
 				}
 			}
 			return nil
-		})
-		if err != nil {
+		}); err != nil {
 			return 0, err
 		}
 	}
-	cause = strings.TrimSpace(cause)
-	if cause == "" {
-		cause = "the gateway's data was recovered"
-	}
-	held := 0
+	var held []string
 	for start := 0; start == 0 || start < len(taskNos); start += holdChunk {
 		part := taskNos[start:min(start+holdChunk, len(taskNos))]
 		last := start+holdChunk >= len(taskNos)
-		n := 0
+		var now []string
 		err := g.store.Update(ctx, func(tx Tx) error {
-			n = 0
+			now = nil
 			for _, no := range part {
 				t, err := tx.Task(no)
 				if isNotFound(err) {
@@ -56,7 +52,10 @@ func (g *Gateway) HoldRecovered(ctx context.Context, taskNos []string, cause str
 				if err != nil {
 					return err
 				}
-				if !t.Status.Open() {
+				switch {
+				case t.Status == storeprint.StatusQueued, t.Status == storeprint.StatusRetryWait:
+				case t.Status == storeprint.StatusPrinting && named:
+				default:
 					continue
 				}
 				t.Status, t.Reason, t.LastError = storeprint.StatusAttention, storeprint.ReasonRecovered, cause
@@ -64,23 +63,37 @@ func (g *Gateway) HoldRecovered(ctx context.Context, taskNos []string, cause str
 				if err := tx.PutTask(t); err != nil {
 					return err
 				}
-				n++
+				now = append(now, t.TaskNo)
 			}
-			if !last {
+			all := append(append([]string(nil), held...), now...)
+			if !last || len(all) == 0 {
 				return nil
 			}
-			return tx.AppendAudit(&AuditEntry{
-				Action: storeprint.ActionHoldRecovered, Operator: "gateway", Reason: cause,
-				After: snapshot(map[string]any{"held": held + n}),
-			})
+			after, _ := json.Marshal(map[string]any{"status": storeprint.StatusAttention, "reason": storeprint.ReasonRecovered, "task_nos": all})
+			return tx.AppendAudit(&AuditEntry{Action: storeprint.ActionHoldRecovered, Operator: "gateway", Reason: cause, After: string(after)})
 		})
 		if err != nil {
-			return held, err
+			return len(held), err
 		}
-		held += n
+		held = append(held, now...)
 	}
-	if held > 0 {
-		g.log.Warn("tasks held for a person: their state may have gone backwards", "tasks", held, "cause", cause)
+	if len(held) > 0 {
+		g.log.Warn("tickets held for a person: their state may have gone backwards", "tasks", len(held), "cause", cause)
 	}
-	return held, nil
+	return len(held), nil
+}
+
+// OutboxLost records that the outbox events up to seq are gone: lost with
+// damage to the data dir, or newer than a restored backup. The link counts
+// them as compacted, so a cloud that never stored them gets a snapshot of
+// the tasks instead of waiting for them.
+func (g *Gateway) OutboxLost(ctx context.Context, upTo uint64) error {
+	return g.store.Update(ctx, func(tx Tx) error {
+		from, err := tx.Meta(metaCompacted)
+		if err != nil || from >= upTo {
+			return err
+		}
+		tx.SetMeta(metaCompacted, upTo)
+		return nil
+	})
 }

@@ -27,7 +27,7 @@ type Sweeper struct {
 
 // SweeperOptions configure a Sweeper; zero values mean the defaults.
 type SweeperOptions struct {
-	Clock clock.Clock // default clock.Real
+	Clock clock.Clock // default: the gateway's
 	// Every is the time between sweeps; default a quarter of the
 	// retention, at least 1 s and at most 1 h.
 	Every time.Duration
@@ -55,7 +55,7 @@ func (r SweepResult) deleted() bool { return r.Tasks+r.Audit+r.Orders+r.Events >
 // NewSweeper returns the gateway's retention sweeper.
 func (g *Gateway) NewSweeper(o SweeperOptions) *Sweeper {
 	if o.Clock == nil {
-		o.Clock = clock.Real{}
+		o.Clock = g.clock
 	}
 	if o.Every == 0 {
 		o.Every = min(max(g.cfg.Retention.Duration/4, time.Second), time.Hour)

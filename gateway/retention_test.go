@@ -41,7 +41,7 @@ func setupRetention(t testing.TB, fake *clock.Fake, opts badger.Options, cloud b
 		Stations: []gateway.StationConfig{{Name: "hot", Printer: "hot-1"}},
 	}
 	if cloud {
-		cfg.Cloud = &gateway.CloudConfig{URL: "ws://127.0.0.1:1/v1/sync", GatewayID: "gw-1", Token: "t"}
+		cfg.Cloud = &gateway.CloudConfig{URL: "ws://127.0.0.1:1/v1/sync", GatewayID: "gw-1", Token: "t", Insecure: true}
 	}
 	cfg.SetDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -55,7 +55,7 @@ func setupRetention(t testing.TB, fake *clock.Fake, opts badger.Options, cloud b
 	}
 	t.Cleanup(func() { store.Close() })
 	g, err := gateway.New(cfg, store, map[string]gateway.Printer{"hot-1": tcp.New(cfg.Printers[0], cfg.StoreID)}, gateway.Options{
-		Now: fake.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Clock: fake, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -153,13 +153,16 @@ func TestSweeper_Run(t *testing.T) {
 	built := time.Since(start)
 	before := diskUsage(t, dir)
 
+	// The sweeper's timer on a clock of its own (at the same time), so the
+	// test knows which timer it lets fire.
+	sc := clock.NewFake(fake.Now())
 	swept := make(chan gateway.SweepResult, 1)
 	const every = time.Hour
-	s := g.NewSweeper(gateway.SweeperOptions{Clock: fake, Every: every, Reclaim: store.ReclaimSpace, Swept: func(r gateway.SweepResult) { swept <- r }})
+	s := g.NewSweeper(gateway.SweeperOptions{Clock: sc, Every: every, Reclaim: store.ReclaimSpace, Swept: func(r gateway.SweepResult) { swept <- r }})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go s.Run(ctx)
-	r := sweepOnce(t, fake, swept, every)
+	r := sweepOnce(t, sc, swept, every)
 	after := diskUsage(t, dir)
 	t.Logf("%d tasks stored in %s; one sweep deleted %d tasks, %d outbox events; data dir %d MiB -> %d MiB; %s in all",
 		old+recent, built.Round(time.Second), r.Tasks, r.Events, before>>20, after>>20, time.Since(start).Round(time.Second))

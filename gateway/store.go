@@ -14,6 +14,13 @@ type Store interface {
 	// Update runs fn in a read-write transaction and returns once the
 	// transaction is durable on disk (fsync). Concurrent updates share one
 	// sync. If fn returns an error nothing it wrote is kept.
+	//
+	// fn may run more than once (an update that does not fit the batch it
+	// was read into runs again, against the state the batch leaves), and
+	// only its last run counts: fn must set every result it hands back to
+	// its caller afresh on each run, never append to or count into
+	// variables from outside, and do nothing but read and write the
+	// transaction (no I/O, no wake-ups: those go after Update returns).
 	Update(ctx context.Context, fn func(Tx) error) error
 	// View runs fn in a read-only snapshot.
 	View(ctx context.Context, fn func(ReadTx) error) error
@@ -51,6 +58,12 @@ type ReadTx interface {
 	Meta(name string) (uint64, error)
 	// LastEventSeq is the seq of the newest outbox event ever written.
 	LastEventSeq() (uint64, error)
+	// Device returns a paired device; ENOTFOUND when absent or revoked.
+	Device(deviceID string) (*Device, error)
+	// DeviceByToken finds a device by the SHA-256 of its token (HashToken).
+	DeviceByToken(tokenSHA256 string) (*Device, error)
+	// Devices lists every paired device, oldest first.
+	Devices() ([]*Device, error)
 }
 
 // Tx is a read-write transaction.
@@ -73,6 +86,11 @@ type Tx interface {
 	DeleteEvent(seq uint64)
 	// SetMeta writes a named counter.
 	SetMeta(name string, v uint64)
+	// PutDevice stores a device and the index of its token hash.
+	PutDevice(d *Device) error
+	// DeleteDevice removes a device and its token: it is refused from the
+	// commit on.
+	DeleteDevice(deviceID string) error
 
 	// Retention (see Sweeper). Nothing is deleted whose latest outbox
 	// event is above acked: the cloud has not stored it yet.
@@ -126,6 +144,7 @@ type Receipt struct {
 	Reprint       bool                    `json:"reprint,omitempty"`
 	BackupFrom    string                  `json:"backup_from,omitempty"`
 	Error         string                  `json:"error,omitempty"`
+	Settled       string                  `json:"settled,omitempty"` // how the printer settled an uncertain attempt (settle.go)
 	PreparedAt    time.Time               `json:"prepared_at"`
 	SubmittedAt   *time.Time              `json:"submitted_at,omitempty"`
 	PrintedAt     *time.Time              `json:"printed_at,omitempty"`
@@ -147,12 +166,13 @@ type AuditEntry struct {
 // Failover is the routing state of a printer whose stations moved to its
 // backup.
 type Failover struct {
-	PrinterID    string     `json:"printer_id"`
-	Active       bool       `json:"active"`       // stations print on the backup
-	Backup       string     `json:"backup"`       // where they print
-	Since        time.Time  `json:"since"`        // when they moved
-	Reason       string     `json:"reason"`       // why
-	Acknowledged bool       `json:"acknowledged"` // a person saw it
-	AckBy        string     `json:"ack_by,omitempty"`
-	AckAt        *time.Time `json:"ack_at,omitempty"`
+	PrinterID    string          `json:"printer_id"`
+	Active       bool            `json:"active"`         // stations print on the backup
+	Backup       string          `json:"backup"`         // where they print
+	Since        time.Time       `json:"since"`          // when they moved
+	Word         storeprint.Word `json:"word,omitempty"` // why, in words for people
+	Reason       string          `json:"reason"`         // why, with the technical detail
+	Acknowledged bool            `json:"acknowledged"`   // a person saw it
+	AckBy        string          `json:"ack_by,omitempty"`
+	AckAt        *time.Time      `json:"ack_at,omitempty"`
 }

@@ -23,14 +23,15 @@ type Task struct {
 	Source       storeprint.Source `json:"source,omitempty"`
 
 	// Ticket content.
-	Table      string            `json:"table,omitempty"`
-	Note       string            `json:"note,omitempty"`
-	Items      []storeprint.Item `json:"items"`
-	CopyOf     string            `json:"copy_of,omitempty"`     // for a deliberate copy: the original task_no
-	Reprint    bool              `json:"reprint,omitempty"`     // the next ticket carries a REPRINT line
-	Copies     int               `json:"copies,omitempty"`      // deliberate copies made of this task
-	StaleOK    bool              `json:"stale_ok,omitempty"`    // a person asked for it: print even if stale
-	BackupFrom string            `json:"backup_from,omitempty"` // set when printed on a backup printer
+	Table        string            `json:"table,omitempty"`
+	Note         string            `json:"note,omitempty"`
+	Items        []storeprint.Item `json:"items"`
+	CopyOf       string            `json:"copy_of,omitempty"`       // for a deliberate copy: the original task_no
+	Reprint      bool              `json:"reprint,omitempty"`       // the next ticket carries a REPRINT line
+	Copies       int               `json:"copies,omitempty"`        // deliberate copies made of this task
+	AutoReprints int               `json:"auto_reprints,omitempty"` // reprints on_uncertain = "reprint" made by itself (at most one)
+	StaleOK      bool              `json:"stale_ok,omitempty"`      // a person asked for it: print even if stale
+	BackupFrom   string            `json:"backup_from,omitempty"`   // set when printed on a backup printer
 
 	Seq       uint64     `json:"seq"`     // acceptance order, FIFO key
 	Version   uint64     `json:"version"` // grows by one with every stored change

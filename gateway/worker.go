@@ -20,8 +20,8 @@ type worker struct {
 	cfg     *PrinterConfig
 	wake    chan struct{}
 
-	lastSweep  time.Time
-	lastStatus time.Time
+	swept      since // last stale sweep, on the monotonic clock
+	lastStatus since // last status read
 }
 
 // Failpoint names, in the order an attempt reaches them.
@@ -38,89 +38,133 @@ func (w *worker) failpoint(name string) {
 }
 
 func (w *worker) run(ctx context.Context) {
-	g := w.g
 	for ctx.Err() == nil {
-		if err := g.store.Health(); err != nil {
-			// Storage trouble: take no ticket to the printer whose outcome
-			// could not be recorded. The store probes and recovers.
-			w.pause(ctx, g.opts.StatusPoll)
-			continue
+		if d := w.step(ctx); d > 0 {
+			w.pause(ctx, d)
 		}
-		now := g.now()
-		if now.Sub(w.lastSweep) >= g.opts.SweepEvery {
-			w.lastSweep = now
-			if err := w.sweepStale(ctx); err != nil {
-				g.log.Error("stale sweep", "printer", w.id, "err", err)
-			}
-			w.maybeFailback(ctx)
+	}
+}
+
+// step does one piece of the queue's work and returns how long to wait
+// before the next one; 0 means go on at once.
+func (w *worker) step(ctx context.Context) time.Duration {
+	g := w.g
+	poll := g.opts.StatusPoll
+	if err := g.store.Health(); err != nil {
+		// Storage trouble: take no ticket to the printer whose outcome
+		// could not be recorded. The store probes and recovers.
+		return poll
+	}
+	if ago, ok := w.swept.For(g.clock.Mono()); !ok || ago >= g.opts.SweepEvery {
+		w.swept = since{at: g.clock.Mono(), set: true}
+		if err := w.sweepStale(ctx); err != nil {
+			g.log.Error("stale sweep", "printer", w.id, "err", err)
 		}
-		head, err := w.head(ctx)
+		w.maybeFailback(ctx)
+	}
+	head, err := w.head(ctx)
+	if err != nil {
+		g.log.Error("read queue", "printer", w.id, "err", err)
+		return poll
+	}
+	if head == nil {
+		return w.idle(ctx)
+	}
+	if g.holding(head) {
+		// A linked gateway first hears from the cloud whether it knows
+		// newer states of the tickets carried over (learn.go).
+		return poll
+	}
+	if head.Status == storeprint.StatusPrinting {
+		// An attempt this process no longer drives (see Recover).
+		if err := g.recoverTask(ctx, head.TaskNo, nil); err != nil {
+			g.log.Error("recover attempt", "task_no", head.TaskNo, "err", err)
+			return poll
+		}
+		return 0
+	}
+	recovered := false
+	if g.PrinterState(w.id) != storeprint.PrinterReady {
+		// Not read yet, or the printer says it cannot print (offline,
+		// paper end, cover open): send nothing and ask again soon. A
+		// printer in trouble costs nothing while it waits: no lease, no
+		// attempt, nothing durable, nothing sent to the cloud.
+		troubled := w.troubled()
+		if w.pollStatus(ctx) != storeprint.PrinterReady {
+			w.checkFailover(ctx)
+			return poll
+		}
+		recovered = troubled // it answers ready again: retry at once
+	}
+	switch w.troubleState() {
+	case inTrouble:
+		// No ticket goes to a printer in trouble by itself: it fails over,
+		// or holds its queue and probes without paper (see trouble.go).
+		// What a person asks for (a test page, a make-up print, a copy)
+		// goes through: its confirmation brings the printer back.
+		w.checkFailover(ctx)
+		asked, err := w.askedFor(ctx)
 		if err != nil {
 			g.log.Error("read queue", "printer", w.id, "err", err)
-			w.pause(ctx, g.opts.StatusPoll)
-			continue
+			return poll
 		}
-		if head == nil {
-			w.idle(ctx)
-			continue
+		if asked == nil {
+			return w.probe(ctx)
 		}
-		if head.Status == storeprint.StatusPrinting {
-			// An attempt this process no longer drives (see Recover).
-			if err := g.recoverTask(ctx, head.TaskNo); err != nil {
-				g.log.Error("recover attempt", "task_no", head.TaskNo, "err", err)
-				w.pause(ctx, g.opts.StatusPoll)
-			}
-			continue
+		head = asked
+	case suspect:
+		// After an uncertain outcome the next ticket waits for the
+		// cool-down and a clean status round trip.
+		if wait := w.coolDown(); wait > 0 {
+			w.checkFailover(ctx)
+			return wait
 		}
-		if st := g.PrinterState(w.id); st == storeprint.PrinterPaperEnd || st == storeprint.PrinterCoverOpen {
-			// The printer says a person must act: send nothing (it is not
-			// a failure) and ask again soon.
-			w.pollStatus(ctx)
-			if g.PrinterState(w.id) != storeprint.PrinterReady {
-				w.checkFailover(ctx)
-				w.pause(ctx, g.opts.StatusPoll)
-				continue
-			}
+		if w.pollStatus(ctx) != storeprint.PrinterReady {
+			return poll
 		}
-		if now.Before(head.NextAt) {
-			// Back off (after a failure, or briefly after "not ready"), but
-			// retry at once when a printer in trouble answers ready again.
-			prev := g.PrinterState(w.id)
-			w.pause(ctx, min(head.NextAt.Sub(now), g.opts.StatusPoll))
-			if g.now().Before(head.NextAt) {
-				if st := w.pollStatus(ctx); st != storeprint.PrinterReady || prev == storeprint.PrinterReady {
-					w.checkFailover(ctx)
-					continue
-				}
-			}
-		}
-		w.attempt(ctx, head)
 	}
+	if wait := g.times.wait(head); wait > 0 && !recovered {
+		// Back off after a failure; a printer that was in trouble and
+		// answers ready again retries at once (above).
+		return wait
+	}
+	w.attempt(ctx, head)
+	return 0
 }
 
 // pause waits for d, a wake-up or the end of ctx.
 func (w *worker) pause(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
+	t := w.g.clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 	case <-w.wake:
-	case <-t.C:
+	case <-t.C():
 	}
 }
 
-// idle waits for work, polling the printer slowly (or at the trouble rate
-// while it is failed over, to learn when it is healthy again).
-func (w *worker) idle(ctx context.Context) {
+// idle polls the printer slowly while its queue is empty (or at the
+// trouble rate while it is failed over, to learn when it is healthy again)
+// and returns how long to wait for work.
+func (w *worker) idle(ctx context.Context) time.Duration {
 	g := w.g
 	poll := g.opts.IdlePoll
 	if g.PrinterState(w.id) != storeprint.PrinterReady || w.failedOver() {
 		poll = g.opts.StatusPoll
 	}
-	if g.now().Sub(w.lastStatus) >= poll {
+	if ago, ok := w.lastStatus.For(g.clock.Mono()); !ok || ago >= poll {
 		w.pollStatus(ctx)
 	}
-	w.pause(ctx, min(poll, g.opts.SweepEvery))
+	return min(poll, g.opts.SweepEvery)
+}
+
+// troubled reports whether the printer was last read in trouble (not
+// merely never read yet, as at start).
+func (w *worker) troubled() bool {
+	w.g.mu.Lock()
+	defer w.g.mu.Unlock()
+	s := w.g.status[w.id]
+	return s.State != storeprint.PrinterReady && !s.CheckedAt.IsZero()
 }
 
 func (w *worker) failedOver() bool {
@@ -145,7 +189,7 @@ func (w *worker) pollStatus(ctx context.Context) storeprint.PrinterState {
 	sctx, cancel := context.WithTimeout(ctx, w.cfg.ConnectTimeout.Duration+3*time.Second)
 	defer cancel()
 	st, err := w.printer.Status(sctx)
-	w.lastStatus = w.g.now()
+	w.lastStatus = since{at: w.g.clock.Mono(), set: true}
 	if err != nil {
 		if ctx.Err() != nil {
 			return w.g.PrinterState(w.id)
@@ -159,23 +203,19 @@ func (w *worker) pollStatus(ctx context.Context) storeprint.PrinterState {
 
 func (w *worker) setStatus(st PrinterStatus, lastErr string) {
 	g := w.g
-	now := g.now()
+	mono := g.clock.Mono()
 	g.mu.Lock()
 	s := g.status[w.id]
 	changed := s.State != st.State
-	s.State, s.PaperNearEnd, s.CheckedAt = st.State, st.PaperNearEnd, now
+	s.State, s.PaperNearEnd, s.CheckedAt = st.State, st.PaperNearEnd, g.now()
 	if lastErr != "" {
 		s.LastError = lastErr
 	}
 	if st.State == storeprint.PrinterReady {
-		if s.HealthySince.IsZero() {
-			s.HealthySince = now
-		}
+		s.HealthySince.mark(mono)
 	} else {
-		s.HealthySince = time.Time{}
-		if s.FailingSince.IsZero() {
-			s.FailingSince = now
-		}
+		s.HealthySince = since{}
+		s.FailingSince.mark(mono)
 	}
 	g.mu.Unlock()
 	if changed {
@@ -195,15 +235,13 @@ func (w *worker) noteOutcome(ok bool, countAttempt bool) {
 	defer g.mu.Unlock()
 	s := g.status[w.id]
 	if ok {
-		s.Streak, s.FailingSince, s.LastError = 0, time.Time{}, ""
+		s.Streak, s.FailingSince, s.LastError = 0, since{}, ""
 		return
 	}
 	if countAttempt {
 		s.Streak++
 	}
-	if s.FailingSince.IsZero() {
-		s.FailingSince = g.now()
-	}
+	s.FailingSince.mark(g.clock.Mono())
 }
 
 // attempt leases the head task, prints it and records the outcome.
@@ -213,15 +251,15 @@ func (w *worker) attempt(ctx context.Context, head *Task) {
 	if err != nil {
 		if !errors.Is(err, errFenced) && ctx.Err() == nil {
 			g.log.Error("lease task", "task_no", head.TaskNo, "err", err)
-			w.pause(ctx, g.opts.StatusPoll)
 		}
 		return
 	}
 	if lease == nil {
-		return // flagged stale, or no longer due
+		return // flagged stale
 	}
 	job := &PrintJob{
 		Ticket:    lease.ticket,
+		Attempt:   lease.attempt,
 		ProcessID: lease.processID,
 		Prepare: func(pctx context.Context, payload []byte) error {
 			if err := g.prepare(pctx, lease, payload); err != nil {
@@ -240,18 +278,20 @@ func (w *worker) attempt(ctx context.Context, head *Task) {
 	// The attempt must end within its lease. A driver that overruns it is
 	// abandoned: the attempt is settled from its receipt as after a crash
 	// (see Recover), and the driver's late result is fenced out.
-	pctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), lease.expires.Add(-g.opts.LeaseMargin/2))
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lease.length-g.opts.LeaseMargin/2)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- w.printer.Print(pctx, job) }()
+	overrun := g.clock.NewTimer(lease.length + g.opts.LeaseMargin/2)
+	defer overrun.Stop()
 	var perr error
 	select {
 	case perr = <-done:
-	case <-time.After(time.Until(lease.expires) + g.opts.LeaseMargin/2):
+	case <-overrun.C():
 		g.log.Error("printer driver overran its lease; attempt abandoned", "printer", w.id, "task_no", lease.taskNo, "attempt", lease.attempt)
 		w.noteOutcome(false, true)
 		g.obs.Attempt(w.id, "abandoned")
-		if err := g.recoverTask(context.WithoutCancel(ctx), lease.taskNo); err != nil {
+		if err := g.recoverTask(context.WithoutCancel(ctx), lease.taskNo, nil); err != nil {
 			g.log.Error("settle abandoned attempt", "task_no", lease.taskNo, "err", err)
 		}
 		return
@@ -271,6 +311,7 @@ func (w *worker) finish(ctx context.Context, lease *lease, perr error) {
 	switch {
 	case perr == nil:
 		w.noteOutcome(true, false)
+		w.troubleOver()
 		w.setStatus(PrinterStatus{State: storeprint.PrinterReady}, "")
 		g.obs.Attempt(w.id, "printed")
 		if err := g.complete(ctx, lease); err != nil {
@@ -279,8 +320,8 @@ func (w *worker) finish(ctx context.Context, lease *lease, perr error) {
 		return
 	case errors.Is(perr, errFenced):
 		g.obs.Attempt(w.id, "fenced")
-		if err := g.release(ctx, lease, perr, false); err != nil && !errors.Is(err, errFenced) {
-			g.log.Error("release fenced attempt", "task_no", lease.taskNo, "err", err)
+		if err := g.settleFenced(ctx, lease, perr); err != nil && !errors.Is(err, errFenced) {
+			g.log.Error("settle fenced attempt", "task_no", lease.taskNo, "err", err)
 		}
 		return
 	}
@@ -304,8 +345,12 @@ func (w *worker) finish(ctx context.Context, lease *lease, perr error) {
 		g.obs.Retry(w.id)
 		err = g.release(ctx, lease, perr, true)
 	default:
+		if w.settleUncertain(ctx, lease, perr) {
+			return // the printer said what became of it (settle.go)
+		}
 		w.noteOutcome(false, true)
-		err = g.uncertain(ctx, lease, perr)
+		mayFlag := w.uncertainOutcome(perr)
+		err = g.uncertain(ctx, lease, perr, mayFlag)
 	}
 	if err != nil && !errors.Is(err, errFenced) {
 		g.log.Error("store attempt outcome", "task_no", lease.taskNo, "err", err)
@@ -313,13 +358,15 @@ func (w *worker) finish(ctx context.Context, lease *lease, perr error) {
 	w.checkFailover(ctx)
 }
 
-// lease is one attempt's claim on a task.
+// lease is one attempt's claim on a task. It lives only in memory: its
+// expiry is on the monotonic clock, and a restart ends every lease.
 type lease struct {
 	taskNo    string
 	printerID string
 	attempt   int
 	token     string
-	expires   time.Time
+	expires   time.Duration // monotonic reading at which the lease ends
+	length    time.Duration // how long it was granted for
 	processID string
 	reprint   bool
 	backup    string
@@ -327,12 +374,13 @@ type lease struct {
 	policy    string // on_uncertain of the printer
 }
 
-// lease starts a new attempt of a due task: the attempt number grows by one
+// lease starts a new attempt of a task: the attempt number grows by one
 // and a fresh token is issued. A task past its station's stale_after is
 // flagged instead and nil is returned.
 func (g *Gateway) lease(ctx context.Context, w *worker, taskNo string) (*lease, error) {
 	var l *lease
 	now := g.now()
+	length := w.cfg.ConnectTimeout.Duration + w.cfg.ConfirmTimeout.Duration + g.opts.LeaseMargin
 	err := g.store.Update(ctx, func(tx Tx) error {
 		l = nil
 		t, err := tx.Task(taskNo)
@@ -342,23 +390,20 @@ func (g *Gateway) lease(ctx context.Context, w *worker, taskNo string) (*lease, 
 		if t.PrinterID != w.id || (t.Status != storeprint.StatusQueued && t.Status != storeprint.StatusRetryWait) {
 			return errFenced
 		}
-		if g.isStale(t, now) {
-			return g.flagStale(tx, t, now)
-		}
-		if now.Before(t.NextAt) && g.PrinterState(w.id) != storeprint.PrinterReady {
-			return nil
+		if g.isStale(t) {
+			return g.flagStale(tx, t)
 		}
 		t.Attempt++
 		t.Status = storeprint.StatusPrinting
 		t.LeaseToken = newToken()
-		t.LeaseExpires = now.Add(w.cfg.ConnectTimeout.Duration + w.cfg.ConfirmTimeout.Duration + g.opts.LeaseMargin)
+		t.LeaseExpires = now.Add(length) // for people; the lease itself is l.expires
 		if err := tx.PutTask(t); err != nil {
 			return err
 		}
 		l = &lease{
 			taskNo: t.TaskNo, printerID: w.id, attempt: t.Attempt, token: t.LeaseToken,
-			expires: t.LeaseExpires, processID: newProcessID(), reprint: t.Reprint,
-			backup: t.BackupFrom, policy: w.cfg.OnUncertain,
+			expires: g.clock.Mono() + length, length: length, processID: storeprint.NewProcessID(),
+			reprint: t.Reprint, backup: t.BackupFrom, policy: w.cfg.OnUncertain,
 			ticket: Ticket{
 				StoreID: g.cfg.StoreID, Station: t.Station, OrderID: t.OrderID, Table: t.Table,
 				Note: t.Note, Items: t.Items, AcceptedAt: t.CreatedAt, TaskNo: t.TaskNo,
@@ -378,13 +423,13 @@ func (g *Gateway) fence(tx ReadTx, l *lease, checkExpiry bool) (*Task, error) {
 		return nil, err
 	}
 	if t.Attempt != l.attempt || t.LeaseToken != l.token {
-		return t, fmt.Errorf("%w: attempt %d is current, not %d", errFenced, t.Attempt, l.attempt)
+		return t, &fenceError{superseded, fmt.Sprintf("attempt %d is current, not %d", t.Attempt, l.attempt)}
 	}
 	if t.Status != storeprint.StatusPrinting {
-		return t, fmt.Errorf("%w: task is %s", errFenced, t.Status)
+		return t, &fenceError{superseded, fmt.Sprintf("task is %s", t.Status)}
 	}
-	if checkExpiry && !g.now().Before(t.LeaseExpires) {
-		return t, fmt.Errorf("%w: lease of attempt %d expired", errFenced, l.attempt)
+	if checkExpiry && g.clock.Mono() >= l.expires {
+		return t, &fenceError{expired, fmt.Sprintf("lease of attempt %d expired before the first byte", l.attempt)}
 	}
 	return t, nil
 }
@@ -399,16 +444,11 @@ func (g *Gateway) prepare(ctx context.Context, l *lease, payload []byte) error {
 		if err != nil {
 			return err
 		}
-		if o, err := tx.Order(t.OrderID); err == nil && o.Voided {
-			return fmt.Errorf("%w: order %s was voided", errFenced, t.OrderID)
-		} else if err != nil && !isNotFound(err) {
+		if err := g.mayPrint(tx, t); err != nil {
 			return err
 		}
-		if p, _ := g.route(t.Station); t.Station != "" && p != t.PrinterID {
-			return fmt.Errorf("%w: station %s now prints on %s", errFenced, t.Station, p)
-		}
 		if _, err := tx.Receipt(l.taskNo, l.attempt); err == nil {
-			return fmt.Errorf("%w: attempt %d already has a receipt", errFenced, l.attempt)
+			return &fenceError{superseded, fmt.Sprintf("attempt %d already has a receipt", l.attempt)}
 		} else if !isNotFound(err) {
 			return err
 		}
@@ -444,6 +484,7 @@ func (g *Gateway) complete(ctx context.Context, l *lease) error {
 	var printedAfter time.Duration
 	var printerID string
 	err := g.store.Update(ctx, func(tx Tx) error {
+		printerID = ""
 		r, err := tx.Receipt(l.taskNo, l.attempt)
 		if err != nil {
 			return err
@@ -459,7 +500,7 @@ func (g *Gateway) complete(ctx context.Context, l *lease) error {
 		}
 		t.Status, t.PrintedAt, t.LastError, t.Reason = storeprint.StatusDone, &now, "", ""
 		t.LeaseToken, t.LeaseExpires, t.Reprint = "", time.Time{}, false
-		printedAfter, printerID = now.Sub(t.CreatedAt), t.PrinterID
+		printedAfter, printerID = g.times.age(t), t.PrinterID
 		return tx.PutTask(t)
 	})
 	if err == nil && printerID != "" {
@@ -504,8 +545,7 @@ func (g *Gateway) release(ctx context.Context, l *lease, cause error, failure bo
 				return tx.PutTask(t)
 			}
 			t.Status = storeprint.StatusRetryWait
-			b := g.opts.Backoff
-			t.NextAt = now.Add(jitter(b[min(t.Failures, len(b))-1]))
+			t.NextAt = now.Add(g.backoff.Wait(t.Failures))
 		}
 		wake = g.reroute(t)
 		return tx.PutTask(t)
@@ -516,11 +556,9 @@ func (g *Gateway) release(ctx context.Context, l *lease, cause error, failure bo
 	return err
 }
 
-// uncertain ends an attempt whose bytes may have printed, following the
-// printer's on_uncertain policy: hold flags it for a person; reprint queues
-// another attempt whose ticket says REPRINT (and flags it once retries are
-// used up).
-func (g *Gateway) uncertain(ctx context.Context, l *lease, cause error) error {
+// uncertain ends an attempt whose bytes may have printed; see
+// applyUncertain.
+func (g *Gateway) uncertain(ctx context.Context, l *lease, cause error, mayFlag bool) error {
 	var wake string
 	err := g.store.Update(ctx, func(tx Tx) error {
 		wake = ""
@@ -536,7 +574,7 @@ func (g *Gateway) uncertain(ctx context.Context, l *lease, cause error) error {
 		if err != nil {
 			return err
 		}
-		wake = g.applyUncertain(t, l.policy, cause.Error())
+		wake = g.applyUncertain(t, l.policy, cause.Error(), mayFlag)
 		return tx.PutTask(t)
 	})
 	if wake != "" {
@@ -545,22 +583,32 @@ func (g *Gateway) uncertain(ctx context.Context, l *lease, cause error) error {
 	return err
 }
 
-// applyUncertain sets an uncertain attempt's task state per policy and
-// returns the printer to wake, if any.
-func (g *Gateway) applyUncertain(t *Task, policy, cause string) string {
+// applyUncertain sets the state of a task whose attempt may have printed,
+// and returns the printer to wake, if any. Its printer's on_uncertain
+// decides: reprint prints it again once, with a REPRINT line; hold (or a
+// second uncertain outcome under reprint) flags it for a person. A printer
+// in trouble that has had its share of flagged tickets (mayFlag false, see
+// trouble.go) keeps the ticket in its queue instead, marked REPRINT, to
+// print once the printer works again.
+func (g *Gateway) applyUncertain(t *Task, policy, cause string, mayFlag bool) string {
 	t.LeaseToken, t.LeaseExpires = "", time.Time{}
 	t.LastError = cause
-	t.Failures++
-	if policy == "reprint" && t.Failures <= *g.cfg.MaxRetries {
+	switch {
+	case policy == "reprint" && t.AutoReprints == 0:
+		t.AutoReprints++
 		t.Status, t.Reprint = storeprint.StatusRetryWait, true
-		b := g.opts.Backoff
-		t.NextAt = g.now().Add(jitter(b[min(t.Failures, len(b))-1]))
+		t.NextAt = g.now().Add(g.backoff.Wait(1))
 		g.log.Warn("uncertain outcome: reprinting with a REPRINT line", "task_no", t.TaskNo, "err", cause)
 		return g.reroute(t)
+	case mayFlag:
+		t.Status, t.Reason = storeprint.StatusAttention, storeprint.ReasonUncertain
+		g.log.Warn("uncertain outcome: needs a person", "task_no", t.TaskNo, "err", cause)
+		return ""
 	}
-	t.Status, t.Reason = storeprint.StatusAttention, storeprint.ReasonUncertain
-	g.log.Warn("uncertain outcome: needs a person", "task_no", t.TaskNo, "err", cause)
-	return ""
+	t.Status, t.Reprint = storeprint.StatusRetryWait, true
+	t.NextAt = g.now().Add(g.backoff.Wait(1))
+	g.log.Warn("uncertain outcome on a printer in trouble: the ticket waits, marked REPRINT", "task_no", t.TaskNo, "err", cause)
+	return g.reroute(t)
 }
 
 // reroute points a waiting task at its station's current printer and
@@ -581,14 +629,16 @@ func (g *Gateway) staleAfter(station string) time.Duration {
 	return DefaultStaleAfter
 }
 
-func (g *Gateway) isStale(t *Task, now time.Time) bool {
-	return !t.StaleOK && now.Sub(t.CreatedAt) > g.staleAfter(t.Station)
+// isStale reports whether a task waited longer than its station's
+// stale_after since it was accepted, on the monotonic clock.
+func (g *Gateway) isStale(t *Task) bool {
+	return !t.StaleOK && g.times.age(t) > g.staleAfter(t.Station)
 }
 
-func (g *Gateway) flagStale(tx Tx, t *Task, now time.Time) error {
+func (g *Gateway) flagStale(tx Tx, t *Task) error {
 	t.Status, t.Reason = storeprint.StatusAttention, storeprint.ReasonStale
 	t.LastError = fmt.Sprintf("not printed within %s of acceptance", g.staleAfter(t.Station))
-	g.log.Warn("stale ticket held back", "task_no", t.TaskNo, "age", now.Sub(t.CreatedAt).Round(time.Second))
+	g.log.Warn("stale ticket held back", "task_no", t.TaskNo, "age", g.times.age(t).Round(time.Second))
 	return tx.PutTask(t)
 }
 
@@ -600,12 +650,11 @@ const staleScan = 1000
 // see them before the printer comes back.
 func (w *worker) sweepStale(ctx context.Context) error {
 	g := w.g
-	now := g.now()
 	var any bool
 	if err := g.store.View(ctx, func(tx ReadTx) error {
 		open, err := tx.Open(w.id, staleScan)
 		for _, t := range open {
-			if t.Status != storeprint.StatusPrinting && g.isStale(t, now) {
+			if t.Status != storeprint.StatusPrinting && g.isStale(t) {
 				any = true
 			}
 		}
@@ -619,8 +668,8 @@ func (w *worker) sweepStale(ctx context.Context) error {
 			return err
 		}
 		for _, t := range open {
-			if t.Status != storeprint.StatusPrinting && g.isStale(t, now) {
-				if err := g.flagStale(tx, t, now); err != nil {
+			if t.Status != storeprint.StatusPrinting && g.isStale(t) {
+				if err := g.flagStale(tx, t); err != nil {
 					return err
 				}
 			}

@@ -1,10 +1,19 @@
-// Package printerdrivers holds what the gateway needs to reach physical
-// receipt printers: ESC/POS ticket encoding and status parsing (escpos), one
-// subpackage per transport implementing gateway.Printer (tcp; serial and the
-// Windows spooler to follow), a simulated ESC/POS printer for tests and
-// demos (printersim), and the conformance suite every transport runs
-// (printertest).
+// Package printerdrivers reaches physical receipt printers for the
+// gateway. Its root holds the confirmed-print pipeline (Pipeline), the one
+// place where the steps of a print attempt and the classification of its
+// outcome are written: encode, status gate, Prepare, first byte,
+// Submitted, the printer's confirmation. No byte leaves before Prepare;
+// from the first byte on every failure is uncertain; only the printer's
+// own answer is success.
 //
-// The root package has no code: drivers talk in the gateway's terms and never
-// import each other.
+// Each driver is a Pipeline on its own Transport (connect, status, send,
+// confirm, job id), one subpackage each: tcp (raw port 9100), serial
+// (USB-serial and RS-232), winspool (the Windows print spooler), epos
+// (Epson ePOS-Print over HTTP) and cloudprnt (Star printers that poll the
+// gateway with CloudPRNT; cloudprnt/protocol is the wire protocol, served
+// by the cloud too). escpos and starprnt render tickets in the printers'
+// languages; printersim is a simulated printer for tests and demos;
+// printertest is the conformance suite every driver runs.
+//
+// Drivers talk in the gateway's terms and never import each other.
 package printerdrivers

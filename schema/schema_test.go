@@ -51,7 +51,8 @@ func TestUp(t *testing.T) {
 			t.Fatalf("got version %d, want %d", v, latest)
 		}
 		want := []string{"tenants", "tenant_tokens", "stores", "gateways", "gateway_cursors", "printers",
-			"cloud_orders", "print_tasks", "task_events", "receipts", "alerts", "downstream_cursors", "downstream", "audit_events"}
+			"cloud_orders", "print_tasks", "task_events", "receipts", "alerts", "downstream_cursors", "downstream", "audit_events",
+			"dead_letters", "link_events", "cloudprnt_printers"}
 		got := tables(t, url)
 		for _, name := range want {
 			if !got[name] {

@@ -34,6 +34,7 @@ func TestVocabulary_Checks(t *testing.T) {
 		{"receipts_state_check", strs(storeprint.ReceiptStates)},
 		{"printers_status_check", strs(storeprint.PrinterStates)},
 		{"downstream_kind_check", strs(storeprint.CommandKinds)},
+		{"link_events_kind_check", cloud.LinkEventKinds},
 	} {
 		t.Run(tc.constraint, func(t *testing.T) {
 			var def string

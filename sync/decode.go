@@ -16,6 +16,13 @@ const (
 	MaxSeq     = 1 << 62 // seqs and versions fit PostgreSQL's bigint with room
 	MaxVersion = 1 << 62
 	MaxText    = 4096 // characters in an error, reason or operator
+	// MaxWindow bounds how far past the cloud's cursor a gateway may send:
+	// the cloud refuses (does not store, does not claim) a seq beyond it.
+	MaxWindow = 50000
+	// MaxVersionJump bounds how far a task's version may move past the
+	// version the cloud holds from the same incarnation: a task changes a
+	// few times, never millions. A larger jump is dead-lettered.
+	MaxVersionJump = 10000
 )
 
 // Decoded is an event's data, checked: exactly one field is set for the
@@ -51,6 +58,9 @@ func DecodeEvent(ev *Event) (Decoded, error) {
 	if bytes.IndexByte(data, 0) >= 0 || bytes.Contains(bytes.ToLower(data), []byte(`\u0000`)) {
 		return d, fmt.Errorf("event %d: data holds a NUL character", ev.Seq)
 	}
+	if !utf8.Valid(data) {
+		return d, fmt.Errorf("event %d: data is not valid UTF-8", ev.Seq)
+	}
 	if !json.Valid(data) {
 		return d, fmt.Errorf("event %d: data is not valid JSON", ev.Seq)
 	}
@@ -73,12 +83,21 @@ func DecodeEvent(ev *Event) (Decoded, error) {
 		}
 	case "":
 		err = fmt.Errorf("kind is required")
+	default:
+		err = storeprint.CheckID("kind", ev.Kind) // a newer gateway's kind reads like one
 	}
 	if err != nil {
 		return Decoded{}, fmt.Errorf("event %d (%s): %w", ev.Seq, ev.Kind, err)
 	}
 	return d, nil
 }
+
+// CheckTask checks a task state that travels outside an event (snapshot
+// and states frames) with the rules of DecodeEvent; times left out become at.
+func CheckTask(t *TaskEvent, at time.Time) error { return t.check(&Event{At: at}) }
+
+// CheckReceipt is CheckTask for a receipt.
+func CheckReceipt(r *ReceiptEvent, at time.Time) error { return r.check(&Event{At: at}) }
 
 func (t *TaskEvent) check(ev *Event) error {
 	switch {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/sync"
@@ -83,6 +84,8 @@ func TestDecodeEvent(t *testing.T) {
 		{"ErrNoAt", &sync.Event{Seq: 1, Kind: sync.KindTask}, "at is required"},
 		{"ErrNoKind", &sync.Event{Seq: 1, At: at, Data: json.RawMessage(`{}`)}, "kind"},
 		{"ErrBadJSON", &sync.Event{Seq: 1, Kind: "x", At: at, Data: json.RawMessage(`{`)}, "JSON"},
+		{"ErrBadUTF8", &sync.Event{Seq: 1, Kind: "x", At: at, Data: json.RawMessage("\"\xbf\"")}, "UTF-8"},
+		{"ErrBadKind", &sync.Event{Seq: 1, Kind: "x\x00", At: at, Data: json.RawMessage(`{}`)}, "kind"},
 		{"ErrNULEscape", bad(func(tv *sync.TaskEvent) { tv.LastError = "a\x00b" }), "NUL"},
 		{"ErrStatus", bad(func(tv *sync.TaskEvent) { tv.Status = "lost" }), "status"},
 		{"ErrReason", bad(func(tv *sync.TaskEvent) { tv.Reason = "bored" }), "reason"},
@@ -114,6 +117,9 @@ func FuzzDecodeEvent(f *testing.F) {
 		}
 		if strings.Contains(data, "\x00") || strings.Contains(strings.ToLower(data), `\u0000`) {
 			t.Fatalf("accepted a NUL: %q", data)
+		}
+		if !utf8.ValidString(data) || !utf8.ValidString(kind) {
+			t.Fatalf("accepted invalid UTF-8: %q %q", kind, data)
 		}
 		if d.Task != nil && (!d.Task.Status.Valid() || d.Task.Version == 0) {
 			t.Fatalf("accepted task %+v", d.Task)

@@ -8,17 +8,38 @@ import (
 	"github.com/storeprint/storeprint"
 )
 
-// Frame types. The gateway sends hello, events, status, down_ack and ping
-// frames; the cloud answers welcome, ack, down and error frames.
+// Frame types. The gateway sends hello, events, snapshot, status,
+// down_ack, states (final: learned) and ping frames; the cloud answers
+// welcome, ack, states, down and error frames.
+//
+// After the handshake either side may find the other behind:
+//
+//   - the cloud behind (its database restored): the welcome's cursor is
+//     below what the gateway compacted. The gateway sends snapshot frames,
+//     every task it holds with its receipts, the last one final with the
+//     seq the snapshot stands for (cursor); the cloud acks it and the
+//     event stream resumes after it.
+//   - the gateway behind (its data dir restored from an older copy, or
+//     wiped): the welcome says behind. The cloud sends states frames (its
+//     newer state of tasks the gateway may hold), then the cloud orders
+//     the store lost, then a final states frame. The gateway prints
+//     nothing it held from before the link came up until that final frame
+//     (bounded by a start-up grace), and answers it with a final states
+//     frame of its own: until then every link of it hears them again.
+//
+// Both only happen with a gateway whose hello says resync: an older
+// gateway gets the frames of protocol 1 alone.
 const (
-	FrameHello   = "hello"    // gateway: who it is and what it has applied from the cloud
-	FrameWelcome = "welcome"  // cloud: the cursor to resume the outbox from
-	FrameEvents  = "events"   // gateway: a batch of outbox events in seq order
-	FrameAck     = "ack"      // cloud: the highest contiguous seq stored
-	FrameStatus  = "status"   // gateway: its printers as they are now
-	FrameDown    = "down"     // cloud: commands for the store, in seq order
-	FrameDownAck = "down_ack" // gateway: every command up to seq is durable
-	FrameError   = "error"    // either side: why it closes the link
+	FrameHello    = "hello"    // gateway: who it is and what it has applied from the cloud
+	FrameWelcome  = "welcome"  // cloud: the cursor to resume the outbox from
+	FrameEvents   = "events"   // gateway: a batch of outbox events in seq order
+	FrameAck      = "ack"      // cloud: the highest contiguous seq stored
+	FrameStatus   = "status"   // gateway: its printers as they are now
+	FrameDown     = "down"     // cloud: commands for the store, in seq order
+	FrameDownAck  = "down_ack" // gateway: every command up to seq is durable
+	FrameError    = "error"    // either side: why it closes the link
+	FrameSnapshot = "snapshot" // gateway: tasks and receipts it holds, when the cloud is behind
+	FrameStates   = "states"   // cloud: its newer state of tasks, when the gateway is behind
 )
 
 // Handshake headers of the websocket upgrade.
@@ -38,13 +59,44 @@ type Frame struct {
 	StoreID    string `json:"store_id,omitempty"`    // hello, welcome
 	Version    string `json:"version,omitempty"`     // hello: the gateway's software version
 	DownCursor uint64 `json:"down_cursor,omitempty"` // hello: highest command seq applied
+	// Incarnation is the data dir's random id, made when it was created
+	// (empty for one created before incarnations).
+	Incarnation string `json:"incarnation,omitempty"` // hello
+	LastSeq     uint64 `json:"last_seq,omitempty"`    // hello: newest outbox event written
+	Compacted   uint64 `json:"compacted,omitempty"`   // hello: outbox events removed up to here
+	Resync      bool   `json:"resync,omitempty"`      // hello, welcome: this side sends and takes snapshot and states frames
 
-	Cursor   uint64          `json:"cursor,omitempty"`   // welcome, ack
-	Events   []Event         `json:"events,omitempty"`   // events
-	Printers []PrinterStatus `json:"printers,omitempty"` // status
-	Commands []Command       `json:"commands,omitempty"` // down
-	Seq      uint64          `json:"seq,omitempty"`      // down_ack
-	Error    string          `json:"error,omitempty"`    // error
+	// Cursor is the highest contiguous seq stored (welcome, ack), the seq
+	// a final snapshot stands for, or the down cursor the store may move
+	// to after the commands of a down frame.
+	Cursor      uint64          `json:"cursor,omitempty"`
+	Behind      bool            `json:"behind,omitempty"`       // welcome: states frames come first
+	Events      []Event         `json:"events,omitempty"`       // events
+	DeadLetters []DeadLetter    `json:"dead_letters,omitempty"` // ack: events stored but not applied
+	Tasks       []TaskEvent     `json:"tasks,omitempty"`        // snapshot, states
+	Receipts    []ReceiptEvent  `json:"receipts,omitempty"`     // snapshot
+	Final       bool            `json:"final,omitempty"`        // snapshot, states: the last frame of the set
+	Printers    []PrinterStatus `json:"printers,omitempty"`     // status
+	Commands    []Command       `json:"commands,omitempty"`     // down
+	Seq         uint64          `json:"seq,omitempty"`          // down_ack
+	Error       string          `json:"error,omitempty"`        // error
+}
+
+// Hello is what a gateway's hello frame says of the store's data.
+type Hello struct {
+	Incarnation string
+	LastSeq     uint64 // newest outbox event written
+	Compacted   uint64 // outbox removed up to here
+	DownCursor  uint64 // highest command seq applied
+}
+
+// DeadLetter is an event the cloud stored and acknowledged but could not
+// apply (a malformed event, a task of another gateway, an impossible
+// version or transition). The cloud keeps it with the reason and raises
+// an alert; the link goes on past it.
+type DeadLetter struct {
+	Seq    uint64 `json:"seq"`
+	Reason string `json:"reason"`
 }
 
 // PrinterStatus is one printer as the gateway last read it.
@@ -65,6 +117,7 @@ type Command struct {
 	Kind      storeprint.CommandKind `json:"kind"`
 	TaskNo    string                 `json:"task_no,omitempty"`
 	PrinterID string                 `json:"printer_id,omitempty"`
+	DeviceID  string                 `json:"device_id,omitempty"` // device_revoke
 	Order     json.RawMessage        `json:"order,omitempty"`
 	Operator  string                 `json:"operator,omitempty"`
 	Reason    string                 `json:"reason,omitempty"`
@@ -84,7 +137,8 @@ func Decode(b []byte) (*Frame, error) {
 		return nil, fmt.Errorf("frame version %d, this side speaks %d", f.V, ProtocolVersion)
 	}
 	switch f.Type {
-	case FrameHello, FrameWelcome, FrameEvents, FrameAck, FrameStatus, FrameDown, FrameDownAck, FrameError:
+	case FrameHello, FrameWelcome, FrameEvents, FrameAck, FrameStatus, FrameDown, FrameDownAck, FrameError,
+		FrameSnapshot, FrameStates:
 	default:
 		return nil, fmt.Errorf("unknown frame type %q", f.Type)
 	}

@@ -108,3 +108,29 @@ func createdStatus(created bool) int {
 	}
 	return http.StatusOK
 }
+
+// GET /v1/admin/tenants/{tenant_id}/tokens: every token of the tenant,
+// each with its token_id, never its secret.
+func (s *Server) handleFindTenantTokens(w http.ResponseWriter, r *http.Request) error {
+	toks, err := s.TenantService.FindTenantTokens(r.Context(), r.PathValue("tenant_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toks)
+	return nil
+}
+
+// DELETE /v1/admin/tenants/{tenant_id}/tokens/{token_id} with an optional
+// body {"reason","operator"}: refused from this answer on, audited.
+func (s *Server) handleRevokeTenantToken(w http.ResponseWriter, r *http.Request) error {
+	var note cloud.Note
+	if err := decode(w, r, &note, true); err != nil {
+		return err
+	}
+	tok, err := s.TenantService.RevokeTenantToken(r.Context(), r.PathValue("tenant_id"), r.PathValue("token_id"), note)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, tok)
+	return nil
+}

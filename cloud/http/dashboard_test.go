@@ -128,7 +128,7 @@ func TestServer_Page(t *testing.T) {
 	e := setup(t)
 	get := func(path string) (*http.Response, string) {
 		t.Helper()
-		resp, err := http.Get(e.server.URL() + path)
+		resp, err := client.Get(e.server.URL() + path)
 		if err != nil {
 			t.Fatal(err)
 		}

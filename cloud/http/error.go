@@ -20,6 +20,7 @@ var errorStatus = map[string]int{
 	cloud.ENOTFOUND:     http.StatusNotFound,
 	cloud.ECONFLICT:     http.StatusConflict,
 	cloud.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	cloud.ETOOMANY:      http.StatusTooManyRequests,
 	cloud.EUNAVAILABLE:  http.StatusServiceUnavailable,
 	cloud.EINTERNAL:     http.StatusInternalServerError,
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
+	"github.com/storeprint/storeprint/internal/authlimit"
 )
 
 // ShutdownTimeout bounds how long Close waits for requests in flight.
@@ -43,16 +45,41 @@ type Server struct {
 	TaskService    cloud.TaskService
 	CommandService cloud.CommandService
 	AuditService   cloud.AuditService
+	DeviceService  cloud.DeviceService
+	LinkService    cloud.LinkService
 	// DashboardService answers the HQ dashboard at / (see page.go).
 	DashboardService cloud.DashboardService
 	// Sync serves the gateways' websocket link at /v1/sync (sync/server).
 	Sync http.Handler
+	// CloudPRNTService serves CloudPRNT printers of stores without a
+	// gateway (see cloudprnt.go); nil: none.
+	CloudPRNTService cloud.CloudPRNTService
 
-	adminHash []byte
-	ln        net.Listener
-	server    *http.Server
-	metrics   *metrics
+	// MetricsAddr, when set, serves /metrics there without a token instead
+	// of on Addr behind the admin token (e.g. a port only Prometheus
+	// reaches).
+	MetricsAddr string
+	// Now is the clock of the failed-authentication limit (time.Now when
+	// nil).
+	Now func() time.Time
+
+	adminHash     []byte
+	ln            net.Listener
+	server        *http.Server
+	metricsLn     net.Listener
+	metricsServer *http.Server
+	metrics       *metrics
+	registry      *prometheus.Registry
+	badTokens     *authlimit.Limiter
+	routes        []string
 }
+
+// Limits of bad tokens per client address: BadTokenBurst at once, then
+// one per BadTokenEvery, past that 429.
+const (
+	BadTokenBurst = 10
+	BadTokenEvery = time.Second
+)
 
 // NewServer returns a server with a quiet logger.
 func NewServer() *Server {
@@ -79,7 +106,32 @@ func (s *Server) Open() error {
 			s.Logger.Error("http server stopped", "err", err)
 		}
 	}()
+	if s.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", s.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("listen on %s (--metrics-listen): %w", s.MetricsAddr, err)
+		}
+		s.metricsLn = mln
+		s.metricsServer = &http.Server{
+			Handler:           promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}),
+			ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog:          slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
+		}
+		go func() {
+			if err := s.metricsServer.Serve(mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.Logger.Error("metrics server stopped", "err", err)
+			}
+		}()
+	}
 	return nil
+}
+
+// MetricsURL is the base URL of the metrics listener, when there is one.
+func (s *Server) MetricsURL() string {
+	if s.metricsLn == nil {
+		return ""
+	}
+	return "http://" + s.metricsLn.Addr().String()
 }
 
 // Close stops accepting requests and waits, bounded, for those in flight.
@@ -89,6 +141,9 @@ func (s *Server) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 	defer cancel()
+	if s.metricsServer != nil {
+		_ = s.metricsServer.Close() // scrapes hold nothing worth waiting for
+	}
 	if err := s.server.Shutdown(ctx); err != nil {
 		return fmt.Errorf("shut down http server: %w", err)
 	}
@@ -124,25 +179,46 @@ func (s *Server) Handler() http.Handler {
 	if s.Logger == nil {
 		s.Logger = slog.New(slog.DiscardHandler)
 	}
+	if s.Now == nil {
+		s.Now = time.Now
+	}
+	s.badTokens = authlimit.New(BadTokenBurst, BadTokenEvery, s.Now)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(reg)
+	s.registry = reg
 
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", s.handleHealth)
-	if s.Sync != nil {
-		mux.Handle("GET /v1/sync", s.Sync)
-	}
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-
+	s.routes = nil
 	methods := map[string][]string{} // path → its methods, for a JSON 405
-	api := func(pattern string, h func(http.ResponseWriter, *http.Request) error) {
-		mux.Handle(pattern, s.authenticate(h))
+	plain := func(pattern string, h http.Handler) {
+		mux.Handle(pattern, h)
+		s.routes = append(s.routes, pattern)
 		method, path, _ := strings.Cut(pattern, " ")
 		methods[path] = append(methods[path], method)
 	}
+	api := func(pattern string, h func(http.ResponseWriter, *http.Request) error) {
+		plain(pattern, s.authenticate(checkIDs(h)))
+	}
+	plain("GET /healthz", http.HandlerFunc(s.handleHealth))
+	plain("GET /openapi.json", http.HandlerFunc(serveOpenAPI))
+	if s.Sync != nil {
+		plain("GET /v1/sync", s.Sync)
+	}
+	if s.MetricsAddr == "" {
+		scrape := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+		api("GET /metrics", func(w http.ResponseWriter, r *http.Request) error {
+			if _, err := cloud.RequireAdmin(r.Context()); err != nil {
+				return err
+			}
+			scrape.ServeHTTP(w, r)
+			return nil
+		})
+	}
 	api("POST /v1/admin/tenants", s.handleCreateTenant)
 	api("POST /v1/admin/tenants/{tenant_id}/tokens", s.handleCreateTenantToken)
+	api("GET /v1/admin/tenants/{tenant_id}/tokens", s.handleFindTenantTokens)
+	api("DELETE /v1/admin/tenants/{tenant_id}/tokens/{token_id}", s.handleRevokeTenantToken)
 	api("POST /v1/admin/stores", s.handleCreateStore)
 	api("POST /v1/admin/stores/{store_id}/gateways", s.handleCreateGateway)
 	api("DELETE /v1/admin/gateways/{gateway_id}", s.handleRevokeGateway)
@@ -155,10 +231,15 @@ func (s *Server) Handler() http.Handler {
 	api("POST /v1/stores/{store_id}/tasks/{task_no}/reprint", s.handleCommand(storeprint.CommandReprint))
 	api("POST /v1/stores/{store_id}/printers/{printer_id}/failover/ack", s.handleCommand(storeprint.CommandFailoverAck))
 	api("GET /v1/stores/{store_id}/alerts", s.handleFindAlerts)
+	api("GET /v1/stores/{store_id}/devices", s.handleFindDevices)
+	api("DELETE /v1/stores/{store_id}/devices/{device_id}", s.handleCommand(storeprint.CommandDeviceRevoke))
+	api("GET /v1/stores/{store_id}/link", s.handleFindLink)
 	api("GET /v1/audit", s.handleFindAudit)
 	api("GET /v1/dashboard", s.handleDashboard)
 	api("GET /v1/search", s.handleSearch)
+	s.cloudprntRoutes(plain, api)
 	s.pageRoutes(mux)
+	s.routes = append(s.routes, "GET /{$}", "GET /assets/")
 	for path, ms := range methods {
 		allow := strings.Join(ms, ", ")
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
@@ -171,6 +252,10 @@ func (s *Server) Handler() http.Handler {
 	})
 	return s.observe(mux)
 }
+
+// Routes returns "METHOD /path" of every route the server answers, in the
+// ServeMux's syntax; set after Handler or Open.
+func (s *Server) Routes() []string { return slices.Clone(s.routes) }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	if s.Health != nil {

@@ -15,11 +15,19 @@ import (
 	cloudhttp "github.com/storeprint/storeprint/cloud/http"
 	"github.com/storeprint/storeprint/cloud/postgres"
 	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
+	"github.com/storeprint/storeprint/internal/openapitest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 const adminToken = "admin-token-for-tests-0123456789"
+
+// api checks every exchange of these tests against the cloud's OpenAPI
+// document; client goes through it.
+var (
+	api    = openapitest.MustNew("cloud", cloudhttp.OpenAPI)
+	client = &http.Client{Transport: api.Transport(nil)}
+)
 
 // env is one test's server on a real database and socket.
 type env struct {
@@ -29,7 +37,7 @@ type env struct {
 	server *cloudhttp.Server
 }
 
-func setup(t *testing.T) *env {
+func setup(t *testing.T, opts ...func(*cloudhttp.Server)) *env {
 	t.Helper()
 	url := pgtest.NewDatabase(t)
 	db, err := postgres.Open(context.Background(), url+"&pool_max_conns=24")
@@ -48,7 +56,12 @@ func setup(t *testing.T) *env {
 	s.TaskService = postgres.NewTaskService(db)
 	s.CommandService = postgres.NewCommandService(db)
 	s.AuditService = postgres.NewAuditService(db)
+	s.DeviceService = postgres.NewDeviceService(db)
+	s.LinkService = postgres.NewLinkService(db)
 	s.DashboardService = postgres.NewDashboardService(db)
+	for _, o := range opts {
+		o(s)
+	}
 	if err := s.Open(); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +94,7 @@ func (e *env) do(method, path, token string, body any) (int, []byte) {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -164,7 +177,10 @@ func TestServer_Health(t *testing.T) {
 	})
 	t.Run("Metrics", func(t *testing.T) {
 		e.do("GET", "/v1/stores", adminToken, nil)
-		status, out := e.do("GET", "/metrics", "", nil)
+		if status, _ := e.do("GET", "/metrics", "", nil); status != 401 {
+			t.Fatalf("metrics without a token: got %d, want 401", status)
+		}
+		status, out := e.do("GET", "/metrics", adminToken, nil)
 		if status != 200 || !strings.Contains(string(out), `storeprint_cloud_http_requests_total{code="200",route="GET /v1/stores"}`) {
 			t.Fatalf("got %d, want the request counted by route:\n%s", status, out)
 		}

@@ -83,7 +83,8 @@ func (s *Server) handleFindTasks(w http.ResponseWriter, r *http.Request) error {
 
 // POST /v1/stores/{store_id}/tasks/{task_no}/retry,
 // POST /v1/stores/{store_id}/tasks/{task_no}/reprint and
-// POST /v1/stores/{store_id}/printers/{printer_id}/failover/ack, each
+// POST /v1/stores/{store_id}/printers/{printer_id}/failover/ack and
+// DELETE /v1/stores/{store_id}/devices/{device_id}, each
 // {"reason","operator","command_id"}: queue a command for the store's
 // gateway, audited. 202 when queued, 200 for a replay of a command_id.
 func (s *Server) handleCommand(kind storeprint.CommandKind) func(http.ResponseWriter, *http.Request) error {
@@ -96,7 +97,8 @@ func (s *Server) handleCommand(kind storeprint.CommandKind) func(http.ResponseWr
 			return err
 		}
 		c, created, err := s.CommandService.Submit(r.Context(), r.PathValue("store_id"), &cloud.CommandRequest{
-			ID: req.CommandID, Kind: kind, TaskNo: r.PathValue("task_no"), PrinterID: r.PathValue("printer_id"), Note: req.Note,
+			ID: req.CommandID, Kind: kind, TaskNo: r.PathValue("task_no"), PrinterID: r.PathValue("printer_id"),
+			DeviceID: r.PathValue("device_id"), Note: req.Note,
 		})
 		if err != nil {
 			return err
@@ -111,6 +113,17 @@ func (s *Server) handleCommand(kind storeprint.CommandKind) func(http.ResponseWr
 	}
 }
 
+// GET /v1/stores/{store_id}/devices: the devices paired at the store, as
+// its audit trail tells.
+func (s *Server) handleFindDevices(w http.ResponseWriter, r *http.Request) error {
+	ds, err := s.DeviceService.FindDevices(r.Context(), r.PathValue("store_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, ds)
+	return nil
+}
+
 // GET /v1/stores/{store_id}/alerts: the open ones.
 func (s *Server) handleFindAlerts(w http.ResponseWriter, r *http.Request) error {
 	alerts, err := s.StoreService.FindAlerts(r.Context(), r.PathValue("store_id"))
@@ -118,6 +131,19 @@ func (s *Server) handleFindAlerts(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	writeJSON(w, http.StatusOK, alerts)
+	return nil
+}
+
+// GET /v1/stores/{store_id}/link: every incarnation of the store's
+// gateways with its cursor, the recent link events (data reset,
+// resynchronised, restored behind the cloud, tasks taken over, events set
+// aside) and the dead letters.
+func (s *Server) handleFindLink(w http.ResponseWriter, r *http.Request) error {
+	l, err := s.LinkService.FindLink(r.Context(), r.PathValue("store_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, l)
 	return nil
 }
 

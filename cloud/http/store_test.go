@@ -35,7 +35,7 @@ func ingestFailedTask(t *testing.T, e *env, storeID, gatewayID string) {
 	data, _ := json.Marshal(sync.TaskEvent{TaskNo: "order_f_station_hot", Version: 4, OrderID: "f", Station: "hot",
 		PrinterID: "hot-1", Status: "failed", Attempt: 5, LastError: "offline", CreatedAt: at, UpdatedAt: at})
 	receipt, _ := json.Marshal(sync.ReceiptEvent{TaskNo: "order_f_station_hot", Attempt: 5, State: storeprint.ReceiptPrepared, PrinterID: "hot-1", At: at})
-	if _, err := postgres.NewIngestService(e.db).Ingest(ctx, gatewayID, storeID, []sync.Event{
+	if _, err := postgres.NewIngestService(e.db).Ingest(ctx, gatewayID, storeID, "", []sync.Event{
 		{Seq: 1, Kind: sync.KindTask, TaskNo: "order_f_station_hot", At: at, Data: data},
 		{Seq: 2, Kind: sync.KindReceipt, TaskNo: "order_f_station_hot", At: at, Data: receipt},
 	}); err != nil {
@@ -125,7 +125,7 @@ func TestServer_CreateOrder_Concurrent(t *testing.T) {
 			req, _ := http.NewRequest("POST", e.server.URL()+"/v1/stores/s1/orders", strings.NewReader(string(body)))
 			req.Header.Set("Authorization", "Bearer "+token)
 			<-start
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := client.Do(req)
 			if err != nil {
 				errs[i] = err
 				return

@@ -37,7 +37,7 @@ func (s *CommandService) Submit(ctx context.Context, storeID string, r *cloud.Co
 		return nil, false, err
 	}
 	c := &cloud.Command{
-		ID: r.ID, Kind: r.Kind, TaskNo: r.TaskNo, PrinterID: r.PrinterID,
+		ID: r.ID, Kind: r.Kind, TaskNo: r.TaskNo, PrinterID: r.PrinterID, DeviceID: r.DeviceID,
 		Reason: r.Reason, Operator: r.Operator, CreatedBy: a.String(),
 	}
 	if c.ID == "" {
@@ -95,7 +95,7 @@ func (s *CommandService) Submit(ctx context.Context, storeID string, r *cloud.Co
 // sameCommand sets *c to the queued command prev when the request asks
 // for the same thing, else reports ECONFLICT.
 func sameCommand(prev, c *cloud.Command, created *bool) error {
-	if prev.Kind != c.Kind || prev.TaskNo != c.TaskNo || prev.PrinterID != c.PrinterID {
+	if prev.Kind != c.Kind || prev.TaskNo != c.TaskNo || prev.PrinterID != c.PrinterID || prev.DeviceID != c.DeviceID {
 		return cloud.Errorf(cloud.ECONFLICT, "command_id %q was already used for another command", c.ID)
 	}
 	*c = *prev
@@ -154,6 +154,25 @@ func (s *CommandService) check(ctx context.Context, tx pgx.Tx, storeID string, c
 			return "", "", nil, cloud.Errorf(cloud.ECONFLICT, "printer %s is not in failover: nothing to acknowledge", c.PrinterID)
 		}
 		return storeprint.ActionCloudFailoverAck, "printer/" + c.PrinterID, p, nil
+	case storeprint.CommandDeviceRevoke:
+		tenantID, err := storeTenant(ctx, tx, cloud.ActorFromContext(ctx), storeID)
+		if err != nil {
+			return "", "", nil, err
+		}
+		devices, err := storeDevices(ctx, tx, tenantID, storeID)
+		if err != nil {
+			return "", "", nil, err
+		}
+		for _, d := range devices {
+			if d.ID != c.DeviceID {
+				continue
+			}
+			if d.RevokedAt != nil {
+				return "", "", nil, cloud.Errorf(cloud.ECONFLICT, "device %s at store %s was revoked already", c.DeviceID, storeID)
+			}
+			return storeprint.ActionCloudDeviceRevoke, "device/" + c.DeviceID, d, nil
+		}
+		return "", "", nil, cloud.Errorf(cloud.ENOTFOUND, "device %s not known at store %s (a device paired moments ago shows once its gateway's audit trail arrives)", c.DeviceID, storeID)
 	}
 	return "", "", nil, cloud.Errorf(cloud.EINVALID, "unknown command %q", c.Kind)
 }

@@ -15,7 +15,7 @@ func TestCommandService_Submit(t *testing.T) {
 	gw, _ := f.mustStore(t, "acme", "s1")
 	f.mustStore(t, "globex", "g1")
 	ctx := context.Background()
-	if _, err := f.ingest.Ingest(ctx, gw.ID, "s1", []sync.Event{
+	if _, err := f.ingestEvents(ctx, gw.ID, "s1", []sync.Event{
 		taskEvent(1, "order_f_station_hot", 5, "failed"),
 		taskEvent(2, "order_d_station_hot", 3, "done"),
 	}); err != nil {

@@ -47,7 +47,8 @@ func (s *DashboardService) Dashboard(ctx context.Context, f cloud.DashboardFilte
 		return nil, err
 	}
 	scope := tenantScope(a)
-	d := &cloud.Dashboard{Since: f.Since, Stores: []*cloud.StoreDay{}, Printers: []*cloud.StorePrinter{}, Queue: []*cloud.DashboardAlert{}}
+	d := &cloud.Dashboard{Since: f.Since, Stores: []*cloud.StoreDay{}, Printers: []*cloud.StorePrinter{}, Queue: []*cloud.DashboardAlert{},
+		LinkEvents: []*cloud.LinkEvent{}}
 
 	b := &pgx.Batch{}
 	b.Queue(`SELECT now()`).QueryRow(func(row pgx.Row) error {
@@ -125,6 +126,14 @@ func (s *DashboardService) Dashboard(ctx context.Context, f cloud.DashboardFilte
 			d.Queue = append(d.Queue, q)
 		}
 		return rows.Err()
+	})
+	b.Queue(linkEventsSQL+`
+		WHERE ($1::text IS NULL OR s.tenant_id = $1) AND e.at > now() - $2::interval
+		ORDER BY e.at DESC, e.event_id
+		LIMIT $3`, scope, cloud.DashboardLinkWindow, cloud.MaxDashboardLinkEvents).Query(func(rows pgx.Rows) error {
+		var err error
+		d.LinkEvents, err = scanLinkEvents(rows)
+		return err
 	})
 	if err := s.db.pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("read dashboard: %w", interpret(err))

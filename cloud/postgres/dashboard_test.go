@@ -50,7 +50,7 @@ func dashboardSetup(t *testing.T) *DashboardService {
 		t.Fatal(err)
 	}
 	dup := auditEvent(7, "d1", storeprint.ActionDuplicatePrevented, "order_p1_station_hot")
-	if _, err := f.ingest.Ingest(ctx, gwA1.ID, "a1", []sync.Event{
+	if _, err := f.ingestEvents(ctx, gwA1.ID, "a1", []sync.Event{
 		dayTask(1, "order_p1_station_hot", "done", "", t0.Add(time.Minute), time.Second),
 		dayTask(2, "order_p2_station_hot", "done", "", t0.Add(2*time.Minute), 2*time.Second),
 		dayTask(3, "order_p3_station_hot", "done", "", t0.Add(3*time.Minute), 4*time.Second),
@@ -61,7 +61,7 @@ func dashboardSetup(t *testing.T) *DashboardService {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.ingest.Ingest(ctx, gwG1.ID, "g1", []sync.Event{
+	if _, err := f.ingestEvents(ctx, gwG1.ID, "g1", []sync.Event{
 		dayTask(1, "order_g_station_hot", "done", "", t0.Add(time.Minute), 3*time.Second),
 	}); err != nil {
 		t.Fatal(err)
@@ -186,10 +186,10 @@ func TestDashboardService_SearchTasks(t *testing.T) {
 	gwG, _ := f.mustStore(t, "globex", "g1")
 	const no = "order_x0_station_hot"
 	events := append(lifecycle(1, 2, "x"), auditEvent(13, "r1", "task.resolve", no))
-	if _, err := f.ingest.Ingest(ctx, gwA.ID, "a1", events); err != nil {
+	if _, err := f.ingestEvents(ctx, gwA.ID, "a1", events); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.ingest.Ingest(ctx, gwG.ID, "g1", lifecycle(1, 1, "x")); err != nil {
+	if _, err := f.ingestEvents(ctx, gwG.ID, "g1", lifecycle(1, 1, "x")); err != nil {
 		t.Fatal(err)
 	}
 	t.Run("TaskNo", func(t *testing.T) {

@@ -76,8 +76,11 @@ const (
 	codeCheckViolation      = "23514"
 	codeNotNullViolation    = "23502"
 	codeInsufficientPriv    = "42501"
-	codeUntranslatableChar  = "22P05"
-	codeInvalidText         = "22P02"
+	codeUntranslatableChar  = "22P05" // untranslatable_character
+	codeInvalidText         = "22P02" // invalid_text_representation
+	codeBadEncoding         = "22021" // character_not_in_repertoire: a NUL or invalid UTF-8 in a text value
+	codeBadEscape           = "22025" // invalid_escape_sequence
+	codeStringTooLong       = "22001" // string_data_right_truncation
 )
 
 // interpret translates a driver error into a coded cloud error, once, for
@@ -104,8 +107,10 @@ func interpret(err error) error {
 			return wrapCoded(cloud.ECONFLICT, "already exists", err)
 		case codeForeignKeyViolation:
 			return wrapCoded(cloud.ENOTFOUND, "a referenced record does not exist", err)
-		case codeCheckViolation, codeNotNullViolation, codeUntranslatableChar, codeInvalidText:
+		case codeCheckViolation, codeNotNullViolation, codeInvalidText:
 			return wrapCoded(cloud.EINVALID, "a value is not acceptable: "+pgErr.Message, err)
+		case codeBadEncoding, codeUntranslatableChar, codeBadEscape, codeStringTooLong:
+			return wrapCoded(cloud.EINVALID, "a value holds characters that cannot be stored (a NUL, invalid UTF-8 or an over-long text)", err)
 		case codeInsufficientPriv:
 			return wrapCoded(cloud.EFORBIDDEN, pgErr.Message, err)
 		}

@@ -118,7 +118,7 @@ func (s *GatewayService) RevokeGateway(ctx context.Context, gatewayID string, no
 // Authenticate implements cloud.GatewayService.
 func (s *GatewayService) Authenticate(ctx context.Context, gatewayID, token string) (*cloud.Gateway, error) {
 	storeID, ok := cloud.ParseGatewayToken(token)
-	if !ok {
+	if !ok || !storeprint.ValidID(gatewayID) {
 		return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "invalid gateway credentials")
 	}
 	gw := &cloud.Gateway{ID: gatewayID, StoreID: storeID}

@@ -94,7 +94,7 @@ func TestGatewayService_RevokeGateway(t *testing.T) {
 			t.Fatalf("got revoked %v err %v, want true nil", revoked, err)
 		}
 		wantCode(t, f.gateways.Touch(ctx, "s1", gw.ID, cloud.Presence{LinkID: "l", Online: true}), cloud.EUNAUTHORIZED)
-		_, err = f.ingest.Ingest(ctx, gw.ID, "s1", lifecycle(1, 1, "r"))
+		_, err = f.ingestEvents(ctx, gw.ID, "s1", lifecycle(1, 1, "r"))
 		wantCode(t, err, cloud.EUNAUTHORIZED)
 		wantCode(t, f.gateways.UpdatePrinters(ctx, "s1", gw.ID, []*cloud.Printer{{ID: "p", Status: storeprint.PrinterReady}}), cloud.EUNAUTHORIZED)
 		if n := f.count(t, `SELECT count(*) FROM task_events`); n != 0 {

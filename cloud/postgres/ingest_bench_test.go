@@ -32,7 +32,7 @@ func BenchmarkIngest(b *testing.B) {
 			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				cursor, err := f.ingest.Ingest(ctx, gw.ID, "s1", batches[i])
+				cursor, err := f.ingestEvents(ctx, gw.ID, "s1", batches[i])
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -48,12 +48,12 @@ func BenchmarkIngest(b *testing.B) {
 			gw, _ := f.mustStore(b, "acme", "s1")
 			ctx := context.Background()
 			batch := lifecycle(1, tasks, "r")
-			if _, err := f.ingest.Ingest(ctx, gw.ID, "s1", batch); err != nil {
+			if _, err := f.ingestEvents(ctx, gw.ID, "s1", batch); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if _, err := f.ingest.Ingest(ctx, gw.ID, "s1", batch); err != nil {
+				if _, err := f.ingestEvents(ctx, gw.ID, "s1", batch); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -83,7 +83,7 @@ func BenchmarkIngest(b *testing.B) {
 			for n := 0; pb.Next(); n++ {
 				batch := lifecycle(seq, 2, fmt.Sprintf("p%d_%d_", i, n))
 				seq += uint64(len(batch))
-				if _, err := f.ingest.Ingest(ctx, gw, store, batch); err != nil {
+				if _, err := f.ingestEvents(ctx, gw, store, batch); err != nil {
 					mu.Lock()
 					failed = err
 					mu.Unlock()

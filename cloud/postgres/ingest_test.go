@@ -18,7 +18,7 @@ func TestIngestService_Ingest(t *testing.T) {
 		f := setup(t)
 		gw, _ := f.mustStore(t, "acme", "s1")
 		events := append(lifecycle(1, 2, "a"), auditEvent(13, "a-1", "reprint", "order_a0_station_hot"))
-		cursor, err := f.ingest.Ingest(context.Background(), gw.ID, "s1", events)
+		cursor, err := f.ingestEvents(context.Background(), gw.ID, "s1", events)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +58,7 @@ func TestIngestService_Ingest(t *testing.T) {
 		gw, _ := f.mustStore(t, "acme", "s1")
 		events := append(lifecycle(1, 10, "r"), auditEvent(61, "r-1", "resolve", ""))
 		for i := range 5 {
-			cursor, err := f.ingest.Ingest(context.Background(), gw.ID, "s1", events)
+			cursor, err := f.ingestEvents(context.Background(), gw.ID, "s1", events)
 			if err != nil {
 				t.Fatalf("delivery %d: %v", i+1, err)
 			}
@@ -85,10 +85,10 @@ func TestIngestService_Ingest(t *testing.T) {
 		gw, _ := f.mustStore(t, "acme", "s1")
 		ctx := context.Background()
 		// The newer state arrives first (seq 2), the older one late (seq 1).
-		if _, err := f.ingest.Ingest(ctx, gw.ID, "s1", []sync.Event{taskEvent(2, "order_o_station_hot", 3, "done")}); err != nil {
+		if _, err := f.ingestEvents(ctx, gw.ID, "s1", []sync.Event{taskEvent(2, "order_o_station_hot", 3, "done")}); err != nil {
 			t.Fatal(err)
 		}
-		cursor, err := f.ingest.Ingest(ctx, gw.ID, "s1", []sync.Event{taskEvent(1, "order_o_station_hot", 2, "printing")})
+		cursor, err := f.ingestEvents(ctx, gw.ID, "s1", []sync.Event{taskEvent(1, "order_o_station_hot", 2, "printing")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func TestIngestService_Ingest(t *testing.T) {
 			t.Fatalf("got %s at version %d, want done at version 3", task.Status, task.Version)
 		}
 		// And within one batch.
-		if _, err := f.ingest.Ingest(ctx, gw.ID, "s1", []sync.Event{
+		if _, err := f.ingestEvents(ctx, gw.ID, "s1", []sync.Event{
 			taskEvent(3, "order_b_station_hot", 5, "failed"),
 			taskEvent(4, "order_b_station_hot", 4, "retry_wait"),
 		}); err != nil {
@@ -121,19 +121,19 @@ func TestIngestService_Ingest(t *testing.T) {
 		gw, _ := f.mustStore(t, "acme", "s1")
 		ctx := context.Background()
 		events := lifecycle(1, 2, "g") // seq 1..12
-		cursor, err := f.ingest.Ingest(ctx, gw.ID, "s1", events[6:])
+		cursor, err := f.ingestEvents(ctx, gw.ID, "s1", events[6:])
 		if err != nil || cursor != 0 {
 			t.Fatalf("got cursor %d err %v, want 0: seq 1-6 are missing", cursor, err)
 		}
-		cursor, err = f.ingest.Ingest(ctx, gw.ID, "s1", events[:3])
+		cursor, err = f.ingestEvents(ctx, gw.ID, "s1", events[:3])
 		if err != nil || cursor != 3 {
 			t.Fatalf("got cursor %d err %v, want 3", cursor, err)
 		}
-		cursor, err = f.ingest.Ingest(ctx, gw.ID, "s1", events[3:6])
+		cursor, err = f.ingestEvents(ctx, gw.ID, "s1", events[3:6])
 		if err != nil || cursor != 12 {
 			t.Fatalf("got cursor %d err %v, want 12: the gap is filled", cursor, err)
 		}
-		cursor, err = f.ingest.Ingest(ctx, gw.ID, "s1", nil)
+		cursor, err = f.ingestEvents(ctx, gw.ID, "s1", nil)
 		if err != nil || cursor != 12 {
 			t.Fatalf("empty batch: got cursor %d err %v, want 12", cursor, err)
 		}
@@ -151,7 +151,7 @@ func TestIngestService_Ingest(t *testing.T) {
 			TaskNo: "order_d1_station_hot", Version: 1, OrderID: "d1", Station: "hot", PrinterID: "hot-1",
 			Status: "queued", Source: "cloud", CreatedAt: t0, UpdatedAt: t0,
 		})
-		if _, err := f.ingest.Ingest(ctx, gw.ID, "s1", []sync.Event{ev}); err != nil {
+		if _, err := f.ingestEvents(ctx, gw.ID, "s1", []sync.Event{ev}); err != nil {
 			t.Fatal(err)
 		}
 		hot, _ := f.tasks.FindTask(adminCtx, "s1", "order_d1_station_hot")
@@ -170,7 +170,7 @@ func TestIngestService_Ingest(t *testing.T) {
 		gw, _ := f.mustStore(t, "acme", "s1")
 		ctx := context.Background()
 		const taskNo = "order_al_station_hot"
-		if _, err := f.ingest.Ingest(ctx, gw.ID, "s1", []sync.Event{
+		if _, err := f.ingestEvents(ctx, gw.ID, "s1", []sync.Event{
 			taskEvent(1, taskNo, 1, "queued"),
 			taskEvent(2, taskNo, 2, "attention_required"),
 		}); err != nil {
@@ -184,7 +184,7 @@ func TestIngestService_Ingest(t *testing.T) {
 		if stores[0].OpenAlerts != 1 {
 			t.Fatalf("got %d open alerts, want 1", stores[0].OpenAlerts)
 		}
-		if _, err := f.ingest.Ingest(ctx, gw.ID, "s1", []sync.Event{taskEvent(3, taskNo, 3, "done")}); err != nil {
+		if _, err := f.ingestEvents(ctx, gw.ID, "s1", []sync.Event{taskEvent(3, taskNo, 3, "done")}); err != nil {
 			t.Fatal(err)
 		}
 		alerts, _ = f.stores.FindAlerts(adminCtx, "s1")
@@ -197,37 +197,59 @@ func TestIngestService_Ingest(t *testing.T) {
 		t.Parallel()
 		f := setup(t)
 		gw, _ := f.mustStore(t, "acme", "s1")
-		cursor, err := f.ingest.Ingest(context.Background(), gw.ID, "s1", []sync.Event{event(1, "printer", "", map[string]string{"id": "p"})})
+		cursor, err := f.ingestEvents(context.Background(), gw.ID, "s1", []sync.Event{event(1, "printer", "", map[string]string{"id": "p"})})
 		if err != nil || cursor != 1 {
 			t.Fatalf("got %d %v, want 1 nil: a newer kind is stored", cursor, err)
 		}
 	})
 
-	t.Run("ErrInvalid", func(t *testing.T) {
+	t.Run("DeadLetters", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t)
 		gw, _ := f.mustStore(t, "acme", "s1")
-		good := taskEvent(1, "order_ok_station_hot", 1, "queued")
-		for name, bad := range map[string]sync.Event{
-			"ZeroSeq":        taskEvent(0, "order_x_station_hot", 1, "queued"),
-			"DuplicateSeq":   taskEvent(1, "order_x_station_hot", 1, "queued"),
-			"BadStatus":      taskEvent(2, "order_x_station_hot", 1, "lost"),
-			"ZeroVersion":    taskEvent(2, "order_x_station_hot", 0, "queued"),
-			"BadJSON":        {Seq: 2, Kind: sync.KindTask, At: t0, Data: json.RawMessage(`{"task_no":`)},
-			"BadJSONNewKind": {Seq: 2, Kind: "printer", At: t0, Data: json.RawMessage(`{`)},
-			"BadReceipt":     receiptEvent(2, "order_x_station_hot", 1, "lost"),
-			"NoKind":         {Seq: 2, At: t0, Data: json.RawMessage(`{}`)},
-			"NoTime":         {Seq: 2, Kind: "x", Data: json.RawMessage(`{}`)},
-			"TaskMismatch":   {Seq: 2, Kind: sync.KindTask, TaskNo: "other", At: t0, Data: taskEvent(2, "order_x_station_hot", 1, "queued").Data},
-			"AuditNoAction":  auditEvent(2, "id", "", ""),
-		} {
-			_, err := f.ingest.Ingest(context.Background(), gw.ID, "s1", []sync.Event{good, bad})
-			if cloud.ErrorCode(err) != cloud.EINVALID {
-				t.Errorf("%s: got %v, want EINVALID", name, err)
+		ctx := context.Background()
+		bad := []sync.Event{
+			taskEvent(2, "order_x_station_hot", 1, "lost"),
+			taskEvent(3, "order_y_station_hot", 0, "queued"),
+			{Seq: 4, Kind: sync.KindTask, At: t0, Data: json.RawMessage(`{"task_no":`)},
+			{Seq: 5, Kind: "printer", At: t0, Data: json.RawMessage(`{`)},
+			receiptEvent(6, "order_x_station_hot", 1, "lost"),
+			{Seq: 7, At: t0, Data: json.RawMessage(`{}`)},
+			{Seq: 8, Kind: "x", Data: json.RawMessage(`{}`)},
+			{Seq: 9, Kind: sync.KindTask, TaskNo: "other", At: t0, Data: taskEvent(9, "order_x_station_hot", 1, "queued").Data},
+			auditEvent(10, "id", "", ""),
+			{Seq: 11, Kind: sync.KindAudit, At: t0, Data: json.RawMessage(`{"id":"1","action":"void","reason":"a\u0000b"}`)},
+			{Seq: 12, Kind: "x\x00y\xff", TaskNo: "t\x00", At: t0, Data: json.RawMessage("{\"a\":\"\x00\xff\"}")},
+		}
+		batch := append([]sync.Event{taskEvent(1, "order_ok_station_hot", 1, "queued")}, bad...)
+		batch = append(batch, taskEvent(13, "order_ok_station_hot", 2, "printing"),
+			taskEvent(0, "order_z_station_hot", 1, "queued"), taskEvent(13, "order_z_station_hot", 1, "queued"))
+		for i := range 2 {
+			res, err := f.ingest.Ingest(ctx, gw.ID, "s1", "", batch)
+			if err != nil {
+				t.Fatalf("delivery %d: %v", i+1, err)
+			}
+			if res.Cursor != 13 {
+				t.Fatalf("delivery %d: got cursor %d, want 13: past every bad event", i+1, res.Cursor)
+			}
+			if want := len(bad) * (1 - i); len(res.DeadLetters) != want {
+				t.Fatalf("delivery %d: got %d dead letters, want %d: %+v", i+1, len(res.DeadLetters), want, res.DeadLetters)
 			}
 		}
-		if n := f.count(t, `SELECT count(*) FROM task_events`); n != 0 {
-			t.Fatalf("got %d events stored, want 0: a bad batch writes nothing", n)
+		task, err := f.tasks.FindTask(adminCtx, "s1", "order_ok_station_hot")
+		if err != nil || task.Status != storeprint.StatusPrinting {
+			t.Fatalf("got %+v %v, want the events after the bad ones applied", task, err)
+		}
+		for q, want := range map[string]int{
+			`SELECT count(*) FROM dead_letters`:                                        len(bad),
+			`SELECT count(*) FROM alerts WHERE kind = 'dead_letter'`:                   len(bad),
+			`SELECT count(*) FROM link_events WHERE kind = 'dead_letter'`:              1,
+			`SELECT count(*) FROM task_events`:                                         13,
+			`SELECT count(*) FROM print_tasks WHERE task_no <> 'order_ok_station_hot'`: 0,
+		} {
+			if n := f.count(t, q); n != want {
+				t.Errorf("%s: got %d, want %d", q, n, want)
+			}
 		}
 	})
 
@@ -236,7 +258,7 @@ func TestIngestService_Ingest(t *testing.T) {
 		f := setup(t)
 		gw, _ := f.mustStore(t, "acme", "s1")
 		f.mustStore(t, "acme", "s2")
-		_, err := f.ingest.Ingest(context.Background(), gw.ID, "s2", lifecycle(1, 1, "x"))
+		_, err := f.ingestEvents(context.Background(), gw.ID, "s2", lifecycle(1, 1, "x"))
 		wantCode(t, err, cloud.EUNAUTHORIZED)
 	})
 }

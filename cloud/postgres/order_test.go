@@ -90,7 +90,7 @@ func TestOrderService_CreateOrder(t *testing.T) {
 	t.Run("ErrTaskOfPOS", func(t *testing.T) {
 		// The store's POS printed order p1 first; the same order_id from
 		// the cloud would reuse its task_no.
-		if _, err := f.ingest.Ingest(context.Background(), gw.ID, "s1", []sync.Event{taskEvent(1, "order_p1_station_hot", 1, "queued")}); err != nil {
+		if _, err := f.ingestEvents(context.Background(), gw.ID, "s1", []sync.Event{taskEvent(1, "order_p1_station_hot", 1, "queued")}); err != nil {
 			t.Fatal(err)
 		}
 		_, _, err := f.orders.CreateOrder(ctx, "s1", newOrder("p1"))

@@ -136,3 +136,13 @@ func wantCode(t testing.TB, err error, code string) {
 		t.Fatalf("got error %v (code %q), want code %q", err, got, code)
 	}
 }
+
+// ingestEvents ingests events of a gateway's first incarnation (the one
+// made with the gateway) and returns the cursor.
+func (f *fixture) ingestEvents(ctx context.Context, gatewayID, storeID string, events []sync.Event) (uint64, error) {
+	res, err := f.ingest.Ingest(ctx, gatewayID, storeID, "", events)
+	if err != nil {
+		return 0, err
+	}
+	return res.Cursor, nil
+}

@@ -115,7 +115,7 @@ func TestStoreService_FindAlerts(t *testing.T) {
 	f := setup(t)
 	gw, _ := f.mustStore(t, "acme", "s1")
 	f.mustStore(t, "globex", "g1")
-	if _, err := f.ingest.Ingest(context.Background(), gw.ID, "s1", lifecycle(1, 1, "x")[:2]); err != nil {
+	if _, err := f.ingestEvents(context.Background(), gw.ID, "s1", lifecycle(1, 1, "x")[:2]); err != nil {
 		t.Fatal(err)
 	}
 	t.Run("OK", func(t *testing.T) {

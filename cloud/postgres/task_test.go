@@ -16,7 +16,7 @@ func TestTaskService_FindTasks(t *testing.T) {
 	ctx := tenantCtx("acme")
 	// Seven tasks: five the gateway reported (created at t0, before the
 	// cloud orders) and two pending cloud tasks created now.
-	if _, err := f.ingest.Ingest(adminCtx, gw.ID, "s1", lifecycle(1, 5, "p")); err != nil {
+	if _, err := f.ingestEvents(adminCtx, gw.ID, "s1", lifecycle(1, 5, "p")); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := f.orders.CreateOrder(ctx, "s1", newOrder("a0")); err != nil {

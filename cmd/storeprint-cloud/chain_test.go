@@ -17,7 +17,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	cloudhttp "github.com/storeprint/storeprint/cloud/http"
 	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
+	gwhttp "github.com/storeprint/storeprint/gateway/http"
+	"github.com/storeprint/storeprint/internal/openapitest"
 	"github.com/storeprint/storeprint/internal/testbin"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -29,7 +32,15 @@ func gatewayBinary(t testing.TB) string {
 	return testbin.Build(t, "github.com/storeprint/storeprint/cmd/storeprint-gateway")
 }
 
-var httpc = &nethttp.Client{Timeout: 30 * time.Second, Transport: &nethttp.Transport{MaxIdleConnsPerHost: 32}}
+// apis checks every exchange of these tests against the OpenAPI document
+// of the server it goes to: each cloud node and gateway registers its
+// address as it starts.
+var (
+	apis       = openapitest.NewHosts(&nethttp.Transport{MaxIdleConnsPerHost: 32})
+	cloudAPI   = openapitest.MustNew("cloud", cloudhttp.OpenAPI)
+	gatewayAPI = openapitest.MustNew("gateway", gwhttp.OpenAPI)
+	httpc      = &nethttp.Client{Timeout: 30 * time.Second, Transport: apis}
+)
 
 // do sends a JSON request and decodes the answer into out.
 func do(t testing.TB, tok, method, url string, body, out any) int {
@@ -88,6 +99,7 @@ func startCloud(t testing.TB, dbURL, addr string) *cloudNode {
 		t.Fatalf("cloud did not start: %v\n%s", err, out)
 	}
 	n.base = m.HTTP.URL()
+	apis.Add(n.base, cloudAPI)
 	t.Cleanup(n.close)
 	return n
 }
@@ -203,9 +215,15 @@ const posToken = "chain-pos-token"
 
 func startGateway(t testing.TB, st store, cloudAddr string, printers map[string]string) *gatewayProc {
 	t.Helper()
+	return startGatewayIn(t, st, cloudAddr, printers, filepath.Join(t.TempDir(), "data"))
+}
+
+// startGatewayIn is startGateway on a data dir of the test's choosing.
+func startGatewayIn(t testing.TB, st store, cloudAddr string, printers map[string]string, dataDir string) *gatewayProc {
+	t.Helper()
 	var b strings.Builder
-	fmt.Fprintf(&b, "store_id = %q\ndata_dir = %q\nlisten = \"127.0.0.1:0\"\napi_tokens = [%q]\n", st.id, filepath.Join(t.TempDir(), "data"), posToken)
-	fmt.Fprintf(&b, "[cloud]\nurl = \"ws://%s/v1/sync\"\ngateway_id = %q\ntoken = %q\n", cloudAddr, st.gatewayID, st.token)
+	fmt.Fprintf(&b, "store_id = %q\ndata_dir = %q\nlisten = \"127.0.0.1:0\"\napi_tokens = [%q]\n", st.id, dataDir, posToken)
+	fmt.Fprintf(&b, "[cloud]\nurl = \"ws://%s/v1/sync\"\ninsecure = true\ngateway_id = %q\ntoken = %q\n", cloudAddr, st.gatewayID, st.token)
 	for id, addr := range printers {
 		fmt.Fprintf(&b, "\n[[printers]]\nid = %q\ndriver = \"tcp\"\naddress = %q\nconfirm_timeout = \"3s\"\n", id, addr)
 	}
@@ -217,6 +235,7 @@ func startGateway(t testing.TB, st store, cloudAddr string, printers map[string]
 		t.Fatal(err)
 	}
 	g := testbin.StartGateway(t, gatewayBinary(t), cfg)
+	apis.Add(g.Base, gatewayAPI)
 	return &gatewayProc{Gateway: g, base: g.Base}
 }
 
@@ -232,9 +251,10 @@ func describeEvents(t testing.TB, dbURL string) string {
 	}
 	defer conn.Close(ctx)
 	var cursor, n, lo, hi int64
-	err = conn.QueryRow(ctx, `SELECT c.seq, count(e.seq), coalesce(min(e.seq), 0), coalesce(max(e.seq), 0)
-		FROM gateway_cursors c LEFT JOIN task_events e ON e.store_id = c.store_id AND e.gateway_id = c.gateway_id AND e.seq > c.seq
-		GROUP BY c.seq`).Scan(&cursor, &n, &lo, &hi)
+	err = conn.QueryRow(ctx, `SELECT c.seq - c.seq_offset, count(e.seq), coalesce(min(e.seq), 0), coalesce(max(e.seq), 0)
+		FROM (SELECT * FROM gateway_cursors ORDER BY rank DESC LIMIT 1) c
+		LEFT JOIN task_events e ON e.store_id = c.store_id AND e.gateway_id = c.gateway_id AND e.seq > c.seq
+		GROUP BY c.seq, c.seq_offset`).Scan(&cursor, &n, &lo, &hi)
 	if err != nil {
 		return err.Error()
 	}

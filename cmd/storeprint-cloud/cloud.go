@@ -12,6 +12,7 @@ import (
 
 	"github.com/storeprint/storeprint/cloud/http"
 	"github.com/storeprint/storeprint/cloud/postgres"
+	"github.com/storeprint/storeprint/internal/version"
 	"github.com/storeprint/storeprint/schema"
 	syncserver "github.com/storeprint/storeprint/sync/server"
 )
@@ -21,20 +22,53 @@ const usage = `storeprint-cloud: the cloud service (PostgreSQL).
 Usage:
   storeprint-cloud run [flags]      apply the migrations, then serve the API
   storeprint-cloud migrate [flags]  apply the migrations and exit
+  storeprint-cloud version          print the version (also --version)
+
+Run 'storeprint-cloud <command> --help' for a command's flags.
+`
+
+const runUsage = `Usage: storeprint-cloud run [flags]
+
+Applies the database migrations (unless --migrate=false), then serves the
+admin and tenant API, the HQ dashboard and the gateways' sync link until it
+is interrupted (Ctrl-C, SIGTERM). Logs go to standard error (under the
+packaged systemd unit: journalctl -u storeprint-cloud).
 
 Flags:
   --listen ADDR         address to serve on (default 127.0.0.1:9090); the bound
                         address is printed at start, so 127.0.0.1:0 works
   --admin-token TOKEN   the operator's admin token (use 16 or more random characters)
                         (prefer STOREPRINT_ADMIN_TOKEN: a flag shows in ps)
+  --metrics-listen ADDR serve /metrics on ADDR without a token (a port only
+                        Prometheus reaches); without it /metrics is on --listen
+                        and needs the admin token
   --database-url URL    the PostgreSQL database (postgres://... or key=value)
   --migrate=false       run: do not apply the migrations at start
   --log-format F        text (default) or json
 
 Environment (a flag wins over its variable):
-  STOREPRINT_LISTEN, STOREPRINT_ADMIN_TOKEN, STOREPRINT_MIGRATE,
+  STOREPRINT_LISTEN, STOREPRINT_ADMIN_TOKEN, STOREPRINT_METRICS_LISTEN, STOREPRINT_MIGRATE,
   STOREPRINT_LOG_FORMAT, STOREPRINT_DATABASE_URL (else DATABASE_URL);
   STOREPRINT_DEBUG=1 logs at debug level (e.g. every ingested batch)
+
+Exit status: 0 stopped, 1 failed, 2 a flag or setting is missing or wrong.
+`
+
+const migrateUsage = `Usage: storeprint-cloud migrate [--database-url URL] [--log-format F]
+
+Applies the numbered schema migrations to the database and prints the
+schema version; applying them again changes nothing.
+
+Flags:
+  --database-url URL  the PostgreSQL database (postgres://... or key=value)
+                      [$STOREPRINT_DATABASE_URL, else $DATABASE_URL]
+  --log-format F      text (default) or json [$STOREPRINT_LOG_FORMAT]
+`
+
+const versionUsage = `Usage: storeprint-cloud version
+
+Prints the program's version, the Go version it was built with and its
+platform. Also: storeprint-cloud --version.
 `
 
 // MinAdminTokenLen is the shortest admin token run takes without a warning.
@@ -44,12 +78,13 @@ var errHelp = errors.New("help requested")
 
 // Main is the cloud program.
 type Main struct {
-	Command     string
-	Listen      string
-	AdminToken  string
-	DatabaseURL string
-	Migrate     bool
-	LogFormat   string
+	Command       string
+	Listen        string
+	MetricsListen string
+	AdminToken    string
+	DatabaseURL   string
+	Migrate       bool
+	LogFormat     string
 
 	Stdout io.Writer
 	Stderr io.Writer
@@ -78,12 +113,26 @@ func (m *Main) ParseFlags(args []string) error {
 	}
 	m.Command = args[0]
 	switch m.Command {
-	case "-h", "--help", "help":
+	case "-h", "-help", "--help", "help":
 		fmt.Fprint(m.Stdout, usage)
 		return errHelp
+	case "-version", "--version", "version":
+		m.Command = "version"
+		if len(args) > 1 {
+			if a := args[1]; a == "-h" || a == "-help" || a == "--help" {
+				fmt.Fprint(m.Stdout, versionUsage)
+				return errHelp
+			}
+			return fmt.Errorf("version: unexpected argument %q", args[1])
+		}
+		return nil
 	case "run", "migrate":
 	default:
-		return fmt.Errorf("unknown command %q (run or migrate)", m.Command)
+		return fmt.Errorf("unknown command %q (run, migrate or version)", m.Command)
+	}
+	help := runUsage
+	if m.Command == "migrate" {
+		help = migrateUsage
 	}
 	migrate := true
 	if v := m.Getenv("STOREPRINT_MIGRATE"); v != "" {
@@ -97,12 +146,13 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&m.Listen, "listen", m.env("STOREPRINT_LISTEN", "127.0.0.1:9090"), "")
 	fs.StringVar(&m.AdminToken, "admin-token", m.env("STOREPRINT_ADMIN_TOKEN", ""), "")
+	fs.StringVar(&m.MetricsListen, "metrics-listen", m.env("STOREPRINT_METRICS_LISTEN", ""), "")
 	fs.StringVar(&m.DatabaseURL, "database-url", m.env("STOREPRINT_DATABASE_URL", m.env("DATABASE_URL", "")), "")
 	fs.BoolVar(&m.Migrate, "migrate", migrate, "")
 	fs.StringVar(&m.LogFormat, "log-format", m.env("STOREPRINT_LOG_FORMAT", "text"), "")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(m.Stdout, usage)
+			fmt.Fprint(m.Stdout, help)
 			return errHelp
 		}
 		return fmt.Errorf("%s: %w", m.Command, err)
@@ -143,6 +193,10 @@ func (m *Main) Ready() <-chan struct{} { return m.ready }
 
 // Run runs the command; run serves until ctx ends.
 func (m *Main) Run(ctx context.Context) error {
+	if m.Command == "version" {
+		fmt.Fprintln(m.Stdout, version.Line("storeprint-cloud"))
+		return nil
+	}
 	if m.Command == "migrate" {
 		v, err := schema.Up(ctx, m.DatabaseURL)
 		if err != nil {
@@ -170,6 +224,7 @@ func (m *Main) Run(ctx context.Context) error {
 
 	s := http.NewServer()
 	s.Addr = m.Listen
+	s.MetricsAddr = m.MetricsListen
 	s.AdminToken = m.AdminToken
 	s.Logger = log
 	s.Health = db
@@ -180,7 +235,10 @@ func (m *Main) Run(ctx context.Context) error {
 	s.TaskService = postgres.NewTaskService(db)
 	s.CommandService = postgres.NewCommandService(db)
 	s.AuditService = postgres.NewAuditService(db)
+	s.DeviceService = postgres.NewDeviceService(db)
+	s.LinkService = postgres.NewLinkService(db)
 	s.DashboardService = postgres.NewDashboardService(db)
+	s.CloudPRNTService = postgres.NewCloudPRNTService(db)
 	listener := postgres.NewListener(db, log)
 	lctx, stopListener := context.WithCancel(context.Background())
 	m.stopListener = stopListener
@@ -195,7 +253,10 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.HTTP = s
 	fmt.Fprintf(m.Stdout, "storeprint-cloud listening on %s\n", s.URL())
-	log.Info("cloud running", "listen", s.URL())
+	if u := s.MetricsURL(); u != "" {
+		log.Info("metrics served without a token", "metrics_listen", u)
+	}
+	log.Info("cloud running", "version", version.String(), "listen", s.URL())
 	close(m.ready)
 	<-ctx.Done()
 	log.Info("cloud stopping")

@@ -155,7 +155,7 @@ func (c *client) do(method, path, token string, body any, want int, v any) {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := nethttp.DefaultClient.Do(req)
+	resp, err := httpc.Do(req)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -201,6 +201,7 @@ func TestMain_Run(t *testing.T) {
 		t.Fatalf("got %q, want %q", out, want)
 	}
 	c := &client{t: t, base: m.HTTP.URL()}
+	apis.Add(c.base, cloudAPI)
 
 	c.do("GET", "/healthz", "", nil, 200, nil)
 	c.do("POST", "/v1/admin/tenants", adminToken, map[string]string{"tenant_id": "acme", "name": "Acme"}, 201, nil)

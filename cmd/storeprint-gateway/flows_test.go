@@ -1,7 +1,7 @@
 package main
 
 import (
-	"os"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,12 +10,14 @@ import (
 )
 
 type printerJSON struct {
-	ID       string   `json:"id"`
-	Status   string   `json:"status"`
-	Stations []string `json:"stations"`
-	Backup   string   `json:"backup"`
-	Queue    int      `json:"queue"`
-	Failover *struct {
+	ID        string   `json:"id"`
+	Status    string   `json:"status"`
+	Stations  []string `json:"stations"`
+	Backup    string   `json:"backup"`
+	Queue     int      `json:"queue"`
+	InTrouble bool     `json:"in_trouble"`
+	Word      string   `json:"word"`
+	Failover  *struct {
 		Active       bool   `json:"active"`
 		Backup       string `json:"backup"`
 		Acknowledged bool   `json:"acknowledged"`
@@ -39,17 +41,12 @@ func getPrinter(t testing.TB, base, id string) printerJSON {
 
 func waitPrinter(t testing.TB, base, id string, timeout time.Duration, ok func(printerJSON) bool) printerJSON {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		p := getPrinter(t, base, id)
-		if ok(p) {
-			return p
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("printer %s: got %+v, not as wanted within %s", id, p, timeout)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var p printerJSON
+	waitUntil(t, base, timeout, func() (bool, string) {
+		p = getPrinter(t, base, id)
+		return ok(p), fmt.Sprintf("printer %s is %+v, not as wanted", id, p)
+	})
+	return p
 }
 
 var staff = map[string]string{"operator": "amy", "reason": "checked at the pass"}
@@ -195,7 +192,14 @@ func TestMain_Failover(t *testing.T) {
 	if p := getPrinter(t, base, "hot-1"); p.Failover == nil || !p.Failover.Acknowledged || !p.Failover.Active {
 		t.Fatalf("got %+v, want acknowledged and still active", p.Failover)
 	}
+	// Moving back while the printer still reports trouble is refused with
+	// the reason, unless forced.
+	var refused struct{ Error string }
+	if code := call(t, "POST", base+"/v1/printers/hot-1/failback", staff, &refused); code != 409 || !strings.Contains(refused.Error, "unreachable") {
+		t.Fatalf("failback while hot-1 is down: got %d %q, want 409 naming the trouble", code, refused.Error)
+	}
 	hot.SetFault(printersim.FaultNone)
+	waitPrinter(t, base, "hot-1", 10*time.Second, func(p printerJSON) bool { return p.Status == "ready" })
 	if code := call(t, "POST", base+"/v1/printers/hot-1/failback", staff, nil); code != 200 {
 		t.Fatalf("failback: got %d", code)
 	}
@@ -315,38 +319,25 @@ func TestMain_FailbackAfterHealthy(t *testing.T) {
 	}
 }
 
-// An unreachable printer: each attempt fails without sending a byte, the
-// task waits out the backoff, and once the retries are used up it is
-// failed (an alert); a make-up print after the printer is back prints it
-// once.
-func TestMain_RetriesUsedUp(t *testing.T) {
+// An unreachable printer holds its tickets without an attempt (nothing is
+// leased, counted or written while it is away) and prints them once, at
+// once, when it is back.
+func TestMain_Unreachable(t *testing.T) {
 	t.Parallel()
 	hot := startSim(t, printersim.FaultDown)
 	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
-	b, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(cfg, []byte("max_retries = 1\n"+string(b)), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	_, base := runGateway(t, cfg)
-	no := "order_ru-1_station_hot"
-	call(t, "POST", base+"/v1/orders", order("ru-1", "hot"), nil)
-	tj := waitStatus(t, base, no, "retry_wait", 5*time.Second)
-	if tj.Attempt != 1 {
-		t.Fatalf("got attempt %d in retry_wait, want 1", tj.Attempt)
-	}
-	tj = waitStatus(t, base, no, "failed", 15*time.Second)
-	if tj.Attempt != 2 || tj.Reason != "retries" || tj.LastError == "" {
-		t.Fatalf("got %+v, want failed after 2 attempts with the reason", tj)
-	}
-	if n := len(hot.Printed()); n != 0 {
-		t.Fatalf("got %d tickets from an unreachable printer", n)
+	no := "order_ur-1_station_hot"
+	call(t, "POST", base+"/v1/orders", order("ur-1", "hot"), nil)
+	waitPrinter(t, base, "hot-1", 10*time.Second, func(p printerJSON) bool { return p.Status == "offline" })
+	if tj := getTask(t, base, no); tj.Status != "queued" || tj.Attempt != 0 {
+		t.Fatalf("got %s attempt %d while the printer is unreachable, want queued attempt 0", tj.Status, tj.Attempt)
 	}
 	hot.SetFault(printersim.FaultNone)
-	call(t, "POST", base+"/v1/tasks/"+no+"/retry", staff, nil)
-	waitStatus(t, base, no, "done", 10*time.Second)
+	tj := waitStatus(t, base, no, "done", 10*time.Second)
+	if tj.Attempt != 1 {
+		t.Fatalf("got attempt %d, want the first attempt to print", tj.Attempt)
+	}
 	if got := waitPrinted(t, hot, 1, 5*time.Second); len(got) != 1 || strings.Contains(got[0].Text, "REPRINT") {
 		t.Fatalf("got %+v, want one ticket without REPRINT (nothing could have printed before)", got)
 	}

@@ -8,7 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"time"
 
@@ -19,59 +20,186 @@ import (
 	gwhttp "github.com/storeprint/storeprint/gateway/http"
 	"github.com/storeprint/storeprint/gateway/prometheus"
 	"github.com/storeprint/storeprint/gateway/toml"
+	"github.com/storeprint/storeprint/internal/clock"
+	"github.com/storeprint/storeprint/internal/version"
+	"github.com/storeprint/storeprint/printerdrivers/cloudprnt"
 	synclink "github.com/storeprint/storeprint/sync/client"
 )
 
-// Version is the gateway's software version, reported to the cloud; set at
-// build time with -ldflags "-X main.Version=...".
-var Version = "dev"
+// commands are the subcommands with their help, in the order the overall
+// help lists them.
+var commands = []struct{ name, summary, help string }{
+	{"run", "run the gateway in the foreground (also what a service manager runs)", `Usage: storeprint-gateway run --config FILE [--log-format text|json]
 
-const usage = `storeprint-gateway: the store's print gateway.
-
-Usage:
-  storeprint-gateway run --config FILE     run in the foreground (or under a service manager)
-  storeprint-gateway install --config FILE install as a system service running "run --config FILE"
-  storeprint-gateway uninstall             remove the system service
-  storeprint-gateway start|stop|status     control the installed service
-  storeprint-gateway check --config FILE [--repair]
-                                           verify the data dir (gateway stopped): exit 0 sound,
-                                           1 damaged (saying what and where); --repair keeps what
-                                           is readable and sets the damaged dir aside
-  storeprint-gateway backup --config FILE --out BACKUP [--gateway URL]
-                                           a consistent backup, taken through the running
-                                           gateway (or from the data dir when it is stopped)
-  storeprint-gateway restore --config FILE --in BACKUP
-                                           replace the data dir with a backup (gateway stopped);
-                                           tasks waiting in it are held for a person at start
+Runs the gateway until it is interrupted (Ctrl-C, SIGTERM) or stopped by its
+service manager. Logs go to standard error (under systemd: the journal; as a
+Windows service: the Windows Event Log, source storeprint-gateway).
 
 Flags:
   --config FILE   the gateway's TOML configuration (see docs/config.md)
-  --log-format F  text (default) or json
-  --out, --in     the backup file
-  --gateway URL   the running gateway for backup (default: the config's listen address)
-  --repair        with check: repair a damaged data dir
+                  [$STOREPRINT_CONFIG]
+  --log-format F  text (default) or json [$STOREPRINT_LOG_FORMAT]
+  --name NAME     the service's name, when a service manager runs it (set
+                  by install --name; default storeprint-gateway)
 
-Environment:
-  STOREPRINT_CONFIG      default for --config
-  STOREPRINT_LOG_FORMAT  default for --log-format
-`
+It warns when FILE is readable by every user of the machine: it holds tokens.
+
+Exit status: 0 stopped, 1 failed, 2 usage error, 78 the configuration is
+not usable (the packaged systemd unit does not restart on 78).
+`},
+	{"install", "install the gateway as a system service", `Usage: storeprint-gateway install --config FILE [--user NAME] [--name NAME]
+
+Installs a system service that runs this program's file (where it is now)
+with "run --config FILE", starting at boot and started again when it exits
+unexpectedly: a systemd unit, a SysV init script with its /etc/rc?.d links,
+a launchd daemon or a Windows service, whichever the machine uses. It says
+what it wrote, which user the service runs as and where its logs go. It does
+not start the service: "storeprint-gateway start" does.
+
+The .deb package installs the gateway as the service storeprint-gateway
+already (systemd, user storeprint); this command is for other machines.
+
+Flags:
+  --config FILE  the configuration the service runs with (checked first;
+                 made absolute) [$STOREPRINT_CONFIG]
+  --user NAME    the account the service runs as (default: root, or
+                 LocalSystem on Windows); it must be able to read FILE and
+                 write the config's data_dir
+  --name NAME    the service's name (default storeprint-gateway)
+
+It warns when FILE is readable by every user of the machine: it holds tokens.
+`},
+	{"uninstall", "stop and remove the system service", `Usage: storeprint-gateway uninstall [--name NAME]
+
+Stops the service if it runs, then removes everything install wrote (the
+unit or init script and its links, or the Windows service) and says what it
+removed. The configuration, the data_dir and the logs stay.
+
+Flags:
+  --name NAME  the service's name (default storeprint-gateway)
+`},
+	{"start", "start the installed service", `Usage: storeprint-gateway start [--name NAME]
+
+Starts the installed service.
+
+Flags:
+  --name NAME  the service's name (default storeprint-gateway)
+`},
+	{"stop", "stop the installed service", `Usage: storeprint-gateway stop [--name NAME]
+
+Stops the installed service; the gateway finishes the requests in flight.
+
+Flags:
+  --name NAME  the service's name (default storeprint-gateway)
+`},
+	{"status", "say whether the installed service runs", `Usage: storeprint-gateway status [--name NAME]
+
+Prints running, stopped, or not installed.
+
+Flags:
+  --name NAME  the service's name (default storeprint-gateway)
+`},
+	{"check", "verify the data dir (the gateway stopped); --repair keeps what is readable", `Usage: storeprint-gateway check --config FILE [--repair]
+
+Verifies the config's data_dir as the gateway would at start, on a scratch
+copy, so the data dir itself is not changed: every table read and its
+checksums verified, the write-ahead logs replayed, everything stored added
+up and compared with the witness of the last commit. It says what it found
+and where. The gateway must be stopped (a backup can be taken while it runs).
+
+With --repair: a sound data dir is left alone; one that lost its last writes
+is marked recovered; a damaged one is moved aside (DATA_DIR.damaged-<time>,
+kept as it was) and a new store is built from every table block and log
+entry that can be read. Either way the gateway holds every ticket that was
+waiting for a person at its next start: it may have printed.
+
+Flags:
+  --config FILE  the gateway's configuration [$STOREPRINT_CONFIG]
+  --repair       repair instead of only checking
+
+Exit status: 0 sound (or repaired), 1 damaged (saying what and where), 2 it
+cannot check (a usage error, or the gateway is running).
+`},
+	{"backup", "write a consistent backup, while the gateway runs", `Usage: storeprint-gateway backup --config FILE --out BACKUP [--gateway URL]
+
+Writes a consistent backup of the store to BACKUP: Badger's backup stream,
+every key as it was at one moment, framed with the store's id, the time and
+a SHA-256. It asks the running gateway for it (GET /v1/backup with the
+config's first API token), so printing goes on; when no gateway answers it
+reads the data dir itself. BACKUP is written as BACKUP.partial and renamed
+only once complete and verified.
+
+Flags:
+  --config FILE  the gateway's configuration [$STOREPRINT_CONFIG]
+  --out BACKUP   the backup file to write
+  --gateway URL  the running gateway (default: http:// and the config's
+                 listen address)
+`},
+	{"restore", "replace the data dir with a backup (the gateway stopped)", `Usage: storeprint-gateway restore --config FILE --in BACKUP
+
+Replaces the config's data_dir with the store in BACKUP (it must be this
+store's: the store ids must match). The data dir that was there is kept as
+DATA_DIR.before-restore-<time>. The gateway holds every ticket that was
+waiting in the backup for a person at its next start: it may have printed
+after the backup was taken.
+
+Flags:
+  --config FILE  the gateway's configuration [$STOREPRINT_CONFIG]
+  --in BACKUP    the backup file to restore
+
+Exit status: 0 restored, 1 the backup is not complete or not this store's,
+2 a usage error or the gateway is running.
+`},
+	{"version", "print the version", `Usage: storeprint-gateway version
+
+Prints the program's version, the Go version it was built with and its
+platform. Also: storeprint-gateway --version.
+`},
+}
+
+func usage() string {
+	var b strings.Builder
+	b.WriteString("storeprint-gateway: the store's print gateway.\n\nUsage:\n  storeprint-gateway <command> [flags]\n\nCommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
+	}
+	b.WriteString("\nRun 'storeprint-gateway <command> --help' for a command's flags.\n")
+	return b.String()
+}
+
+func commandNames() string {
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	return strings.Join(names, ", ")
+}
 
 var errHelp = errors.New("help requested")
 
+// ServiceName is the system service's name unless --name says otherwise;
+// the packaged unit is ServiceName + ".service".
+const ServiceName = "storeprint-gateway"
+
 // Main is the gateway program.
 type Main struct {
-	Command    string
-	ConfigPath string
-	LogFormat  string
-	Out, In    string // backup, restore
-	GatewayURL string // backup: the running gateway
-	Repair     bool   // check
-	Stdout     io.Writer
-	Stderr     io.Writer
+	Command     string
+	ConfigPath  string
+	LogFormat   string
+	ServiceName string // install and the service commands: --name
+	User        string // install: --user
+	Out, In     string // backup, restore: the backup file
+	GatewayURL  string // backup: the running gateway
+	Repair      bool   // check
+	Stdout      io.Writer
+	Stderr      io.Writer
 
 	// Failpoint stops the process at a named point of an attempt; set only
 	// by builds with the failpoints tag (tests).
 	Failpoint func(name string)
+	// Clock tells the time (the system's when nil); tests move its wall
+	// clock to see pairing codes expire.
+	Clock clock.Clock
 
 	Config  *gateway.Config
 	Store   *badger.DB
@@ -79,8 +207,11 @@ type Main struct {
 	HTTP    *gwhttp.Server
 	Sync    *synclink.Client // nil when the config has no [cloud]
 
-	printers map[string]gateway.Printer
-	ready    chan struct{}
+	// logHandler, when set, takes the log instead of Stderr (a Windows
+	// service has no standard error).
+	logHandler slog.Handler
+	printers   map[string]gateway.Printer
+	ready      chan struct{}
 }
 
 // NewMain returns a program with default settings.
@@ -91,40 +222,58 @@ func NewMain() *Main {
 // ParseFlags reads the command line.
 func (m *Main) ParseFlags(args []string) error {
 	if len(args) == 0 {
-		fmt.Fprint(m.Stderr, usage)
-		return errors.New("a command is required: run, install, uninstall, start, stop or status")
+		fmt.Fprint(m.Stderr, usage())
+		return errors.New("a command is required: " + commandNames())
 	}
 	m.Command = args[0]
+	help := ""
 	switch m.Command {
-	case "-h", "--help", "help":
-		fmt.Fprint(m.Stdout, usage)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(m.Stdout, usage())
 		return errHelp
-	case "run", "install", "uninstall", "start", "stop", "status", "check", "backup", "restore":
-	default:
-		return fmt.Errorf("unknown command %q (run, install, uninstall, start, stop, status, check, backup, restore)", m.Command)
+	case "--version", "-version":
+		m.Command = "version"
+	}
+	for _, c := range commands {
+		if c.name == m.Command {
+			help = c.help
+		}
+	}
+	if help == "" {
+		return fmt.Errorf("unknown command %q (one of %s; see storeprint-gateway --help)", m.Command, commandNames())
 	}
 	fs := flag.NewFlagSet(m.Command, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&m.ConfigPath, "config", os.Getenv("STOREPRINT_CONFIG"), "")
-	fs.StringVar(&m.LogFormat, "log-format", envOr("STOREPRINT_LOG_FORMAT", "text"), "")
 	switch m.Command {
-	case "check":
+	case "run":
+		fs.StringVar(&m.ConfigPath, "config", os.Getenv("STOREPRINT_CONFIG"), "")
+		fs.StringVar(&m.LogFormat, "log-format", envOr("STOREPRINT_LOG_FORMAT", "text"), "")
+		fs.StringVar(&m.ServiceName, "name", ServiceName, "")
+	case "install":
+		fs.StringVar(&m.ConfigPath, "config", os.Getenv("STOREPRINT_CONFIG"), "")
+		fs.StringVar(&m.User, "user", "", "")
+		fallthrough
+	case "uninstall", "start", "stop", "status":
+		fs.StringVar(&m.ServiceName, "name", ServiceName, "")
+	case "check", "backup", "restore":
+		fs.StringVar(&m.ConfigPath, "config", os.Getenv("STOREPRINT_CONFIG"), "")
 		fs.BoolVar(&m.Repair, "repair", false, "")
-	case "backup":
 		fs.StringVar(&m.Out, "out", "", "")
-		fs.StringVar(&m.GatewayURL, "gateway", "", "")
-	case "restore":
 		fs.StringVar(&m.In, "in", "", "")
+		fs.StringVar(&m.GatewayURL, "gateway", "", "")
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(m.Stdout, usage)
+			fmt.Fprint(m.Stdout, help)
 			return errHelp
 		}
-		return fmt.Errorf("%s: %w", m.Command, err)
+		return fmt.Errorf("%s: %w (see storeprint-gateway %s --help)", m.Command, err, m.Command)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%s: unexpected argument %q", m.Command, fs.Arg(0))
+	}
+	if m.LogFormat == "" {
+		m.LogFormat = "text"
 	}
 	if m.LogFormat != "text" && m.LogFormat != "json" {
 		return fmt.Errorf("--log-format: %q is not text or json", m.LogFormat)
@@ -135,14 +284,34 @@ func (m *Main) ParseFlags(args []string) error {
 			return fmt.Errorf("%s: --config FILE is required", m.Command)
 		}
 	}
+	for _, f := range []struct {
+		set  bool
+		name string
+		cmd  string
+	}{{m.Repair, "--repair", "check"}, {m.Out != "", "--out", "backup"}, {m.GatewayURL != "", "--gateway", "backup"}, {m.In != "", "--in", "restore"}} {
+		if f.set && m.Command != f.cmd {
+			return fmt.Errorf("%s: %s is a flag of %s", m.Command, f.name, f.cmd)
+		}
+	}
 	if m.Command == "backup" && m.Out == "" {
 		return errors.New("backup: --out FILE is required")
 	}
 	if m.Command == "restore" && m.In == "" {
 		return errors.New("restore: --in FILE is required")
 	}
+	if m.ServiceName != "" && !serviceNameRE.MatchString(m.ServiceName) {
+		return fmt.Errorf("--name: %q must be 1-64 letters, digits, '-', '_' or '.', starting with a letter", m.ServiceName)
+	}
+	if m.User != "" && runtime.GOOS != "windows" && !userNameRE.MatchString(m.User) {
+		return fmt.Errorf("--user: %q is not an account name", m.User)
+	}
 	return nil
 }
+
+var (
+	serviceNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
+	userNameRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,31}[$]?$`)
+)
 
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
@@ -152,6 +321,9 @@ func envOr(k, def string) string {
 }
 
 func (m *Main) logger() *slog.Logger {
+	if m.logHandler != nil {
+		return slog.New(m.logHandler)
+	}
 	if m.LogFormat == "json" {
 		return slog.New(slog.NewJSONHandler(m.Stderr, nil))
 	}
@@ -161,6 +333,9 @@ func (m *Main) logger() *slog.Logger {
 // Run runs the command.
 func (m *Main) Run(ctx context.Context) error {
 	switch m.Command {
+	case "version":
+		fmt.Fprintln(m.Stdout, version.Line("storeprint-gateway"))
+		return nil
 	case "check":
 		return m.check()
 	case "backup":
@@ -184,9 +359,15 @@ func (m *Main) run(ctx context.Context) error {
 	log := m.logger()
 	cfg, err := toml.Load(m.ConfigPath)
 	if err != nil {
-		return err
+		return &ConfigError{err}
 	}
 	m.Config = cfg
+	if w := configExposure(m.ConfigPath); w != "" {
+		log.Warn(w, "config", m.ConfigPath)
+	}
+	if cfg.Cloud != nil && cfg.Cloud.Insecure && strings.HasPrefix(cfg.Cloud.URL, "ws://") {
+		log.Warn("the sync link is not encrypted: the gateway's token and every ticket cross the network in clear text; use wss://", "key", "cloud.url", "url", cfg.Cloud.URL)
+	}
 	for i, t := range cfg.APITokens {
 		if len(t) < 12 {
 			log.Warn("an API token is short and easy to guess; use 16 or more random characters", "key", fmt.Sprintf("api_tokens[%d]", i), "length", len(t))
@@ -200,8 +381,9 @@ func (m *Main) run(ctx context.Context) error {
 		return m.storeError(err)
 	}
 	m.printers = map[string]gateway.Printer{}
+	ps := &printerSet{storeID: cfg.StoreID, log: log}
 	for i, pc := range cfg.Printers {
-		p, err := openPrinter(pc, cfg.StoreID)
+		p, err := ps.open(pc)
 		if err != nil {
 			return fmt.Errorf("config %s: printers[%d] (id %q).%w", m.ConfigPath, i, pc.ID, err)
 		}
@@ -209,7 +391,7 @@ func (m *Main) run(ctx context.Context) error {
 	}
 	metrics := prometheus.New()
 	m.Gateway, err = gateway.New(cfg, m.Store, m.printers, gateway.Options{
-		Logger: log, Observer: metrics, Failpoint: m.Failpoint,
+		Logger: log, Observer: metrics, Failpoint: m.Failpoint, Clock: m.Clock,
 	})
 	if err != nil {
 		return err
@@ -224,6 +406,12 @@ func (m *Main) run(ctx context.Context) error {
 		_, err := m.Store.Backup(w, cfg.StoreID)
 		return err
 	})
+	if ps.cloudprnt == nil {
+		// No CloudPRNT printer configured: the endpoint answers every
+		// poll that its MAC address is unknown (403).
+		ps.cloudprnt = cloudprnt.NewServer(cloudprnt.ServerOptions{Logger: log})
+	}
+	m.HTTP.HandleCloudPRNT(ps.cloudprnt)
 	if err := m.HTTP.Listen(cfg.Listen); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
@@ -237,7 +425,7 @@ func (m *Main) run(ctx context.Context) error {
 		// The link runs beside the print path and never blocks it.
 		m.Sync = &synclink.Client{
 			URL: cfg.Cloud.URL, GatewayID: cfg.Cloud.GatewayID, Token: cfg.Cloud.Token,
-			StoreID: cfg.StoreID, Version: Version, Gateway: m.Gateway, Logger: log,
+			StoreID: cfg.StoreID, Version: version.String(), Gateway: m.Gateway, Logger: log,
 		}
 		m.HTTP.SetLink(func() any { return m.linkState(gctx) })
 		go func() {
@@ -249,7 +437,11 @@ func (m *Main) run(ctx context.Context) error {
 	}
 	hdone := make(chan error, 1)
 	go func() { hdone <- m.HTTP.Serve() }()
-	log.Info("gateway running", "store_id", cfg.StoreID, "listen", m.HTTP.Addr(), "data_dir", cfg.DataDir, "printers", len(cfg.Printers))
+	attrs := []any{"version", version.String(), "store_id", cfg.StoreID, "listen", m.HTTP.Addr(), "url", m.HTTP.URL(), "data_dir", cfg.DataDir, "printers", len(cfg.Printers)}
+	if fp := m.HTTP.TLSFingerprint(); fp != "" {
+		attrs = append(attrs, "tls_fingerprint", fp)
+	}
+	log.Info("gateway running", attrs...)
 	close(m.ready)
 
 	select {
@@ -284,7 +476,8 @@ func (m *Main) run(ctx context.Context) error {
 // linkState is the sync link as the LAN page and /healthz show it.
 func (m *Main) linkState(ctx context.Context) any {
 	st := m.Sync.State()
-	out := map[string]any{"connected": st.Connected, "since": st.Since, "cursor": st.Cursor, "last_error": st.LastError}
+	out := map[string]any{"connected": st.Connected, "since": st.Since, "cursor": st.Cursor, "last_error": st.LastError,
+		"incarnation": st.Incarnation, "resync": st.Resync}
 	if ss, err := m.Gateway.SyncState(ctx); err == nil {
 		out["last_seq"], out["pending"] = ss.Last, ss.Pending(st.Cursor)
 	}
@@ -305,84 +498,4 @@ func (m *Main) Close() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// Service integration (systemd, Windows services, launchd).
-
-func (m *Main) serviceConfig() (*service.Config, error) {
-	c := &service.Config{
-		Name:        "storeprint-gateway",
-		DisplayName: "storeprint gateway",
-		Description: "Prints the store's kitchen tickets, confirmed by the printers.",
-	}
-	if m.ConfigPath != "" {
-		abs, err := filepath.Abs(m.ConfigPath)
-		if err != nil {
-			return nil, fmt.Errorf("--config: %w", err)
-		}
-		c.Arguments = []string{"run", "--config", abs}
-		c.WorkingDirectory = filepath.Dir(abs)
-	}
-	return c, nil
-}
-
-type program struct {
-	m      *Main
-	cancel context.CancelFunc
-	done   chan error
-}
-
-func (p *program) Start(service.Service) error {
-	ctx, cancel := context.WithCancel(context.Background())
-	p.cancel, p.done = cancel, make(chan error, 1)
-	go func() { p.done <- p.m.run(ctx) }()
-	return nil
-}
-
-func (p *program) Stop(service.Service) error {
-	p.cancel()
-	return <-p.done
-}
-
-func (m *Main) runService() error {
-	cfg, err := m.serviceConfig()
-	if err != nil {
-		return err
-	}
-	s, err := service.New(&program{m: m}, cfg)
-	if err != nil {
-		return fmt.Errorf("service: %w", err)
-	}
-	return s.Run()
-}
-
-func (m *Main) control() error {
-	cfg, err := m.serviceConfig()
-	if err != nil {
-		return err
-	}
-	if m.Command == "install" {
-		if _, err := toml.Load(m.ConfigPath); err != nil {
-			return err
-		}
-	}
-	s, err := service.New(&program{m: m}, cfg)
-	if err != nil {
-		return fmt.Errorf("service: %w", err)
-	}
-	if m.Command == "status" {
-		st, err := s.Status()
-		if err != nil {
-			return fmt.Errorf("status: %w", err)
-		}
-		fmt.Fprintln(m.Stdout, map[service.Status]string{
-			service.StatusRunning: "running", service.StatusStopped: "stopped", service.StatusUnknown: "unknown",
-		}[st])
-		return nil
-	}
-	if err := service.Control(s, m.Command); err != nil {
-		return fmt.Errorf("%s: %w", m.Command, err)
-	}
-	fmt.Fprintf(m.Stdout, "storeprint-gateway: %s: done\n", strings.TrimSpace(m.Command))
-	return nil
 }

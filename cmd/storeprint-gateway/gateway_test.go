@@ -156,6 +156,8 @@ func TestMain_BadInput(t *testing.T) {
 		{"UnknownStation", "POST", "/v1/orders", token, order("x3", "nowhere"), 400, "nowhere"},
 		{"EmptyItems", "POST", "/v1/orders", token, map[string]any{"order_id": "x4", "items": []any{}}, 400, "items"},
 		{"BadOrderID", "POST", "/v1/orders", token, order("bad id!", "hot"), 400, "order_id"},
+		{"UnknownField", "POST", "/v1/orders", token, `{"order_id":"x6","tabel":"A1","items":[{"name":"a","qty":1,"station":"hot"}]}`, 400, `unknown field "tabel"`},
+		{"UnknownItemField", "POST", "/v1/orders", token, `{"order_id":"x7","items":[{"name":"a","qty":1,"station":"hot","price":3}]}`, 400, `unknown field "price"`},
 		{"ZeroQty", "POST", "/v1/orders", token, `{"order_id":"x5","items":[{"name":"a","qty":0,"station":"hot"}]}`, 400, "qty"},
 		{"TooLarge", "POST", "/v1/orders", token, big, 413, "1 MiB"},
 		{"UnknownTask", "GET", "/v1/tasks/order_nope_station_hot", token, nil, 404, "not found"},

@@ -29,10 +29,6 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "storeprint-gateway:", err)
-		var ee *ExitError
-		if errors.As(err, &ee) {
-			os.Exit(ee.Code)
-		}
-		os.Exit(1)
+		os.Exit(ExitCode(err))
 	}
 }

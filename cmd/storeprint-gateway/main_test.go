@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	gwhttp "github.com/storeprint/storeprint/gateway/http"
+	"github.com/storeprint/storeprint/internal/openapitest"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -51,8 +53,14 @@ type stationConf struct {
 
 func writeConfig(t testing.TB, dataDir string, printers []printerConf, stations []stationConf) string {
 	t.Helper()
+	return writeConfigTop(t, dataDir, "", printers, stations)
+}
+
+// writeConfigTop is writeConfig with more top-level keys (TOML lines).
+func writeConfigTop(t testing.TB, dataDir, top string, printers []printerConf, stations []stationConf) string {
+	t.Helper()
 	var b strings.Builder
-	fmt.Fprintf(&b, "store_id = \"store-test\"\ndata_dir = %q\nlisten = \"127.0.0.1:0\"\napi_tokens = [%q]\n", dataDir, token)
+	fmt.Fprintf(&b, "store_id = \"store-test\"\ndata_dir = %q\nlisten = \"127.0.0.1:0\"\napi_tokens = [%q]\n%s", dataDir, token, top)
 	for _, p := range printers {
 		fmt.Fprintf(&b, "\n[[printers]]\nid = %q\ndriver = \"tcp\"\naddress = %q\nconnect_timeout = \"1s\"\nconfirm_timeout = \"2s\"\n", p.id, p.addr)
 		if p.onUncertain != "" {
@@ -76,13 +84,17 @@ func writeConfig(t testing.TB, dataDir string, printers []printerConf, stations 
 	return path
 }
 
-// runGateway runs the real program in this process until the test ends.
-func runGateway(t testing.TB, cfgPath string) (*Main, string) {
+// runGateway runs the real program in this process until the test ends;
+// each opt may change the program before it starts.
+func runGateway(t testing.TB, cfgPath string, opts ...func(*Main)) (*Main, string) {
 	t.Helper()
 	m := NewMain()
 	m.Stderr = io.Discard
 	if testing.Verbose() {
 		m.Stderr = os.Stderr
+	}
+	for _, o := range opts {
+		o(m)
 	}
 	if err := m.ParseFlags([]string{"run", "--config", cfgPath}); err != nil {
 		t.Fatal(err)
@@ -104,11 +116,16 @@ func runGateway(t testing.TB, cfgPath string) (*Main, string) {
 			t.Errorf("gateway close: %v", err)
 		}
 	})
-	return m, "http://" + m.HTTP.Addr()
+	return m, m.HTTP.URL()
 }
 
-// client keeps connections alive like a POS terminal does.
-var client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute}}
+// api checks every exchange of these tests against the POS API's OpenAPI
+// document.
+var api = openapitest.MustNew("gateway", gwhttp.OpenAPI)
+
+// client keeps connections alive like a POS terminal does; every request
+// and answer must match the OpenAPI document.
+var client = &http.Client{Timeout: 30 * time.Second, Transport: api.Transport(&http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute})}
 
 // call sends a request with the test token and decodes a JSON answer.
 func call(t testing.TB, method, url string, body any, out any) int {
@@ -117,6 +134,12 @@ func call(t testing.TB, method, url string, body any, out any) int {
 }
 
 func callToken(t testing.TB, tok, method, url string, body any, out any) int {
+	t.Helper()
+	return callWith(t, client, tok, method, url, body, out)
+}
+
+// callWith is callToken through another client.
+func callWith(t testing.TB, c *http.Client, tok, method, url string, body any, out any) int {
 	t.Helper()
 	var r io.Reader
 	switch b := body.(type) {
@@ -139,7 +162,7 @@ func callToken(t testing.TB, tok, method, url string, body any, out any) int {
 	if tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
-	resp, err := client.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}
@@ -196,17 +219,12 @@ func getTask(t testing.TB, base, taskNo string) taskJSON {
 // waitStatus waits until the task reaches status, failing after timeout.
 func waitStatus(t testing.TB, base, taskNo, status string, timeout time.Duration) taskJSON {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		tj := getTask(t, base, taskNo)
-		if tj.Status == status {
-			return tj
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s: got status %s (last error %q), want %s within %s", taskNo, tj.Status, tj.LastError, status, timeout)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var tj taskJSON
+	waitUntil(t, base, timeout, func() (bool, string) {
+		tj = getTask(t, base, taskNo)
+		return tj.Status == status, fmt.Sprintf("task %s is %s (last error %q), want %s", taskNo, tj.Status, tj.LastError, status)
+	})
+	return tj
 }
 
 // waitPrinted waits for n tickets on the simulator's paper.

@@ -20,7 +20,7 @@ func TestMain_Metrics(t *testing.T) {
 	call(t, "POST", base+"/v1/orders", order("m-1", "hot"), nil)
 	waitStatus(t, base, "order_m-1_station_hot", "done", 10*time.Second)
 
-	resp, err := http.Get(base + "/metrics")
+	resp, err := client.Get(base + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,27 +3,45 @@ package main
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/printerdrivers/cloudprnt"
+	"github.com/storeprint/storeprint/printerdrivers/epos"
 	"github.com/storeprint/storeprint/printerdrivers/serial"
 	"github.com/storeprint/storeprint/printerdrivers/tcp"
 	"github.com/storeprint/storeprint/printerdrivers/winspool"
 )
 
-// openPrinter opens the driver a printer's configuration names. An error
-// names the key at fault; the caller names the printer. A device that is
+// printerSet opens the configured printers' drivers. The CloudPRNT
+// printers share one endpoint, made with the first of them.
+type printerSet struct {
+	storeID   string
+	log       *slog.Logger
+	cloudprnt *cloudprnt.Server // nil until a CloudPRNT printer is opened
+}
+
+// open opens the driver a printer's configuration names. An error names
+// the key at fault; the caller names the printer. A device that is
 // missing now is not an error: the printer is offline until it is there.
-func openPrinter(pc gateway.PrinterConfig, storeID string) (gateway.Printer, error) {
+func (s *printerSet) open(pc gateway.PrinterConfig) (gateway.Printer, error) {
 	switch pc.Driver {
 	case "tcp":
-		return tcp.New(pc, storeID), nil
+		return tcp.New(pc, s.storeID), nil
+	case "epos":
+		return epos.New(pc, s.storeID), nil
+	case "cloudprnt":
+		if s.cloudprnt == nil {
+			s.cloudprnt = cloudprnt.NewServer(cloudprnt.ServerOptions{Logger: s.log})
+		}
+		return cloudprnt.New(pc, s.storeID, s.cloudprnt)
 	case "serial":
 		if err := serial.CheckConfig(pc); err != nil {
 			return nil, err
 		}
-		return serial.New(pc, storeID), nil
+		return serial.New(pc, s.storeID), nil
 	case "spooler":
-		p, err := winspool.New(pc, storeID)
+		p, err := winspool.New(pc, s.storeID)
 		if errors.Is(err, winspool.ErrUnsupported) {
 			return nil, errors.New(`driver: "spooler" is only available on Windows`)
 		}
@@ -33,4 +51,10 @@ func openPrinter(pc gateway.PrinterConfig, storeID string) (gateway.Printer, err
 		return p, nil
 	}
 	return nil, fmt.Errorf("driver: %q is not available in this build", pc.Driver)
+}
+
+// openPrinter opens one printer's driver on its own (a CloudPRNT printer
+// gets an endpoint of its own).
+func openPrinter(pc gateway.PrinterConfig, storeID string) (gateway.Printer, error) {
+	return (&printerSet{storeID: storeID, log: slog.Default()}).open(pc)
 }

@@ -53,9 +53,9 @@ func (p *proc) waitExit(t testing.TB, timeout time.Duration) {
 // settle waits until no task is queued, printing or waiting to retry.
 func settle(t testing.TB, base string, timeout time.Duration) []taskJSON {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		var all []taskJSON
+	var all []taskJSON
+	waitUntil(t, base, timeout, func() (bool, string) {
+		all = nil
 		call(t, "GET", base+"/v1/tasks?limit=100000", nil, &all)
 		open := 0
 		for _, tj := range all {
@@ -64,14 +64,9 @@ func settle(t testing.TB, base string, timeout time.Duration) []taskJSON {
 				open++
 			}
 		}
-		if open == 0 {
-			return all
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d tasks still open after %s", open, timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return open == 0, fmt.Sprintf("%d tasks still open", open)
+	})
+	return all
 }
 
 // The real gateway killed with SIGKILL while orders stream in, then
@@ -187,7 +182,9 @@ func TestProcess_Failpoints(t *testing.T) {
 	} {
 		t.Run(tc.failpoint+"/"+tc.policy, func(t *testing.T) {
 			t.Parallel()
-			hot := startSim(t, printersim.FaultNone)
+			// The printer holds the ticket until the order was answered, so
+			// the process cannot die before the 201 is out.
+			hot := startSim(t, printersim.FaultPaperEnd)
 			cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr, onUncertain: tc.policy}},
 				[]stationConf{{name: "hot", printer: "hot-1"}})
 			p := startProc(t, cfg, "STOREPRINT_FAILPOINT="+tc.failpoint)
@@ -195,6 +192,7 @@ func TestProcess_Failpoints(t *testing.T) {
 			if code, err := postQuiet(p.base, order("fp-1", "hot")); err != nil || code != 201 {
 				t.Fatalf("order: got %d %v, want 201", code, err)
 			}
+			hot.SetFault(printersim.FaultNone)
 			p.waitExit(t, 20*time.Second)
 			if tc.paper > 0 {
 				waitPrinted(t, hot, tc.paper, 10*time.Second)

@@ -67,6 +67,13 @@ func (m *Main) holdRecovered(ctx context.Context, log *slog.Logger) error {
 		}
 		n += k
 	}
+	if rec.LostEventsTo > 0 {
+		// The link counts the lost outbox events as compacted: a cloud
+		// that never stored them gets a snapshot.
+		if err := m.Gateway.OutboxLost(ctx, rec.LostEventsTo); err != nil {
+			return err
+		}
+	}
 	log.Warn("data dir recovered: every waiting task is held for a person", "held", n, "missing_tasks", rec.MissingTasks, "cause", rec.Cause)
 	return m.Store.MarkHeld(n)
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/printerdrivers/cloudprnt"
+	"github.com/storeprint/storeprint/printerdrivers/epos"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 	"github.com/storeprint/storeprint/printerdrivers/printertest"
 	"github.com/storeprint/storeprint/printerdrivers/serial"
@@ -153,7 +155,8 @@ func TestMain_ParseFlags(t *testing.T) {
 				t.Errorf("help does not list fault %s:\n%s", f, got)
 			}
 		}
-		for _, flag := range []string{"--listen", "--serial", "--baud", "--out", "--encoding", "--fault", "--slow", "--control", "PUT  /fault", "socat"} {
+		for _, flag := range []string{"--listen", "--serial", "--baud", "--out", "--paper", "--name", "--encoding", "--fault", "--slow", "--control", "PUT  /fault", "socat",
+			"DLE EOT", "DLE ENQ", "GS ( H", "GS r", "GS I", "GS a", "ESC @", `"EPSON"`, printersim.Model} {
 			if !strings.Contains(got, flag) {
 				t.Errorf("help does not mention %s", flag)
 			}
@@ -163,11 +166,16 @@ func TestMain_ParseFlags(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		t.Parallel()
 		m, _, _ := setup(t, "printersim", "--listen", "127.0.0.1:0", "--out", "paper.jsonl", "--encoding", "cp437",
-			"--fault", "paper_end", "--slow", "5s", "--control", "127.0.0.1:0")
+			"--fault", "paper_end", "--slow", "5s", "--control", "127.0.0.1:0", "--paper", "-", "--name", "hot-1")
 		c := m.cmd.(*printerSim)
 		if c.Listen != "127.0.0.1:0" || c.Out != "paper.jsonl" || c.Encoding != "cp437" ||
-			c.Fault != printersim.FaultPaperEnd || c.Slow != 5*time.Second || c.Control != "127.0.0.1:0" {
+			c.Fault != printersim.FaultPaperEnd || c.Slow != 5*time.Second || c.Control != "127.0.0.1:0" ||
+			c.Paper != "-" || c.Name != "hot-1" {
 			t.Fatalf("got %+v", c)
+		}
+		m, _, _ = setup(t, "printersim", "--listen", "127.0.0.1:9101")
+		if c := m.cmd.(*printerSim); c.Paper != "" || c.Name != "127.0.0.1:9101" {
+			t.Fatalf("got paper %q, name %q; want no paper, named after --listen", c.Paper, c.Name)
 		}
 	})
 
@@ -181,6 +189,20 @@ func TestMain_ParseFlags(t *testing.T) {
 		m, _, _ = setup(t, "printersim", "--serial", "/dev/ttyUSB0", "--listen", "127.0.0.1:0")
 		if c := m.cmd.(*printerSim); c.Serial != "/dev/ttyUSB0" || c.Listen != "127.0.0.1:0" || c.Baud != printersim.DefaultBaud {
 			t.Fatalf("got %+v, want serial and TCP", c)
+		}
+	})
+
+	t.Run("Protocols", func(t *testing.T) {
+		t.Parallel()
+		m, _, _ := setup(t, "printersim", "--protocol", "epos", "--listen", "127.0.0.1:0", "--devid", "kitchen", "--job-log")
+		if c := m.cmd.(*printerSim); c.Protocol != "epos" || c.DevID != "kitchen" || !c.JobLog || c.Listen != "127.0.0.1:0" {
+			t.Fatalf("got %+v, want ePOS-Print with a job log", c)
+		}
+		m, _, _ = setup(t, "printersim", "--protocol", "cloudprnt", "--url", "http://127.0.0.1:8080/v1/cloudprnt",
+			"--mac", "00-11-62-1D-9A-B7", "--poll", "2s", "--emulation", "escpos", "--user", "star", "--password", "pw")
+		if c := m.cmd.(*printerSim); c.Protocol != "cloudprnt" || c.Listen != "" || c.Poll != 2*time.Second ||
+			c.Emulation != "escpos" || c.Name != "00-11-62-1D-9A-B7" || c.Password != "pw" {
+			t.Fatalf("got %+v, want a CloudPRNT printer polling every 2s", c)
 		}
 	})
 
@@ -203,7 +225,17 @@ func TestMain_ParseFlags(t *testing.T) {
 			{"Baud", []string{"printersim", "--serial", "/dev/ttyUSB0", "--baud", "0"}, "--baud"},
 			{"Control", []string{"printersim", "--control", "nowhere"}, "--control"},
 			{"Out", []string{"printersim", "--out", ""}, "--out"},
+			{"PaperStdout", []string{"printersim", "--paper", "-"}, "--paper: - is stdout, where --out writes too"},
+			{"PaperOut", []string{"printersim", "--paper", "p.txt", "--out", "p.txt"}, `--paper: "p.txt" is the --out file too`},
 			{"Argument", []string{"printersim", "extra"}, `unexpected argument "extra"`},
+			{"Protocol", []string{"printersim", "--protocol", "ipp"}, `--protocol: "ipp"`},
+			{"EPOSSerial", []string{"printersim", "--protocol", "epos", "--serial", "/dev/ttyS0"}, "--serial"},
+			{"CloudPRNTNoURL", []string{"printersim", "--protocol", "cloudprnt", "--mac", "00:11:62:1d:9a:b7"}, "--url"},
+			{"CloudPRNTURL", []string{"printersim", "--protocol", "cloudprnt", "--url", "gateway:8080", "--mac", "00:11:62:1d:9a:b7"}, "--url"},
+			{"CloudPRNTMAC", []string{"printersim", "--protocol", "cloudprnt", "--url", "http://g/v1/cloudprnt", "--mac", "00:11"}, "--mac"},
+			{"CloudPRNTListen", []string{"printersim", "--protocol", "cloudprnt", "--url", "http://g/v1/cloudprnt", "--mac", "00:11:62:1d:9a:b7", "--listen", "127.0.0.1:0"}, "--listen"},
+			{"CloudPRNTPoll", []string{"printersim", "--protocol", "cloudprnt", "--url", "http://g/v1/cloudprnt", "--mac", "00:11:62:1d:9a:b7", "--poll", "0s"}, "--poll"},
+			{"CloudPRNTEmulation", []string{"printersim", "--protocol", "cloudprnt", "--url", "http://g/v1/cloudprnt", "--mac", "00:11:62:1d:9a:b7", "--emulation", "zpl"}, "--emulation"},
 		}
 		for _, tt := range tests {
 			m := NewMain()
@@ -216,13 +248,81 @@ func TestMain_ParseFlags(t *testing.T) {
 	})
 }
 
+// runSim runs the printersim command until the test ends.
+func runSim(t *testing.T, m *Main) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		if err := m.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+}
+
 func TestMain_Run(t *testing.T) {
 	t.Parallel()
+
+	t.Run("PrinterSimEPOS", func(t *testing.T) {
+		t.Parallel()
+		paper := filepath.Join(t.TempDir(), "paper.jsonl")
+		m, _, stderr := setup(t, "printersim", "--protocol", "epos", "--listen", "127.0.0.1:0", "--job-log", "--out", paper)
+		runSim(t, m)
+		line := stderr.waitLine(t, "printersim ePOS-Print listening on ")
+		base, _, _ := strings.Cut(line, " ")
+		cfg := printertest.Config(5 * time.Second)
+		cfg.Driver, cfg.Address, cfg.JobLog = "epos", base, true
+		p := epos.New(cfg, "store-001")
+		defer p.Close()
+		if err := p.Print(context.Background(), &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), ProcessID: "0001"}); err != nil {
+			t.Fatalf("Print: %v", err)
+		}
+		if got := readPaper(t, paper); len(got) != 1 || got[0].TaskNo != "order_1_station_hot" {
+			t.Fatalf("got paper %+v, want the ticket", got)
+		}
+	})
+
+	t.Run("PrinterSimCloudPRNT", func(t *testing.T) {
+		t.Parallel()
+		srv := cloudprnt.NewServer(cloudprnt.ServerOptions{})
+		url := printertest.ServeHTTP(t, srv)
+		cfg := printertest.Config(5 * time.Second)
+		cfg.MAC = "00:11:62:1d:9a:b7"
+		p, err := cloudprnt.New(cfg, "store-001", srv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		polled := srv.Polled(cfg.MAC)
+		paper := filepath.Join(t.TempDir(), "paper.jsonl")
+		m, _, stderr := setup(t, "printersim", "--protocol", "cloudprnt", "--url", url, "--mac", "00:11:62:1D:9A:B7",
+			"--poll", "50ms", "--out", paper)
+		runSim(t, m)
+		stderr.waitLine(t, "printersim CloudPRNT polling ")
+		select {
+		case <-polled:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the simulator did not poll")
+		}
+		if err := p.Print(context.Background(), &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), ProcessID: "0001"}); err != nil {
+			t.Fatalf("Print: %v", err)
+		}
+		if got := readPaper(t, paper); len(got) != 1 || got[0].TaskNo != "order_1_station_hot" {
+			t.Fatalf("got paper %+v, want the ticket", got)
+		}
+	})
 
 	t.Run("PrinterSim", func(t *testing.T) {
 		t.Parallel()
 		paper := filepath.Join(t.TempDir(), "paper.jsonl")
-		m, _, stderr := setup(t, "printersim", "--listen", "127.0.0.1:0", "--out", paper, "--control", "127.0.0.1:0")
+		text := filepath.Join(t.TempDir(), "paper.txt")
+		m, _, stderr := setup(t, "printersim", "--listen", "127.0.0.1:0", "--out", paper, "--control", "127.0.0.1:0",
+			"--paper", text, "--name", "hot-1")
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- m.Run(ctx) }()
@@ -262,6 +362,14 @@ func TestMain_Run(t *testing.T) {
 		}
 		if len(lines) != 1 || lines[0].TaskNo != "order_1_station_hot" || lines[0].At.IsZero() {
 			t.Fatalf("got paper %+v, want one ticket", lines)
+		}
+		// And as text, as it reads on paper.
+		b, err := os.ReadFile(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := string(b), lines[0].PaperText("hot-1", time.Local); got != want {
+			t.Fatalf("got --paper\n%s\nwant\n%s", got, want)
 		}
 
 		// Faults change through the control API.

@@ -30,7 +30,12 @@ every task whose state differs:
 It also reads the store's sync link (the gateway's /healthz): when the link
 is down or behind, the report says so ("the link is N events behind;
 differences may clear by themselves"): the gateway replays its outbox once
-connected. Each difference is read again, cloud first, before it is reported,
+connected. It shows each side's incarnation of the store's data (the
+gateway's data dir gets a new one when it is wiped or replaced) and whether
+a resync ran: the store sent a snapshot (the cloud was behind, its database
+restored) or learned the cloud's states (the store was behind, its data dir
+restored from an older copy), and the cloud's last recorded data reset or
+resync. Each difference is read again, cloud first, before it is reported,
 so a busy store shows few passing ones.
 
 --apply repairs what is safe to repair, and nothing prints twice:
@@ -61,7 +66,9 @@ printed.
 The --json report:
   {"store_id", "gateway", "cloud", "in_sync",
    "check": {"at", "link": {"configured","connected","since","cursor","last_seq",
-             "pending","last_error"}, "link_behind", "link_note",
+             "pending","last_error","incarnation","resync"}, "link_behind", "link_note",
+             "incarnations": {"store","store_resync","cloud":[{"gateway_id","incarnation",
+                              "cursor","rank","revoked"}],"cloud_events"},
              "gateway_tasks", "cloud_tasks",
              "differences": [{"task_no","order_id","kind","gateway","cloud",
                               "repair","note"}], "counts"},
@@ -317,7 +324,13 @@ func (c *reconcile) check(ctx context.Context) (*check, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newCheck(gw, cl, link, c.now()), nil
+	clLink, err := cloudLink(ctx, c.cl, c.Store)
+	if err != nil {
+		return nil, err
+	}
+	ch := newCheck(gw, cl, link, c.now())
+	ch.Incarnations = newIncarnations(link, clLink)
+	return ch, nil
 }
 
 // confirm reads each differing task again, from the cloud and then from the
@@ -446,6 +459,9 @@ func (c *reconcile) writeText(w io.Writer, r *report) {
 
 func writeCheck(w io.Writer, ch *check) {
 	fmt.Fprintf(w, "sync link: %s\n", ch.Link.describe())
+	if ch.Incarnations != nil {
+		fmt.Fprintln(w, ch.Incarnations.describe())
+	}
 	if len(ch.Differences) > 0 {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

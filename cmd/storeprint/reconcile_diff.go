@@ -91,6 +91,9 @@ type linkState struct {
 	LastSeq    uint64    `json:"last_seq"` // the gateway's newest event
 	Pending    uint64    `json:"pending"`  // events the cloud does not have yet
 	LastError  string    `json:"last_error,omitempty"`
+	// Incarnation is the gateway's data dir; Resync its last catching up.
+	Incarnation string       `json:"incarnation"`
+	Resync      *resyncState `json:"resync,omitempty"`
 }
 
 // behind reports whether the cloud may not know all the store knows.
@@ -191,14 +194,15 @@ func repairFor(d *difference, link linkState) (repair, string) {
 
 // check is one comparison of the two sides.
 type check struct {
-	At           time.Time    `json:"at"`
-	Link         linkState    `json:"link"`
-	LinkBehind   bool         `json:"link_behind"`
-	LinkNote     string       `json:"link_note,omitempty"`
-	GatewayTasks int          `json:"gateway_tasks"`
-	CloudTasks   int          `json:"cloud_tasks"`
-	Differences  []difference `json:"differences"`
-	Counts       map[kind]int `json:"counts"`
+	At           time.Time     `json:"at"`
+	Link         linkState     `json:"link"`
+	LinkBehind   bool          `json:"link_behind"`
+	LinkNote     string        `json:"link_note,omitempty"`
+	GatewayTasks int           `json:"gateway_tasks"`
+	CloudTasks   int           `json:"cloud_tasks"`
+	Differences  []difference  `json:"differences"`
+	Counts       map[kind]int  `json:"counts"`
+	Incarnations *incarnations `json:"incarnations,omitempty"`
 }
 
 func newCheck(gw, cl map[string]*taskState, link linkState, at time.Time) *check {

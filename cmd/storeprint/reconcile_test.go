@@ -451,3 +451,32 @@ func TestReconcile_Run(t *testing.T) {
 		}
 	})
 }
+
+func TestIncarnations_Describe(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		in   incarnations
+		want []string
+	}{
+		{"None", incarnations{}, []string{"incarnation: store none (its data dir was made before incarnations); cloud knows none",
+			"resync: store none since the gateway started; cloud recorded none"}},
+		{"Snapshot", incarnations{Store: "ab", StoreResync: &resyncState{Kind: "snapshot", Tasks: 3, At: at},
+			Cloud:  []*cloud.Incarnation{{GatewayID: "gw-1", Incarnation: "ab"}, {GatewayID: "gw-1"}},
+			Events: []*cloud.LinkEvent{{Kind: cloud.LinkResynchronised, At: at}}},
+			[]string{"store ab; cloud newest ab of gateway gw-1, 1 other before it", "store sent a snapshot of 3 tasks", "cloud last recorded resynchronised"}},
+		{"Differs", incarnations{Store: "cd", StoreResync: &resyncState{Kind: "learned", Tasks: 1, At: at},
+			Cloud: []*cloud.Incarnation{{GatewayID: "gw-2", Incarnation: "ef"}}},
+			[]string{"newest ef of gateway gw-2 (not the store's)", "store learned 1 state from the cloud"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.in.describe()
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("got %q, want %q in it", got, w)
+				}
+			}
+		})
+	}
+}

@@ -64,6 +64,7 @@ var commands = []struct {
 }{
 	{"reconcile", "list (and with --apply repair) tasks that differ between a store and the cloud", newReconcile},
 	{"printersim", "run a simulated ESC/POS printer on TCP or a serial line (tests, demos, drills)", newPrinterSim},
+	{"version", "print the version", newVersion},
 }
 
 func usage() string {
@@ -101,6 +102,8 @@ func (m *Main) ParseFlags(args []string) error {
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(m.Stdout, usage())
 		return errHelp
+	case "-version", "--version":
+		args = append([]string{"version"}, args[1:]...)
 	}
 	for _, c := range commands {
 		if c.name == args[0] {

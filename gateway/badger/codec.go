@@ -10,6 +10,11 @@ import (
 // reads older versions and migrates them when it writes them back.
 const formatVersion byte = 1
 
+// storeFormat is the data dir's format (m/format): a release refuses to
+// open a data dir of a later format. 2: compact order records (retention)
+// and the outbox seq kept with tasks and audit entries.
+const storeFormat byte = 2
+
 func encode(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -2,6 +2,7 @@ package badger
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -206,6 +207,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err := d.loadCounters(); err != nil {
 		return fail(err)
 	}
+	if err := d.newIncarnation(); err != nil {
+		return fail(err)
+	}
 	if err := d.countStatuses(); err != nil {
 		return fail(err)
 	}
@@ -311,7 +315,7 @@ func (d *DB) loadCounters() error {
 			if err != nil {
 				return fmt.Errorf("read format: %w", err)
 			}
-			if len(v) != 1 || v[0] > formatVersion {
+			if len(v) != 1 || v[0] > storeFormat {
 				return fmt.Errorf("data in %s was written by a newer release (format %v); upgrade the gateway", d.dir, v)
 			}
 		}
@@ -333,6 +337,30 @@ func (d *DB) loadCounters() error {
 			*c.p = binary.BigEndian.Uint64(v)
 		}
 		return nil
+	})
+}
+
+// newIncarnation gives a data dir its incarnation (gateway.MetaIncarnation)
+// when it is created: a random number, written once, that tells the cloud
+// this data started afresh. A data dir that already holds anything keeps
+// what it has (one made before incarnations has none), and a copy of a
+// data dir carries its incarnation with it.
+func (d *DB) newIncarnation() error {
+	return d.db.Update(func(txn *bdg.Txn) error {
+		it := txn.NewIterator(bdg.IteratorOptions{})
+		it.Rewind()
+		empty := !it.Valid()
+		it.Close()
+		if !empty {
+			return nil
+		}
+		var b [8]byte
+		for binary.BigEndian.Uint64(b[:]) == 0 {
+			if _, err := rand.Read(b[:]); err != nil {
+				return fmt.Errorf("make the data dir's incarnation: %w", err)
+			}
+		}
+		return txn.Set(key(spaceMeta, "user", gateway.MetaIncarnation), b[:])
 	})
 }
 
@@ -684,7 +712,7 @@ func setCounters(txn *bdg.Txn, c counters) error {
 			return err
 		}
 	}
-	return txn.Set(metaFormat, []byte{formatVersion})
+	return txn.Set(metaFormat, []byte{storeFormat})
 }
 
 // flush moves the overlay into the Badger transaction, taking each old

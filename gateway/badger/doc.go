@@ -19,6 +19,8 @@
 //	e/<seq>                        outbox event
 //	f/<printer>                    failover state
 //	m/<name>                       counters and format version
+//	D/<device_id>                  paired device (device.go)
+//	H/<token_sha256>               device id by the hash of its token
 //
 // Sequence numbers are 8-byte big-endian, so key order is numeric order and
 // the next due task of a printer is the first key under its q/ prefix.

@@ -1,6 +1,8 @@
 package badger
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -69,4 +71,32 @@ func FuzzDecodeWitness(f *testing.F) {
 			t.Fatalf("%x decodes to %+v, which encodes as %x", b, got, again)
 		}
 	})
+}
+
+// The compact order record is part of the disk format: its bytes are
+// pinned like every other record's (see TestCodec_Golden).
+func TestCompactOrder_Golden(t *testing.T) {
+	t.Parallel()
+	o := &gateway.OrderRecord{
+		OrderID: "1", Digest: "5f2b6e1c9d0a4b3f8e7d6c5b4a39281706f5e4d3c2b1a0f9e8d7c6b5a4938271",
+		TaskNos: []string{"order_1_station_hot"}, Printers: []string{"hot-1"}, Source: storeprint.SourcePOS,
+		CreatedAt: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC),
+	}
+	got, ok := encodeCompactOrder(o)
+	if !ok {
+		t.Fatal("not compactable")
+	}
+	path := filepath.Join("..", "..", "testdata", "badger", "order-compact.golden")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if string(got) != string(want) {
+		t.Fatalf("the disk format of a compact order record changed:\ngot  %x\nwant %x", got, want)
+	}
 }

@@ -335,7 +335,7 @@ func salvage(from, to, scratch string, w *witnessState, opts Options) (*SalvageR
 	for _, kv := range []struct {
 		k []byte
 		v []byte
-	}{{metaTaskSeq, u64(ctr.task)}, {metaEventSeq, u64(ctr.event)}, {metaAuditSeq, u64(ctr.audit)}, {metaFormat, []byte{formatVersion}}, {metaCounted, []byte{1}}} {
+	}{{metaTaskSeq, u64(ctr.task)}, {metaEventSeq, u64(ctr.event)}, {metaAuditSeq, u64(ctr.audit)}, {metaFormat, []byte{storeFormat}}, {metaCounted, []byte{1}}} {
 		_ = wb.Set(kv.k, kv.v)
 	}
 	if err := wb.Flush(); err != nil {

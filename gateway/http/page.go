@@ -28,6 +28,7 @@ func (s *Server) pageRoutes() {
 		panic(err) // the embedded tree is fixed at build time
 	}
 	files := http.FileServerFS(assets)
+	s.routes = append(s.routes, "GET /{$}", "GET /assets/")
 	s.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Security-Policy", csp)
 		w.Header().Set("Cache-Control", "no-cache")
@@ -39,9 +40,6 @@ func (s *Server) pageRoutes() {
 		w.Header().Set("Cache-Control", "no-cache")
 		files.ServeHTTP(w, r)
 	})))
-	s.handle("GET /v1/board", s.auth(s.api(s.getBoard)))
-	s.handle("GET /v1/events", s.auth(s.events))
-	s.handle("POST /v1/printers/{printer_id}/test-page", s.auth(s.api(s.testPage)))
 }
 
 func (s *Server) getBoard(w http.ResponseWriter, r *http.Request) error {
@@ -49,7 +47,7 @@ func (s *Server) getBoard(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v := viewBoard(b)
+	v := s.viewBoard(b)
 	v.Cloud, v.StorageState = s.linkState(), s.storageState()
 	writeJSON(w, http.StatusOK, v)
 	return nil
@@ -83,12 +81,23 @@ func viewTasks(ts []*gateway.Task) []taskView {
 	return out
 }
 
-func viewBoard(b *gateway.Board) boardView {
-	v := boardView{StoreID: b.StoreID, Printers: b.Printers, Alerts: viewTasks(b.Alerts), Counts: b.Counts, Storage: b.Storage, At: b.At}
+// viewBoard is the board as the LAN page reads it, each ticket with how
+// long it has waited.
+func (s *Server) viewBoard(b *gateway.Board) boardView {
+	v := boardView{StoreID: b.StoreID, Printers: b.Printers, Alerts: s.viewWaiting(b.Alerts), Counts: b.Counts, Storage: b.Storage, At: b.At}
 	for _, st := range b.Stations {
-		v.Stations = append(v.Stations, stationView{Name: st.Name, Printer: st.Printer, BackupFrom: st.BackupFrom, Queue: viewTasks(st.Queue)})
+		v.Stations = append(v.Stations, stationView{Name: st.Name, Printer: st.Printer, BackupFrom: st.BackupFrom, Queue: s.viewWaiting(st.Queue)})
 	}
 	return v
+}
+
+func (s *Server) viewWaiting(ts []*gateway.Task) []taskView {
+	out := viewTasks(ts)
+	for i, t := range ts {
+		waited := int64(s.g.Waited(t) / time.Second)
+		out[i].WaitedS = &waited
+	}
+	return out
 }
 
 // board returns the current board, read once per change however many
@@ -129,13 +138,21 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	p := principal(r)
 	send := func() bool {
+		// A revocation is a change: every stream sends, so a revoked
+		// device's stream ends within moments.
+		if p != nil && p.DeviceID != "" {
+			if _, err := s.g.Device(r.Context(), p.DeviceID); err != nil {
+				return false
+			}
+		}
 		b, err := s.board(r.Context())
 		if err != nil {
 			s.log.Error("board for live update", "err", err)
 			return r.Context().Err() == nil
 		}
-		v := viewBoard(b)
+		v := s.viewBoard(b)
 		v.Cloud, v.StorageState = s.linkState(), s.storageState()
 		j, err := json.Marshal(v)
 		if err != nil {

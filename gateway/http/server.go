@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	stdsync "sync"
@@ -19,26 +21,51 @@ import (
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/internal/authlimit"
 )
 
 // Server is the gateway's HTTP server.
 type Server struct {
 	g       *gateway.Gateway
 	log     *slog.Logger
-	tokens  [][32]byte // SHA-256 of each API token
+	tokens  [][32]byte // SHA-256 of each admin token (api_tokens)
 	metrics http.Handler
 	srv     *http.Server
 	ln      net.Listener
 	mux     *http.ServeMux
-	closing chan struct{} // closed on Shutdown: ends live-update streams
-	link    func() any    // the sync link's state, when there is one
-	storage func() any    // the data disk and the last recovery
-	backup  func(io.Writer) error
+	closing chan struct{}              // closed on Shutdown: ends live-update streams
+	link    func() any                 // the sync link's state, when there is one
+	storage func() any                 // the data disk and the last recovery
+	backup  func(io.Writer) error      // GET /v1/backup
+	routes  []string                   // "METHOD /path" of every route, for the OpenAPI document's tests
+	roles   map[string]storeprint.Role // the role each route needs
+	allow   map[string][]string        // path → its methods, for a JSON 405
+
+	hosts     *hostCheck
+	origins   map[string]bool
+	tlsConfig *tls.Config
+	tlsPrint  string // SHA-256 fingerprint of the certificate, when serving HTTPS
+	pairing   *gateway.Pairing
+	badTokens *authlimit.Limiter
+	badCodes  *authlimit.Limiter
+	touchMu   stdsync.Mutex
+	touched   map[string]time.Time // device id → when its last use was stored
 
 	boardMu    stdsync.Mutex
 	boardCache *gateway.Board // the board as of boardGen
 	boardGen   uint64
 }
+
+// Limits of failed authentication per client address.
+const (
+	// BadTokenBurst bad tokens at once, then one per BadTokenEvery.
+	BadTokenBurst = 10
+	BadTokenEvery = time.Second
+	// BadCodeBurst wrong pairing codes at once, then one per BadCodeEvery:
+	// at most 5 a minute.
+	BadCodeBurst = 5
+	BadCodeEvery = 12 * time.Second
+)
 
 // SetLink shows the sync link's state on the LAN page and /healthz.
 func (s *Server) SetLink(state func() any) { s.link = state }
@@ -50,13 +77,28 @@ func (s *Server) linkState() any {
 	return s.link()
 }
 
-// NewServer returns a server for the gateway. metrics may be nil.
+// NewServer returns a server for the gateway. metrics may be nil. The
+// configuration's allowed_origins, hostnames and TLS keys apply; call
+// Listen before Serve. Pairing codes, rate limits and device use follow the
+// gateway's clock.
 func NewServer(g *gateway.Gateway, tokens []string, metrics http.Handler, log *slog.Logger) *Server {
-	s := &Server{g: g, log: log, metrics: metrics, mux: http.NewServeMux(), closing: make(chan struct{})}
+	cfg := g.Config()
+	s := &Server{
+		g: g, log: log, metrics: metrics, mux: http.NewServeMux(), closing: make(chan struct{}),
+		hosts:     newHostCheck(cfg),
+		origins:   map[string]bool{},
+		pairing:   gateway.NewPairing(g.Now),
+		badTokens: authlimit.New(BadTokenBurst, BadTokenEvery, g.Now),
+		badCodes:  authlimit.New(BadCodeBurst, BadCodeEvery, g.Now),
+		touched:   map[string]time.Time{},
+	}
 	for _, t := range tokens {
 		s.tokens = append(s.tokens, sha256.Sum256([]byte(t)))
 	}
-	s.routes()
+	for _, o := range cfg.AllowedOrigins {
+		s.origins[o] = true
+	}
+	s.register()
 	s.srv = &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -68,52 +110,124 @@ func NewServer(g *gateway.Gateway, tokens []string, metrics http.Handler, log *s
 	return s
 }
 
-func (s *Server) routes() {
-	s.handle("GET /healthz", http.HandlerFunc(s.healthz))
-	s.handle("GET /metrics", s.auth(s.metricsHandler))
-	s.handle("POST /v1/orders", s.auth(s.api(s.createOrder)))
-	s.handle("POST /v1/orders/{order_id}/void", s.auth(s.api(s.voidOrder)))
-	s.handle("GET /v1/tasks", s.auth(s.api(s.listTasks)))
-	s.handle("GET /v1/tasks/{task_no}", s.auth(s.api(s.getTask)))
-	s.handle("GET /v1/tasks/{task_no}/receipts", s.auth(s.api(s.getReceipts)))
-	s.handle("POST /v1/tasks/{task_no}/retry", s.auth(s.api(s.retryTask)))
-	s.handle("POST /v1/tasks/{task_no}/reprint", s.auth(s.api(s.reprintTask)))
-	s.handle("POST /v1/tasks/{task_no}/resolve", s.auth(s.api(s.resolveTask)))
-	s.handle("GET /v1/printers", s.auth(s.api(s.listPrinters)))
-	s.handle("POST /v1/printers/{printer_id}/acknowledge", s.auth(s.api(s.ackFailover)))
-	s.handle("POST /v1/printers/{printer_id}/failback", s.auth(s.api(s.failback)))
-	s.handle("POST /v1/stations/{station}/print-stale", s.auth(s.api(s.printStale)))
-	s.handle("GET /v1/audit", s.auth(s.api(s.listAudit)))
-	s.handle("GET /v1/backup", s.auth(s.api(s.getBackup)))
+// register sets up every route with the role it needs ("" for none).
+func (s *Server) register() {
+	const none, pos, staff, admin = "", storeprint.RolePOS, storeprint.RoleStaff, storeprint.RoleAdmin
+	s.handle("GET /healthz", none, http.HandlerFunc(s.healthz))
+	s.handle("GET /openapi.json", none, http.HandlerFunc(serveOpenAPI))
+	s.handle("GET /v1/words", none, http.HandlerFunc(serveWords))
+	s.handle("GET /metrics", pos, http.HandlerFunc(s.metricsHandler))
+	s.handle("GET /v1/me", pos, s.api(s.me))
+	s.handle("POST /v1/orders", pos, s.api(s.createOrder))
+	s.handle("POST /v1/orders/{order_id}/void", pos, s.api(s.voidOrder))
+	s.handle("GET /v1/tasks", pos, s.api(s.listTasks))
+	s.handle("GET /v1/tasks/{task_no}", pos, s.api(s.getTask))
+	s.handle("GET /v1/tasks/{task_no}/receipts", pos, s.api(s.getReceipts))
+	s.handle("POST /v1/tasks/{task_no}/reprint", pos, s.api(s.reprintTask))
+	s.handle("POST /v1/tasks/{task_no}/retry", staff, s.api(s.retryTask))
+	s.handle("POST /v1/tasks/{task_no}/resolve", staff, s.api(s.resolveTask))
+	s.handle("GET /v1/printers", pos, s.api(s.listPrinters))
+	s.handle("POST /v1/printers/{printer_id}/acknowledge", staff, s.api(s.ackFailover))
+	s.handle("POST /v1/printers/{printer_id}/failback", staff, s.api(s.failback))
+	s.handle("POST /v1/printers/{printer_id}/test-page", staff, s.api(s.testPage))
+	s.handle("POST /v1/stations/{station}/print-stale", staff, s.api(s.printStale))
+	s.handle("GET /v1/audit", staff, s.api(s.listAudit))
+	s.handle("GET /v1/board", pos, s.api(s.getBoard))
+	s.handle("GET /v1/events", pos, http.HandlerFunc(s.events))
+	s.handle("POST /v1/pairing", staff, s.api(s.createPairing))
+	s.handle("POST /v1/pair", none, s.api(s.pair))
+	s.handle("GET /v1/devices", admin, s.api(s.listDevices))
+	s.handle("DELETE /v1/devices/{device_id}", admin, s.api(s.revokeDevice))
+	s.handle("GET /v1/backup", admin, s.api(s.getBackup))
 	s.pageRoutes()
 	s.mux.HandleFunc("/", s.notFound)
 }
 
-// handle registers "METHOD /path" and answers other methods on the path
-// with a JSON 405.
-func (s *Server) handle(pattern string, h http.Handler) {
+// Routes returns "METHOD /path" of every route the server answers, in the
+// mux's syntax ("GET /{$}" is the page, "GET /assets/" its files).
+func (s *Server) Routes() []string { return slices.Clone(s.routes) }
+
+// RouteRole returns the least role a route needs ("" for none).
+func (s *Server) RouteRole(pattern string) storeprint.Role { return s.roles[pattern] }
+
+// handle registers "METHOD /path" behind the role it needs, and answers
+// other methods on the path with a JSON 405.
+func (s *Server) handle(pattern string, need storeprint.Role, h http.Handler) {
+	if need != "" {
+		h = s.auth(need, h)
+	}
 	s.mux.Handle(pattern, h)
+	s.routes = append(s.routes, pattern)
+	if s.roles == nil {
+		s.roles = map[string]storeprint.Role{}
+	}
+	s.roles[pattern] = need
 	method, path, _ := strings.Cut(pattern, " ")
+	if s.allow == nil {
+		s.allow = map[string][]string{}
+	}
+	s.allow[path] = append(s.allow[path], method)
+	if len(s.allow[path]) > 1 {
+		return // the path's 405 is registered already
+	}
 	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Allow", method)
-		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": fmt.Sprintf("%s is not allowed on %s; use %s", r.Method, r.URL.Path, method)})
+		allow := strings.Join(s.allow[path], ", ")
+		w.Header().Set("Allow", allow)
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": fmt.Sprintf("%s is not allowed on %s; use %s", r.Method, r.URL.Path, allow)})
 	})
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler: a request for another Host is
+// refused (421) before anything else, then CORS answers preflights from
+// the allowed origins.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if !s.hosts.ok(r.Host) {
+		writeJSON(w, http.StatusMisdirectedRequest, map[string]string{"error": fmt.Sprintf(
+			"this gateway does not answer for host %q; use its address, localhost, or a name listed in hostnames", r.Host)})
+		return
+	}
+	if s.cors(w, r) {
+		return
+	}
 	s.mux.ServeHTTP(w, r)
 }
 
-// Listen binds addr; Addr then returns the bound address.
+// Listen binds addr, with TLS when the configuration asks for it; Addr
+// then returns the bound address.
 func (s *Server) Listen(addr string) error {
+	cfg, print, err := loadTLS(s.g.Config())
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
+	s.hosts.listening(ln.Addr().String())
+	if cfg != nil {
+		s.tlsConfig, s.tlsPrint = cfg, print
+		ln = tls.NewListener(ln, cfg)
+	}
 	s.ln = ln
 	return nil
+}
+
+// TLSFingerprint is the SHA-256 fingerprint of the certificate served
+// (AB:CD:...), empty for plain HTTP.
+func (s *Server) TLSFingerprint() string { return s.tlsPrint }
+
+// URL is the server's base URL on its bound address.
+func (s *Server) URL() string {
+	scheme := "http"
+	if s.tlsConfig != nil {
+		scheme = "https"
+	}
+	host, port, _ := net.SplitHostPort(s.Addr())
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
 }
 
 // Addr returns the bound address.
@@ -140,37 +254,85 @@ func (s *Server) api(h func(http.ResponseWriter, *http.Request) error) http.Hand
 	}
 }
 
-// auth requires a valid bearer token. Tokens are compared as SHA-256
-// hashes in constant time, and every configured token is compared.
-func (s *Server) auth(h http.HandlerFunc) http.Handler {
+// auth requires a valid bearer token whose role allows need. Failed
+// tries are counted per client address (429 past the limit) and logged
+// without the token.
+func (s *Server) auth(need storeprint.Role, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		addr := authlimit.Addr(r)
+		if d := s.badTokens.Wait(addr); d > 0 {
+			w.Header().Set("Retry-After", authlimit.RetryAfter(d))
+			writeError(w, r, s.log, gateway.Errorf(gateway.ETOOMANY, "too many bad tokens from %s; try again in %s", addr, authlimit.RetryAfter(d)+"s"))
+			return
+		}
 		tok, ok := bearer(r)
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="storeprint"`)
 			writeError(w, r, s.log, gateway.Errorf(gateway.EUNAUTHORIZED, "missing bearer token (Authorization: Bearer <token>)"))
 			return
 		}
-		sum := sha256.Sum256([]byte(tok))
-		match := 0
-		for i := range s.tokens {
-			match |= subtle.ConstantTimeCompare(sum[:], s.tokens[i][:])
-		}
-		if match != 1 {
+		p, err := s.authenticate(r.Context(), tok)
+		if gateway.ErrorCode(err) == gateway.EUNAUTHORIZED {
+			limited := s.badTokens.Fail(addr)
+			s.log.Warn("bad token", "addr", addr, "method", r.Method, "path", r.URL.Path, "rate_limited", limited)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="storeprint", error="invalid_token"`)
-			writeError(w, r, s.log, gateway.Errorf(gateway.EUNAUTHORIZED, "invalid token"))
+		}
+		if err != nil {
+			writeError(w, r, s.log, err)
 			return
 		}
-		h(w, r)
+		if !p.Role.Allows(need) {
+			writeError(w, r, s.log, gateway.Errorf(gateway.EFORBIDDEN, "%s %s needs a %s token; this one is %s", r.Method, r.Pattern[strings.IndexByte(r.Pattern, ' ')+1:], need, p.Role))
+			return
+		}
+		s.touch(r.Context(), p)
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 	})
 }
 
-func bearer(r *http.Request) (string, bool) {
-	h := r.Header.Get("Authorization")
-	const p = "Bearer "
-	if len(h) <= len(p) || !strings.EqualFold(h[:len(p)], p) {
-		return "", false
+type principalKey struct{}
+
+// principal is the request's authenticated token.
+func principal(r *http.Request) *gateway.Principal {
+	p, _ := r.Context().Value(principalKey{}).(*gateway.Principal)
+	return p
+}
+
+// authenticate compares the token with every admin token (as SHA-256
+// hashes, in constant time), then looks it up among the devices.
+func (s *Server) authenticate(ctx context.Context, tok string) (*gateway.Principal, error) {
+	sum := sha256.Sum256([]byte(tok))
+	match := 0
+	for i := range s.tokens {
+		match |= subtle.ConstantTimeCompare(sum[:], s.tokens[i][:])
 	}
-	return strings.TrimSpace(h[len(p):]), true
+	if match == 1 {
+		return &gateway.Principal{Role: storeprint.RoleAdmin, Name: "admin"}, nil
+	}
+	d, err := s.g.AuthenticateDevice(ctx, tok)
+	if err != nil {
+		return nil, err
+	}
+	return &gateway.Principal{Role: d.Role, DeviceID: d.ID, Name: d.Name}, nil
+}
+
+// touch stores a device's last use, once a minute at most.
+func (s *Server) touch(ctx context.Context, p *gateway.Principal) {
+	if p.DeviceID == "" {
+		return
+	}
+	now := s.g.Now()
+	s.touchMu.Lock()
+	last, ok := s.touched[p.DeviceID]
+	if ok && now.Sub(last) < time.Minute {
+		s.touchMu.Unlock()
+		return
+	}
+	s.touched[p.DeviceID] = now
+	s.touchMu.Unlock()
+	if err := s.g.TouchDevice(ctx, p.DeviceID, now); err != nil {
+		s.log.Warn("record the use of a device", "device_id", p.DeviceID, "err", err)
+	}
 }
 
 // statuses maps error codes to HTTP statuses.
@@ -179,6 +341,8 @@ var statuses = map[string]int{
 	gateway.ENOTFOUND:     http.StatusNotFound,
 	gateway.ECONFLICT:     http.StatusConflict,
 	gateway.EUNAUTHORIZED: http.StatusUnauthorized,
+	gateway.EFORBIDDEN:    http.StatusForbidden,
+	gateway.ETOOMANY:      http.StatusTooManyRequests,
 	gateway.ETOOLARGE:     http.StatusRequestEntityTooLarge,
 	gateway.EUNAVAILABLE:  http.StatusServiceUnavailable,
 	gateway.EINTERNAL:     http.StatusInternalServerError,
@@ -230,10 +394,14 @@ func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error 
 		return gateway.Errorf(gateway.EINVALID, "request body is empty; a JSON object is required")
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			return gateway.Errorf(gateway.EINVALID, "malformed JSON: field %q must be a %s", te.Field, te.Type.String())
+		}
+		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return gateway.Errorf(gateway.EINVALID, "unknown field %s", f)
 		}
 		return gateway.Errorf(gateway.EINVALID, "malformed JSON: %v", err)
 	}
@@ -312,6 +480,12 @@ type taskView struct {
 	NextAt     *time.Time        `json:"next_attempt_at,omitempty"`
 	Table      string            `json:"table,omitempty"`
 	Items      []storeprint.Item `json:"items"`
+	// Word is what people read about the task: why it needs a person, or
+	// where it is (GET /v1/words says it in their language).
+	Word storeprint.Word `json:"word"`
+	// WaitedS is how long it has waited since it was accepted, in seconds
+	// (on the LAN page's board only).
+	WaitedS *int64 `json:"waited_s,omitempty"`
 }
 
 func viewTask(t *gateway.Task) taskView {
@@ -324,6 +498,10 @@ func viewTask(t *gateway.Task) taskView {
 	if t.Status == storeprint.StatusRetryWait {
 		n := t.NextAt
 		v.NextAt = &n
+	}
+	v.Word = storeprint.StatusWord(t.Status)
+	if t.Reason != "" && (t.Status == storeprint.StatusAttention || t.Status == storeprint.StatusFailed) {
+		v.Word = storeprint.ReasonWord(t.Reason)
 	}
 	return v
 }
@@ -433,7 +611,19 @@ func (s *Server) ackFailover(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) failback(w http.ResponseWriter, r *http.Request) error {
-	return s.failoverAction(w, r, s.g.Failback)
+	var body struct {
+		gateway.Actor
+		Force bool `json:"force"`
+	}
+	if err := decode(w, r, &body, false); err != nil {
+		return err
+	}
+	f, err := s.g.Failback(r.Context(), r.PathValue("printer_id"), body.Operator, body.Reason, body.Force)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, f)
+	return nil
 }
 
 func (s *Server) failoverAction(w http.ResponseWriter, r *http.Request, fn func(context.Context, string, string, string) (*gateway.Failover, error)) error {
@@ -480,4 +670,13 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, entries)
 	return nil
+}
+
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	const p = "Bearer "
+	if len(h) <= len(p) || !strings.EqualFold(h[:len(p)], p) {
+		return "", false
+	}
+	return strings.TrimSpace(h[len(p):]), true
 }

@@ -94,6 +94,16 @@ reserve = "1GiB"`, 1))
 		{"SmallReserve", `api_tokens = ["pos-dev-token"]`, `api_tokens = ["pos-dev-token"]` + "\n[storage]\nreserve = \"10MiB\"", []string{"storage.reserve", "10MiB"}},
 		{"BadSize", `api_tokens = ["pos-dev-token"]`, `api_tokens = ["pos-dev-token"]` + "\n[storage]\nblock_cache_size = \"lots\"", []string{"block_cache_size", "lots"}},
 		{"UnknownStorageKey", `api_tokens = ["pos-dev-token"]`, `api_tokens = ["pos-dev-token"]` + "\n[storage]\ncache = 1", []string{"unknown key storage.cache"}},
+		{"PortZero", `address = "127.0.0.1:9100"`, `address = "127.0.0.1:0"`, []string{`printers[0] (id "hot-1").address`, `port "0"`, "1 to 65535"}},
+		{"PortTooHigh", `address = "127.0.0.1:9101"`, `address = "127.0.0.1:65536"`, []string{`printers[1] (id "pass-1").address`, "1 to 65535"}},
+		{"PortName", `address = "127.0.0.1:9100"`, `address = "printer.local:raw"`, []string{".address", `port "raw"`}},
+		{"CloudInsecure", `api_tokens = ["pos-dev-token"]`, `api_tokens = ["pos-dev-token"]` + "\n[cloud]\nurl = \"ws://cloud/v1/sync\"\ngateway_id = \"g\"\ntoken = \"t\"", []string{"cloud.url", "wss://", "insecure = true"}},
+		{"CloudScheme", `api_tokens = ["pos-dev-token"]`, `api_tokens = ["pos-dev-token"]` + "\n[cloud]\nurl = \"https://cloud/v1/sync\"\ngateway_id = \"g\"\ntoken = \"t\"", []string{"cloud.url", "wss://"}},
+		{"OriginPath", `store_id = "s1"`, `store_id = "s1"` + "\nallowed_origins = [\"https://pos.example.com/app\"]", []string{"allowed_origins[0]", "without a path"}},
+		{"OriginScheme", `store_id = "s1"`, `store_id = "s1"` + "\nallowed_origins = [\"pos.example.com\"]", []string{"allowed_origins[0]", "https://"}},
+		{"Hostname", `store_id = "s1"`, `store_id = "s1"` + "\nhostnames = [\"http://gateway.local\"]", []string{"hostnames[0]", "without scheme or port"}},
+		{"TLSHalf", `store_id = "s1"`, `store_id = "s1"` + "\ntls_cert = \"c.pem\"", []string{"tls_cert and tls_key"}},
+		{"TLSWord", `store_id = "s1"`, `store_id = "s1"` + "\ntls = \"yes\"", []string{"tls:", "self-signed"}},
 	} {
 		t.Run("Err"+tc.name, func(t *testing.T) {
 			if !strings.Contains(base, tc.old) {
@@ -109,6 +119,20 @@ reserve = "1GiB"`, 1))
 				}
 			}
 		})
+	}
+}
+
+func TestParse_LAN(t *testing.T) {
+	t.Parallel()
+	cfg, err := toml.Parse(strings.Replace(base, `store_id = "s1"`, `store_id = "s1"
+allowed_origins = ["https://pos.example.com", "http://127.0.0.1:3000"]
+hostnames = ["gateway.local"]
+tls = "self-signed"`, 1) + "[cloud]\nurl = \"ws://127.0.0.1:9090/v1/sync\"\ninsecure = true\ngateway_id = \"g\"\ntoken = \"t\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.AllowedOrigins) != 2 || cfg.Hostnames[0] != "gateway.local" || !cfg.HTTPS() || !cfg.Cloud.Insecure {
+		t.Fatalf("got %+v", cfg)
 	}
 }
 

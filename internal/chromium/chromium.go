@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -76,4 +77,21 @@ func ExternalRequests(ctx context.Context, origin string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// Screenshot shows url in a viewport of width×height CSS pixels, waits for
+// sel and returns a PNG of that first screen, as a tablet or a phone of
+// that size shows it. The viewport stays so for the actions that follow.
+func Screenshot(t testing.TB, ctx context.Context, url string, width, height int64, sel string) []byte {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(c, chromedp.EmulateViewport(width, height), chromedp.Navigate(url), chromedp.WaitVisible(sel)); err != nil {
+		t.Fatalf("show %s at %dx%d: %v", url, width, height, err)
+	}
+	png, err := chromedp.Run(c, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot at %dx%d: %v", width, height, err)
+	}
+	return png
 }

@@ -18,9 +18,10 @@ type Gateway struct {
 	Base   string        // http://host:port it serves on
 	Exited chan struct{} // closed when the process has ended
 
-	cmd *exec.Cmd
-	mu  sync.Mutex
-	log strings.Builder
+	cmd     *exec.Cmd
+	waitErr error // how the process ended, once Exited is closed
+	mu      sync.Mutex
+	log     strings.Builder
 }
 
 var listenRE = regexp.MustCompile(`msg="gateway running".* listen=(\S+)`)
@@ -31,6 +32,14 @@ func StartGateway(t testing.TB, bin, cfg string, env ...string) *Gateway {
 	t.Helper()
 	cmd := exec.Command(bin, "run", "--config", cfg)
 	cmd.Env = append(os.Environ(), env...)
+	return StartGatewayCmd(t, cmd)
+}
+
+// StartGatewayCmd runs cmd, a gateway's "run" command line not yet
+// started (the Windows build under Wine, say), and returns once it
+// serves.
+func StartGatewayCmd(t testing.TB, cmd *exec.Cmd) *Gateway {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +61,7 @@ func StartGateway(t testing.TB, bin, cfg string, env ...string) *Gateway {
 				addr <- m[1]
 			}
 		}
-		cmd.Wait()
+		g.waitErr = cmd.Wait()
 		close(g.Exited)
 	}()
 	t.Cleanup(func() {
@@ -88,6 +97,22 @@ func (g *Gateway) Kill(t testing.TB) {
 		t.Fatal(err)
 	}
 	<-g.Exited
+}
+
+// Interrupt stops the gateway as Ctrl-C does and waits up to timeout for
+// it to end; it returns how the process ended (nil: exit status 0).
+func (g *Gateway) Interrupt(t testing.TB, timeout time.Duration) error {
+	t.Helper()
+	if err := g.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-g.Exited:
+		return g.waitErr
+	case <-time.After(timeout):
+		t.Fatalf("gateway did not stop within %s of an interrupt:\n%s", timeout, lastLines(g.Log(), 60))
+		return nil
+	}
 }
 
 func lastLines(s string, n int) string {

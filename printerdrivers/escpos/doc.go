@@ -7,6 +7,7 @@
 // simulator and for tests.
 //
 // Every ticket ends the same way: its task_no alone as the last text line,
-// a feed (ESC d n), and a cut (GS V). Text from a ticket never reaches the
-// printer as a control byte.
+// then one command that feeds the paper to the cutter and cuts (GS V 66 0),
+// so nothing but the cut follows the task_no. Text from a ticket never
+// reaches the printer as a control byte.
 package escpos

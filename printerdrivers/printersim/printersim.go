@@ -8,9 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
@@ -27,7 +29,7 @@ const (
 	FaultCoverOpen Fault = "cover_open" // reports cover open; keeps what it receives, as offline
 	FaultSlow      Fault = "slow"       // each ticket takes Options.SlowDelay to print
 	FaultDrop      Fault = "drop"       // closes the connection as ticket text arrives; nothing prints
-	FaultLostAck   Fault = "lost_ack"   // prints, but never answers a process ID request received meanwhile
+	FaultLostAck   Fault = "lost_ack"   // prints, but never answers a confirmation request (GS ( H, GS r) received meanwhile
 	FaultDown      Fault = "down"       // closes every new connection at once
 )
 
@@ -50,7 +52,7 @@ func (f Fault) Description() string {
 	case FaultDrop:
 		return "close the connection mid-ticket; nothing prints"
 	case FaultLostAck:
-		return "print, but never answer the confirmation request (GS ( H)"
+		return "print, but never answer a confirmation request (GS ( H, GS r)"
 	case FaultDown:
 		return "refuse connections (close them at once)"
 	}
@@ -103,8 +105,10 @@ const DefaultSlowDelay = 2 * time.Second
 
 // Options configure a simulated printer.
 type Options struct {
+	Name      string        // the printer's name, heading each ticket on Paper
 	Encoding  string        // power-on text encoding: gb18030 (default), cp437, utf-8
 	Out       io.Writer     // receives one JSON line per printed ticket; nil: none
+	Paper     io.Writer     // receives each printed ticket as text, as it reads on paper (see PaperText); nil: none
 	Fault     Fault         // fault at start; "" is FaultNone
 	SlowDelay time.Duration // time per ticket under FaultSlow; 0 is DefaultSlowDelay
 	Now       func() time.Time
@@ -132,18 +136,30 @@ type Printer struct {
 	printedCh chan struct{} // closed and replaced when a ticket prints
 	listeners map[net.Listener]struct{}
 	conns     map[*conn]struct{}
+	servers   map[*http.Server]struct{} // ePOS-Print (ServeEPOS)
+	jobLog    map[string]loggedJob      // ePOS-Print print job log, by print job id
 }
 
 // job is one thing the print mechanism works through in order: a cut
-// ticket, or a process ID request to answer once everything before it is
-// printed.
+// ticket, or a request to answer once everything before it is printed.
 type job struct {
+	kind  jobKind
 	conn  *conn
-	lines []string // a ticket, when cut is set
-	cut   bool
-	id    string // a process ID request
-	lost  bool   // received under FaultLostAck: never answered
+	lines []string      // jobTicket
+	id    string        // jobProcessID
+	n     byte          // jobPrinterID, jobStatus: n of GS I n, GS r n
+	lost  bool          // a confirmation received under FaultLostAck: never answered
+	done  chan struct{} // jobTicket from an HTTP protocol: closed once printed; conn is nil
 }
+
+type jobKind uint8
+
+const (
+	jobTicket    jobKind = iota + 1 // a cut ticket
+	jobProcessID                    // GS ( H: confirm what came before
+	jobPrinterID                    // GS I n: who the printer is
+	jobStatus                       // GS r n: status, once what came before is printed
+)
 
 // New returns a simulated printer. Serve it on a listener, or hand it
 // single connections with ServeConn; Close stops it.
@@ -180,6 +196,8 @@ func New(opts Options) (*Printer, error) {
 		printedCh: make(chan struct{}),
 		listeners: map[net.Listener]struct{}{},
 		conns:     map[*conn]struct{}{},
+		servers:   map[*http.Server]struct{}{},
+		jobLog:    map[string]loggedJob{},
 	}
 	p.wg.Add(1)
 	go p.printLoop()
@@ -195,20 +213,34 @@ func (p *Printer) Fault() Fault {
 
 // SetFault changes the fault at once. Clearing offline, paper_end or
 // cover_open prints what was kept meanwhile; clearing slow finishes the
-// ticket being printed without further delay.
+// ticket being printed without further delay. Connections that enabled
+// automatic status back (GS a n) for what changed get the new status.
 func (p *Printer) SetFault(f Fault) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if f == "" {
 		f = FaultNone
 	}
+	p.mu.Lock()
 	if f == p.fault {
+		p.mu.Unlock()
 		return
 	}
 	p.log.Info("fault changed", "from", p.fault, "to", f)
+	prev, next := asb(p.fault.Status()), asb(f.Status())
 	p.fault = f
 	close(p.faultCh)
 	p.faultCh = make(chan struct{})
+	var notify []*conn
+	for c := range p.conns {
+		if c.asb != 0 && asbChanged(c.asb, prev, next) {
+			notify = append(notify, c)
+		}
+	}
+	p.mu.Unlock()
+	for _, c := range notify {
+		if err := c.write(next[:]); err != nil {
+			p.log.Info("automatic status back not delivered", "err", err)
+		}
+	}
 }
 
 // Printed returns the tickets printed so far, oldest first.
@@ -321,6 +353,8 @@ func (p *Printer) handle(c *conn, ev escpos.Event, lines *[]string) bool {
 				return false
 			}
 		}
+	case escpos.EventCommand:
+		return p.command(c, ev.Cmd)
 	case escpos.EventLine, escpos.EventCut:
 		if p.Fault() == FaultDrop {
 			p.log.Info("drop: closing the connection mid-ticket")
@@ -330,10 +364,50 @@ func (p *Printer) handle(c *conn, ev escpos.Event, lines *[]string) bool {
 			*lines = append(*lines, ev.Text)
 			return true
 		}
-		p.enqueue(job{conn: c, cut: true, lines: *lines})
+		p.log.Info("received", "lines", len(*lines))
+		p.enqueue(job{kind: jobTicket, conn: c, lines: *lines})
 		*lines = nil
 	case escpos.EventProcessID:
-		p.enqueue(job{conn: c, id: ev.ID, lost: p.Fault() == FaultLostAck})
+		p.enqueue(job{kind: jobProcessID, conn: c, id: ev.ID, lost: p.Fault() == FaultLostAck})
+	}
+	return true
+}
+
+// command acts on the commands a TM printer answers or that change how it
+// answers; the decoder has already taken care of the rest. It returns false
+// when the connection must close.
+func (p *Printer) command(c *conn, cmd []byte) bool {
+	if len(cmd) < 2 {
+		return true
+	}
+	switch {
+	case cmd[0] == escpos.ESC && cmd[1] == '@':
+		// Initialize: back to power-on modes, automatic status back off.
+		p.mu.Lock()
+		c.asb = 0
+		p.mu.Unlock()
+	case cmd[0] == escpos.GS && cmd[1] == 'a' && len(cmd) == 3:
+		// Automatic status back: the status at once when enabled, then
+		// after every change of an enabled item and every print.
+		p.mu.Lock()
+		c.asb = cmd[2]
+		st := asb(p.fault.Status())
+		p.mu.Unlock()
+		if cmd[2] != 0 {
+			return c.write(st[:]) == nil
+		}
+	case cmd[0] == escpos.GS && cmd[1] == 'I' && len(cmd) == 3:
+		if printerID(cmd[2], p.opts.Encoding) != nil {
+			p.enqueue(job{kind: jobPrinterID, conn: c, n: cmd[2]})
+		}
+	case cmd[0] == escpos.GS && cmd[1] == 'r' && len(cmd) == 3:
+		if transmitStatus(cmd[2], gateway.PrinterStatus{}) != nil {
+			p.enqueue(job{kind: jobStatus, conn: c, n: cmd[2], lost: p.Fault() == FaultLostAck})
+		}
+	case cmd[0] == escpos.DLE && cmd[1] == 0x05:
+		// DLE ENQ n recovers from a recoverable error (an autocutter
+		// jam); no simulated fault is one, so, as a TM printer without
+		// such an error does, it does nothing.
 	}
 	return true
 }
@@ -354,19 +428,37 @@ func (p *Printer) printLoop() {
 	defer p.wg.Done()
 	for {
 		j, ok := p.next()
-		if !ok || !p.waitReady(j.cut) {
+		if !ok || !p.waitReady(j.kind == jobTicket) {
 			return
 		}
+		var answer []byte
 		switch {
-		case j.cut:
+		case j.kind == jobTicket && j.conn == nil:
 			p.print(j.lines)
-		case j.lost:
-			p.log.Info("lost_ack: not answering process id request", "id", j.id)
-		default:
-			if err := j.conn.write(escpos.ProcessIDAnswer(j.id)); err != nil {
-				// The client gave up waiting: the answer is lost.
-				p.log.Info("process id answer not delivered", "id", j.id, "err", err)
+			close(j.done)
+		case j.kind == jobTicket:
+			p.print(j.lines)
+			p.mu.Lock()
+			on, st := j.conn.asb != 0, asb(p.fault.Status())
+			p.mu.Unlock()
+			if on {
+				answer = st[:]
 			}
+		case j.lost:
+			p.log.Info("lost_ack: not answering a confirmation request", "id", j.id, "n", j.n)
+		case j.kind == jobProcessID:
+			answer = escpos.ProcessIDAnswer(j.id)
+		case j.kind == jobPrinterID:
+			answer = printerID(j.n, p.opts.Encoding)
+		case j.kind == jobStatus:
+			answer = transmitStatus(j.n, p.Fault().Status())
+		}
+		if answer == nil {
+			continue
+		}
+		if err := j.conn.write(answer); err != nil {
+			// The client gave up waiting: the answer is lost.
+			p.log.Info("answer not delivered", "answer", fmt.Sprintf("% x", answer), "err", err)
 		}
 	}
 }
@@ -446,20 +538,60 @@ func (p *Printer) print(lines []string) {
 }
 
 func (p *Printer) writeOut(t Ticket) error {
-	if p.opts.Out == nil {
-		return nil
+	var errs []error
+	if p.opts.Out != nil {
+		b, err := json.Marshal(t)
+		if err != nil {
+			return err
+		}
+		errs = append(errs, write(p.opts.Out, append(b, '\n')))
 	}
-	b, err := json.Marshal(t)
-	if err != nil {
+	if p.opts.Paper != nil {
+		errs = append(errs, write(p.opts.Paper, []byte(t.PaperText(p.opts.Name, time.Local))))
+	}
+	return errors.Join(errs...)
+}
+
+func write(w io.Writer, b []byte) error {
+	if _, err := w.Write(b); err != nil {
 		return err
 	}
-	if _, err := p.opts.Out.Write(append(b, '\n')); err != nil {
-		return err
-	}
-	if f, ok := p.opts.Out.(interface{ Flush() error }); ok {
+	if f, ok := w.(interface{ Flush() error }); ok {
 		return f.Flush()
 	}
 	return nil
+}
+
+// paperWidth is the width of the rules around a ticket in PaperText: a
+// ticket of 48 columns, the width of 80 mm paper.
+const paperWidth = 50
+
+// PaperText returns the ticket as it reads on paper, for a person watching
+// the printer: a rule naming the printer and the time (in loc) it printed,
+// every line of text, and the cut.
+//
+//	┌─ hot-1 · 12:34:56 ──────────────────────────────
+//	│ Order: 1001
+//	│ order_1001_station_hot
+//	└───────────────────────────────── ✂ ────────────
+func (t Ticket) PaperText(name string, loc *time.Location) string {
+	var b strings.Builder
+	head := "┌─ "
+	if name != "" {
+		head += name + " · "
+	}
+	head += t.At.In(loc).Format("15:04:05") + " "
+	b.WriteString(head)
+	b.WriteString(strings.Repeat("─", max(3, paperWidth-utf8.RuneCountInString(head))))
+	b.WriteString("\n")
+	if t.Text != "" {
+		for _, l := range strings.Split(t.Text, "\n") {
+			b.WriteString(strings.TrimRight("│ "+l, " "))
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("└" + strings.Repeat("─", paperWidth-14) + " ✂ " + strings.Repeat("─", 10) + "\n")
+	return b.String()
 }
 
 // Close closes every listener and connection and stops printing; tickets
@@ -480,7 +612,14 @@ func (p *Printer) Close() error {
 	for c := range p.conns {
 		cs = append(cs, c)
 	}
+	var ss []*http.Server
+	for s := range p.servers {
+		ss = append(ss, s)
+	}
 	p.mu.Unlock()
+	for _, s := range ss {
+		_ = s.Close() // its listener is closed below; Serve reports nothing more
+	}
 
 	var errs []error
 	for _, l := range ls {
@@ -501,8 +640,9 @@ const writeTimeout = 5 * time.Second
 // conn is one client connection.
 type conn struct {
 	rwc       io.ReadWriteCloser
-	wmu       sync.Mutex // answers come from the reader and the print loop
+	wmu       sync.Mutex // answers come from the reader, the print loop and SetFault
 	closeOnce sync.Once
+	asb       byte // GS a n: the automatic status back items enabled; guarded by Printer.mu
 }
 
 func (c *conn) write(b []byte) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -37,6 +38,10 @@ type Harness struct {
 	// nothing answers for: a closed port, a missing device, an unknown
 	// queue.
 	Unreachable func(t *testing.T, cfg gateway.PrinterConfig) gateway.Printer
+
+	// LastLine returns the last text line of a payload as the driver's
+	// Encode made it (what Prepare is given). nil reads ESC/POS.
+	LastLine func(t *testing.T, payload []byte) string
 }
 
 // Timeouts the suite gives drivers. Short ones are for the cases that must
@@ -178,7 +183,11 @@ func testPrint(t *testing.T, h Harness) {
 		}
 		r.check(t, "prepare,submitted")
 		// What Prepare saw is what was printed.
-		if got := lastLine(t, r.payload()); got != tk.TaskNo {
+		last := h.LastLine
+		if last == nil {
+			last = lastLine
+		}
+		if got := last(t, r.payload()); got != tk.TaskNo {
 			t.Errorf("Prepare's payload ends with line %q, want the task_no", got)
 		}
 	})
@@ -498,4 +507,85 @@ func (r *recorder) payload() []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.prepared
+}
+
+// StartEPOS serves a fresh simulated printer's ePOS-Print service on a
+// loopback port and returns it and its base URL (http://127.0.0.1:N); it
+// is closed with t.Cleanup.
+func StartEPOS(t testing.TB, opts printersim.Options, eopts printersim.EPOSOptions) (*printersim.Printer, string) {
+	t.Helper()
+	sim, err := printersim.New(opts)
+	if err != nil {
+		t.Fatalf("start simulator: %v", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- sim.ServeEPOS(l, eopts) }()
+	t.Cleanup(func() {
+		if err := sim.Close(); err != nil {
+			t.Errorf("close simulator: %v", err)
+		}
+		if err := <-served; err != nil && !errors.Is(err, printersim.ErrClosed) {
+			t.Errorf("simulator: %v", err)
+		}
+	})
+	return sim, "http://" + l.Addr().String()
+}
+
+// StartCloudPRNT starts a fresh simulated printer polling the CloudPRNT
+// endpoint at url as copts says, and returns it once the endpoint has its
+// first poll (at once when opts.Fault is down). Its SetFault returns once
+// the endpoint has the new status. It is stopped with t.Cleanup.
+func StartCloudPRNT(t testing.TB, url string, opts printersim.Options, copts printersim.CloudPRNTOptions) *printersim.CloudPRNT {
+	t.Helper()
+	sim, err := printersim.New(opts)
+	if err != nil {
+		t.Fatalf("start simulator: %v", err)
+	}
+	copts.URL = url
+	c, err := sim.NewCloudPRNT(copts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("simulator: %v", err)
+		}
+		if err := sim.Close(); err != nil {
+			t.Errorf("close simulator: %v", err)
+		}
+	})
+	if opts.Fault != printersim.FaultDown {
+		c.SetFault(opts.Fault) // the first poll, with the fault it starts in
+	}
+	return c
+}
+
+// ServeHTTP serves h on a loopback port until t ends and returns its
+// base URL (http://127.0.0.1:N).
+func ServeHTTP(t testing.TB, h http.Handler) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Errorf("close server: %v", err)
+		}
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return "http://" + l.Addr().String()
 }

@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -14,6 +14,7 @@ import (
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/printerdrivers"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 )
 
@@ -32,11 +33,17 @@ const readQuantum = 50 * time.Millisecond
 // errClosed ends the calls of a closed Printer.
 var errClosed = errors.New("printer closed")
 
-// Printer is a receipt printer on a serial line. One call uses the line at
-// a time; Close may come from any goroutine.
+// Printer is a receipt printer on a serial line, printing through the
+// confirmed-print pipeline (printerdrivers.Pipeline). One call uses the
+// line at a time; Close may come from any goroutine.
 type Printer struct {
+	*printerdrivers.Pipeline
+}
+
+// transport is the serial line: the open port is kept between calls, and
+// each call holds it from Open to its Conn's Close.
+type transport struct {
 	cfg     gateway.PrinterConfig
-	storeID string
 	mode    *bugst.Mode
 	modeErr error // a line setting go.bug.st/serial cannot take
 
@@ -58,10 +65,11 @@ func New(cfg gateway.PrinterConfig, storeID string) *Printer {
 	cfg.SetDefaults()
 	mode, err := lineMode(cfg)
 	life, kill := context.WithCancel(context.Background())
-	return &Printer{
-		cfg: cfg, storeID: storeID, mode: mode, modeErr: err,
+	t := &transport{
+		cfg: cfg, mode: mode, modeErr: err,
 		sem: make(chan struct{}, 1), life: life, kill: kill,
 	}
+	return &Printer{printerdrivers.New(t, cfg, storeID)}
 }
 
 // CheckConfig reports a line setting of cfg that this driver cannot honour
@@ -126,109 +134,105 @@ func lineMode(cfg gateway.PrinterConfig) (*bugst.Mode, error) {
 	return m, nil
 }
 
-// Status reads the printer's status with DLE EOT 1, 2 and 4. A device
-// that cannot be opened, or that fails as it is read or written (it was
-// unplugged), is PrinterOffline with a nil error; a printer that answers
-// with something else or not within the connect timeout is PrinterUnknown
-// with an error.
-func (p *Printer) Status(ctx context.Context) (gateway.PrinterStatus, error) {
-	if p.closed.Load() {
-		return gateway.PrinterStatus{State: storeprint.PrinterOffline}, nil
-	}
-	ctx, cancel := p.callContext(ctx)
-	defer cancel()
-	if err := p.acquire(ctx); err != nil {
-		return gateway.PrinterStatus{State: storeprint.PrinterUnknown}, p.errorf("status: %w", err)
-	}
-	defer p.release()
-	_, st, err := p.status(ctx)
-	switch {
-	case ctx.Err() != nil:
-		return gateway.PrinterStatus{State: storeprint.PrinterUnknown}, p.errorf("status: %w", context.Cause(ctx))
-	case err == nil:
-		return st, nil
-	case deviceGone(err):
-		return gateway.PrinterStatus{State: storeprint.PrinterOffline}, nil
-	}
-	return gateway.PrinterStatus{State: storeprint.PrinterUnknown}, p.errorf("status: %w", err)
+func (t *transport) Describe() string {
+	return fmt.Sprintf("printer %s at %s", t.cfg.ID, t.cfg.Address)
 }
 
-// Print sends one ticket and waits for the printer's own confirmation,
-// step by step as the tcp driver does:
-//
-//  1. open the device unless it is open; failure is PrintNotSent, offline;
-//  2. discard stale input, then DLE EOT 1, 2, 4, answered within the
-//     connect timeout; no answer is PrintNotSent, an I/O error PrintNotSent
-//     and offline, a printer not ready PrintNotReady with its state;
-//  3. job.Prepare with the rendered ticket; its error is PrintNotSent;
-//  4. the ticket and a process ID request (GS ( H); from the first byte
-//     on, every failure is PrintUncertain;
-//  5. job.Submitted, then up to cfg.ConfirmTimeout for the answer with
-//     job.ProcessID, skipping any other bytes. Only that answer is nil.
-//
-// Cancelling ctx, or Close, stops any step; before the write it is
-// PrintNotSent, after it PrintUncertain.
-func (p *Printer) Print(ctx context.Context, job *gateway.PrintJob) error {
-	if p.closed.Load() {
-		return p.fail(gateway.PrintNotSent, "", errClosed)
-	}
+func (t *transport) Encode(job *gateway.PrintJob, tk gateway.Ticket) ([]byte, error) {
 	if !escpos.ValidProcessID(job.ProcessID) {
-		return p.fail(gateway.PrintNotSent, "", fmt.Errorf("process id %q is not four ASCII digits", job.ProcessID))
+		return nil, fmt.Errorf("process id %q is not four ASCII digits", job.ProcessID)
 	}
-	t := job.Ticket
-	if t.StoreID == "" {
-		t.StoreID = p.storeID
-	}
-	payload, err := escpos.Encode(t, p.cfg.Encoding, p.cfg.Width, nil)
-	if err != nil {
-		return p.fail(gateway.PrintNotSent, "", fmt.Errorf("render ticket: %w", err))
-	}
+	return escpos.Encode(tk, t.cfg.Encoding, t.cfg.Width, nil)
+}
 
-	lctx, cancel := p.callContext(ctx)
+// Open waits for the line to be free and holds it until the Conn is
+// closed. The device itself is opened by Status, which can open it again
+// after an unplug.
+func (t *transport) Open(ctx context.Context) (printerdrivers.Conn, error) {
+	if t.closed.Load() {
+		return nil, errClosed
+	}
+	ctx, cancel := t.callContext(ctx)
 	defer cancel()
-	if err := p.acquire(lctx); err != nil {
-		return p.fail(gateway.PrintNotSent, "", err)
+	if err := t.acquire(ctx); err != nil {
+		return nil, err
 	}
-	defer p.release()
-	if lctx.Err() != nil {
-		return p.fail(gateway.PrintNotSent, "", context.Cause(lctx))
-	}
+	return &conn{t: t}, nil
+}
 
-	l, st, err := p.status(lctx)
+// Close makes further calls fail and closes the device. A call in
+// progress ends at once (as if its context were cancelled) and closes the
+// device as it returns.
+var _ printerdrivers.ProbeTransport = (*transport)(nil)
+
+// ConfirmsAlone marks an ESC/POS transport: a process ID request sent
+// alone is answered without paper, so the pipeline can probe the printer.
+func (t *transport) ConfirmsAlone() {}
+
+func (t *transport) Close() error {
+	t.closed.Store(true)
+	t.kill()
+	return t.closeIdle()
+}
+
+// conn is one call's hold on the line.
+type conn struct {
+	t    *transport
+	l    *line // the line Status read the printer's status on
+	once sync.Once
+}
+
+// Status discards stale input and reads the printer's status with DLE EOT
+// 1, 2 and 4, opening the device unless it is open. A device that cannot
+// be opened, or that fails as it is read or written (it was unplugged),
+// is offline.
+func (c *conn) Status(ctx context.Context) (gateway.PrinterStatus, error) {
+	ctx, cancel := c.t.callContext(ctx)
+	defer cancel()
+	l, st, err := c.t.status(ctx)
 	switch {
-	case lctx.Err() != nil:
-		return p.fail(gateway.PrintNotSent, "", context.Cause(lctx))
+	case ctx.Err() != nil:
+		return gateway.PrinterStatus{}, context.Cause(ctx)
 	case err != nil && deviceGone(err):
-		return p.fail(gateway.PrintNotSent, storeprint.PrinterOffline, err)
+		return gateway.PrinterStatus{}, printerdrivers.WithState(storeprint.PrinterOffline, err)
 	case err != nil:
-		return p.fail(gateway.PrintNotSent, storeprint.PrinterUnknown, err)
-	case st.State != storeprint.PrinterReady:
-		return p.fail(gateway.PrintNotReady, st.State, fmt.Errorf("printer reports %s", st.State))
+		return gateway.PrinterStatus{}, err
 	}
+	c.l = l
+	return st, nil
+}
 
-	if job.Prepare != nil {
-		if err := job.Prepare(ctx, payload); err != nil {
-			return p.fail(gateway.PrintNotSent, storeprint.PrinterReady, fmt.Errorf("prepare: %w", err))
-		}
+// Send writes the ticket and the process ID request (GS ( H).
+func (c *conn) Send(ctx context.Context, job *gateway.PrintJob, payload []byte, firstByte func()) (string, error) {
+	if c.l == nil {
+		return "", errors.New("the line is not open")
 	}
-	if lctx.Err() != nil {
-		return p.fail(gateway.PrintNotSent, storeprint.PrinterReady, context.Cause(lctx))
+	ctx, cancel := c.t.callContext(ctx)
+	defer cancel()
+	if ctx.Err() != nil {
+		return "", context.Cause(ctx)
 	}
+	c.l.bound(ctx)
+	firstByte()
+	if err := c.l.write(append(payload, escpos.ProcessIDRequest(job.ProcessID)...)); err != nil {
+		return "", err
+	}
+	return "", nil
+}
 
-	// From the first byte on, nobody knows whether paper comes out
-	// unless the printer says so.
-	l.bound(lctx, p.cfg.ConfirmTimeout.Duration)
-	if err := l.write(append(payload, escpos.ProcessIDRequest(job.ProcessID)...)); err != nil {
-		return p.fail(gateway.PrintUncertain, storeprint.PrinterReady, fmt.Errorf("send ticket: %w", err))
+// Confirm reads until the answer to job's process ID request, skipping
+// any other bytes.
+func (c *conn) Confirm(ctx context.Context, job *gateway.PrintJob, _ string) error {
+	if c.l == nil {
+		return errors.New("the line is not open")
 	}
-	if job.Submitted != nil {
-		job.Submitted(ctx, "")
-	}
+	ctx, cancel := c.t.callContext(ctx)
+	defer cancel()
+	c.l.bound(ctx)
 	for {
-		id, err := escpos.ReadConfirmation(l.r)
+		id, err := escpos.ReadConfirmation(c.l.r)
 		if err != nil {
-			return p.fail(gateway.PrintUncertain, storeprint.PrinterReady,
-				fmt.Errorf("wait for confirmation %s: %w", job.ProcessID, err))
+			return err
 		}
 		if id == job.ProcessID {
 			return nil
@@ -237,15 +241,9 @@ func (p *Printer) Print(ctx context.Context, job *gateway.PrintJob) error {
 	}
 }
 
-// Close makes further calls fail and closes the device. A call in
-// progress ends at once (as if its context were cancelled) and closes the
-// device as it returns.
-func (p *Printer) Close() error {
-	p.closed.Store(true)
-	p.kill()
-	if err := p.closeIdle(); err != nil {
-		return p.errorf("close: %w", err)
-	}
+// Close settles the line and frees it for the next call.
+func (c *conn) Close() error {
+	c.once.Do(c.t.release)
 	return nil
 }
 
@@ -254,14 +252,14 @@ func (p *Printer) Close() error {
 // with an I/O error means the device went away since, and may be back: it
 // is closed and opened afresh, and asked once more. Nothing of a ticket has
 // been sent yet, so trying again is safe.
-func (p *Printer) status(ctx context.Context) (*line, gateway.PrinterStatus, error) {
+func (t *transport) status(ctx context.Context) (*line, gateway.PrinterStatus, error) {
 	for retried := false; ; retried = true {
-		l, reused, err := p.open()
+		l, reused, err := t.open()
 		if err != nil {
 			return nil, gateway.PrinterStatus{}, err
 		}
-		st, err := l.status(ctx, p.cfg.ConnectTimeout.Duration)
-		p.settle()
+		st, err := l.status(ctx)
+		t.settle()
 		if err != nil && reused && !retried && ctx.Err() == nil && deviceGone(err) {
 			continue
 		}
@@ -274,45 +272,45 @@ func (p *Printer) status(ctx context.Context) (*line, gateway.PrinterStatus, err
 
 // open returns the open line, opening the device if need be; reused says
 // the line was open already.
-func (p *Printer) open() (l *line, reused bool, err error) {
-	if p.line != nil {
-		return p.line, true, nil
+func (t *transport) open() (l *line, reused bool, err error) {
+	if t.line != nil {
+		return t.line, true, nil
 	}
-	if p.modeErr != nil {
-		return nil, false, &openError{p.modeErr}
+	if t.modeErr != nil {
+		return nil, false, &openError{t.modeErr}
 	}
-	port, err := openPort(p.cfg.Address, p.mode, p.cfg.Flow)
+	port, err := openPort(t.cfg.Address, t.mode, t.cfg.Flow)
 	if err != nil {
 		return nil, false, &openError{err}
 	}
-	p.line = newLine(port)
-	return p.line, false, nil
+	t.line = newLine(port)
+	return t.line, false, nil
 }
 
 // settle lets go of a line that cannot be used again: one that failed is
 // closed, one with a write still blocked (flow control holding it) is
 // closed once that write returns. The next call opens the device afresh.
-func (p *Printer) settle() {
-	l := p.line
+func (t *transport) settle() {
+	l := t.line
 	switch {
 	case l == nil:
 	case l.pending != nil:
-		p.line = nil
+		t.line = nil
 		go func() {
 			<-l.pending
 			_ = l.port.Close() // given up already: nobody to tell
 		}()
 	case l.broken:
-		p.line = nil
+		t.line = nil
 		_ = l.port.Close() // it failed already: closing it tells nothing new
 	}
 }
 
 // callContext returns ctx, also cancelled (with errClosed as the cause)
 // when the Printer is closed.
-func (p *Printer) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+func (t *transport) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(p.life, func() { cancel(errClosed) })
+	stop := context.AfterFunc(t.life, func() { cancel(errClosed) })
 	return ctx, func() {
 		stop()
 		cancel(nil)
@@ -320,14 +318,14 @@ func (p *Printer) callContext(ctx context.Context) (context.Context, context.Can
 }
 
 // acquire waits for the line to be free.
-func (p *Printer) acquire(ctx context.Context) error {
+func (t *transport) acquire(ctx context.Context) error {
 	select {
-	case p.sem <- struct{}{}:
+	case t.sem <- struct{}{}:
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
-	if p.closed.Load() {
-		<-p.sem
+	if t.closed.Load() {
+		<-t.sem
 		return errClosed
 	}
 	return nil
@@ -335,28 +333,28 @@ func (p *Printer) acquire(ctx context.Context) error {
 
 // release settles the line and frees it. A Printer closed meanwhile
 // closes the line now.
-func (p *Printer) release() {
-	p.settle()
-	<-p.sem
-	if p.closed.Load() {
-		_ = p.closeIdle() // Close reports nothing for a call in progress
+func (t *transport) release() {
+	t.settle()
+	<-t.sem
+	if t.closed.Load() {
+		_ = t.closeIdle() // Close reports nothing for a call in progress
 	}
 }
 
 // closeIdle closes the line unless a call holds it; that call closes it as
 // it ends (see release).
-func (p *Printer) closeIdle() error {
+func (t *transport) closeIdle() error {
 	select {
-	case p.sem <- struct{}{}:
+	case t.sem <- struct{}{}:
 	default:
 		return nil
 	}
-	defer func() { <-p.sem }()
-	l := p.line
+	defer func() { <-t.sem }()
+	l := t.line
 	if l == nil {
 		return nil
 	}
-	p.line = nil
+	t.line = nil
 	if l.pending != nil {
 		go func() {
 			<-l.pending
@@ -365,14 +363,6 @@ func (p *Printer) closeIdle() error {
 		return nil
 	}
 	return l.port.Close()
-}
-
-func (p *Printer) fail(o gateway.PrintOutcome, st storeprint.PrinterState, err error) error {
-	return &gateway.PrintError{Outcome: o, State: st, Err: p.errorf("%w", err)}
-}
-
-func (p *Printer) errorf(format string, args ...any) error {
-	return fmt.Errorf("printer %s at %s: "+format, append([]any{p.cfg.ID, p.cfg.Address}, args...)...)
 }
 
 // openError is a device that could not be opened: missing, busy, not a
@@ -403,9 +393,7 @@ type line struct {
 	broken  bool          // a read or write failed
 	pending chan error    // a write given up on while blocked; nil if none
 
-	ctx      context.Context
-	deadline time.Time
-	timeout  time.Duration
+	ctx context.Context // the current step: its end ends reads and writes
 }
 
 func newLine(port bugst.Port) *line {
@@ -414,15 +402,13 @@ func newLine(port bugst.Port) *line {
 	return l
 }
 
-// bound makes the line's reads and writes end with ctx or after timeout.
-func (l *line) bound(ctx context.Context, timeout time.Duration) {
-	l.ctx, l.deadline, l.timeout = ctx, time.Now().Add(timeout), timeout
-}
+// bound makes the line's reads and writes end with ctx.
+func (l *line) bound(ctx context.Context) { l.ctx = ctx }
 
 // status discards stale input, sends DLE EOT 1, 2 and 4 and reads the
-// answers within timeout.
-func (l *line) status(ctx context.Context, timeout time.Duration) (gateway.PrinterStatus, error) {
-	l.bound(ctx, timeout)
+// answers before ctx ends.
+func (l *line) status(ctx context.Context) (gateway.PrinterStatus, error) {
+	l.bound(ctx)
 	if err := l.drain(); err != nil {
 		return gateway.PrinterStatus{}, err
 	}
@@ -469,8 +455,6 @@ func (l *line) drain() error {
 func (l *line) write(b []byte) error {
 	done := make(chan error, 1)
 	go func() { done <- writeAll(l.port, b) }()
-	timer := time.NewTimer(time.Until(l.deadline))
-	defer timer.Stop()
 	var err error
 	select {
 	case err = <-done:
@@ -479,10 +463,8 @@ func (l *line) write(b []byte) error {
 			return &ioError{err}
 		}
 		return nil
-	case <-timer.C:
-		err = fmt.Errorf("write not done within %s: %w", l.timeout, os.ErrDeadlineExceeded)
 	case <-l.ctx.Done():
-		err = context.Cause(l.ctx)
+		err = fmt.Errorf("write not done: %w", context.Cause(l.ctx))
 	}
 	select {
 	case werr := <-done: // it finished after all
@@ -513,7 +495,7 @@ func writeAll(port bugst.Port, b []byte) error {
 }
 
 // lineReader reads from the port within the line's bounds, a short
-// blocking read at a time so that a cancellation is seen within
+// blocking read at a time so that the end of the step is seen within
 // readQuantum.
 type lineReader struct{ l *line }
 
@@ -523,11 +505,11 @@ func (r lineReader) Read(b []byte) (int, error) {
 		if l.ctx.Err() != nil {
 			return 0, context.Cause(l.ctx)
 		}
-		left := time.Until(l.deadline)
-		if left <= 0 {
-			return 0, fmt.Errorf("none within %s: %w", l.timeout, os.ErrDeadlineExceeded)
+		wait := readQuantum
+		if deadline, ok := l.ctx.Deadline(); ok {
+			wait = min(max(time.Until(deadline), time.Millisecond), readQuantum)
 		}
-		if err := l.port.SetReadTimeout(min(left, readQuantum)); err != nil {
+		if err := l.port.SetReadTimeout(wait); err != nil {
 			l.broken = true
 			return 0, &ioError{fmt.Errorf("set read timeout: %w", err)}
 		}

@@ -212,3 +212,34 @@ func checkOutcome(t *testing.T, err error, want gateway.PrintOutcome, wantState 
 		t.Fatalf("got %s/%q (%v), want %s/%q", pe.Outcome, pe.State, err, want, wantState)
 	}
 }
+
+// Probe proves the print path without paper: a printer that prints and
+// confirms answers it, and so does one that cuts off as ticket text
+// arrives (there is none); one that loses its confirmations, or cannot be
+// reached, does not; nothing comes out of any of them.
+func TestPrinter_Probe(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		fault printersim.Fault
+		ok    bool
+	}{
+		{printersim.FaultNone, true},
+		{printersim.FaultDrop, true},
+		{printersim.FaultLostAck, false},
+		{printersim.FaultDown, false},
+		{printersim.FaultPaperEnd, false},
+	} {
+		t.Run(string(tc.fault), func(t *testing.T) {
+			t.Parallel()
+			sim, addr := printertest.StartTCP(t, printersim.Options{Fault: tc.fault})
+			p := open(t, printertest.Config(300*time.Millisecond), addr)
+			err := p.Probe(context.Background())
+			if (err == nil) != tc.ok {
+				t.Fatalf("got %v, want ok %v", err, tc.ok)
+			}
+			if n := len(sim.Printed()); n != 0 {
+				t.Fatalf("a probe printed %d tickets", n)
+			}
+		})
+	}
+}

@@ -12,8 +12,9 @@
 // The printer's readiness before sending comes from the queue's status
 // (GetPrinter level 2: offline, paper out, door open, error).
 //
-// The flow, the status mapping, the polling and the classification work
-// against the Spooler interface and run on every system; winspooltest has a
+// It is a transport of printerdrivers.Pipeline, which classifies every
+// outcome. The status mapping and the polling work against the Spooler
+// interface and run on every system; winspooltest has a
 // fake spooler for tests. The Windows build (winspool_windows.go) calls
 // winspool.drv; elsewhere New returns an error.
 package winspool

@@ -12,6 +12,7 @@ import (
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/printerdrivers"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 )
 
@@ -111,6 +112,13 @@ const JobControlDelete = 5
 // go to the printer as they are.
 const Datatype = "RAW"
 
+// docName is the name of a ticket's document in the queue,
+// "storeprint:<task_no>". It holds no whitespace on purpose: a spooler
+// backed by CUPS passes it on as the job's document-name attribute (Wine's
+// does), and Debian 12's cupsd (2.4.2-3+deb12u10) crashes building a
+// job's options from any attribute value with whitespace in it.
+func docName(taskNo string) string { return "storeprint:" + taskNo }
+
 // Polling the job: first after pollFirst, then twice as long each time up
 // to pollMax.
 const (
@@ -125,13 +133,19 @@ var errClosed = errors.New("printer closed")
 var ErrUnsupported = errors.New(`driver "spooler" is only available on Windows`)
 
 // Printer is a printer reached through a Windows print queue, cfg.Address
-// naming the queue. It opens a printer handle per call and closes it
-// before returning.
+// naming the queue, printing through the confirmed-print pipeline
+// (printerdrivers.Pipeline). It opens a printer handle per call and closes
+// it before returning.
 type Printer struct {
-	cfg     gateway.PrinterConfig
-	storeID string
-	sp      Spooler
-	closed  atomic.Bool
+	*printerdrivers.Pipeline
+}
+
+// transport is the print spooler: the queue's status for readiness, a RAW
+// document per ticket, the job followed with GetJob for the outcome.
+type transport struct {
+	cfg    gateway.PrinterConfig
+	sp     Spooler
+	closed atomic.Bool
 }
 
 // NewWithSpooler returns a driver for the queue cfg.Address on sp. New
@@ -140,113 +154,98 @@ type Printer struct {
 // take the gateway's defaults.
 func NewWithSpooler(sp Spooler, cfg gateway.PrinterConfig, storeID string) *Printer {
 	cfg.SetDefaults()
-	return &Printer{cfg: cfg, storeID: storeID, sp: sp}
+	return &Printer{printerdrivers.New(&transport{cfg: cfg, sp: sp}, cfg, storeID)}
 }
 
-// Status reads the queue's printer status (GetPrinter level 2). A queue
-// that cannot be opened is PrinterOffline with a nil error; one whose
-// status cannot be read is PrinterUnknown with an error.
-func (p *Printer) Status(ctx context.Context) (gateway.PrinterStatus, error) {
-	if ctx.Err() != nil {
-		return gateway.PrinterStatus{State: storeprint.PrinterUnknown}, p.errorf("status: %w", ctx.Err())
-	}
+func (p *transport) Describe() string {
+	return fmt.Sprintf("printer %s at spooler queue %q", p.cfg.ID, p.cfg.Address)
+}
+
+func (p *transport) Encode(_ *gateway.PrintJob, t gateway.Ticket) ([]byte, error) {
+	return escpos.Encode(t, p.cfg.Encoding, p.cfg.Width, nil)
+}
+
+// Open opens a printer handle (OpenPrinter) for the call.
+func (p *transport) Open(ctx context.Context) (printerdrivers.Conn, error) {
 	if p.closed.Load() {
-		return gateway.PrinterStatus{State: storeprint.PrinterOffline}, nil
+		return nil, errClosed
 	}
 	h, err := p.sp.OpenPrinter(p.cfg.Address)
 	if err != nil {
-		return gateway.PrinterStatus{State: storeprint.PrinterOffline}, nil
+		return nil, fmt.Errorf("open printer: %w", err)
 	}
-	defer p.closePrinter(h)
-	info, err := p.sp.GetPrinter(h)
+	return &conn{p: p, h: h}, nil
+}
+
+// Close makes further calls fail; the transport holds no handle between
+// calls.
+func (p *transport) Close() error {
+	p.closed.Store(true)
+	return nil
+}
+
+// conn is one call's printer handle:
+//
+//   - Status is GetPrinter level 2: a printer the queue reports offline,
+//     out of paper or with its door open is not ready.
+//   - Send is StartDocPrinter (RAW), StartPagePrinter, then, from the
+//     first byte, WritePrinter, EndPagePrinter, EndDocPrinter; a job
+//     started and given up on is deleted, so that it does not print long
+//     after.
+//   - Confirm polls GetJob. Printed or complete is the confirmation with
+//     cfg.TrustSpooler and uncertain without it (the spooler only knows
+//     the data reached the device). A job in error, offline or out of
+//     paper is deleted and uncertain; so are a deleted job, a job gone
+//     from the queue without having been seen complete, and the confirm
+//     timeout. A cancelled call leaves the job to the spooler.
+type conn struct {
+	p *transport
+	h Handle
+}
+
+func (c *conn) Close() error { return c.p.sp.ClosePrinter(c.h) }
+
+func (c *conn) Status(ctx context.Context) (gateway.PrinterStatus, error) {
+	if ctx.Err() != nil {
+		return gateway.PrinterStatus{}, context.Cause(ctx)
+	}
+	info, err := c.p.sp.GetPrinter(c.h)
 	if err != nil {
-		return gateway.PrinterStatus{State: storeprint.PrinterUnknown}, p.errorf("status: get printer: %w", err)
+		return gateway.PrinterStatus{}, fmt.Errorf("get printer: %w", err)
 	}
 	return PrinterState(info), nil
 }
 
-// Print sends one ticket as a RAW spooler job and follows the job:
-//
-//  1. OpenPrinter; failure is PrintNotSent, offline;
-//  2. GetPrinter; failure is PrintNotSent, unknown; a printer the queue
-//     reports offline, out of paper or with its door open is
-//     PrintNotReady with that state;
-//  3. job.Prepare with the rendered ticket; its error is PrintNotSent;
-//  4. StartDocPrinter (RAW) and StartPagePrinter; failure is PrintNotSent
-//     (a job already started is deleted);
-//  5. WritePrinter, EndPagePrinter, EndDocPrinter; from the first byte on
-//     every failure is PrintUncertain (and the broken job is deleted);
-//  6. job.Submitted with the job id, then GetJob, polled for up to
-//     cfg.ConfirmTimeout. Printed or complete is nil with
-//     cfg.TrustSpooler and PrintUncertain without it (the spooler only
-//     knows the data reached the device). A job in error, offline or out
-//     of paper is deleted, so that it does not print long after, and is
-//     PrintUncertain; so are a deleted job, a job gone from the queue
-//     without having been seen complete, and the timeout.
-//
-// Cancelling ctx stops any step; before the write it is PrintNotSent,
-// after it PrintUncertain, and the job is left to the spooler.
-func (p *Printer) Print(ctx context.Context, job *gateway.PrintJob) error {
-	if p.closed.Load() {
-		return p.fail(gateway.PrintNotSent, "", errClosed)
-	}
-	t := job.Ticket
-	if t.StoreID == "" {
-		t.StoreID = p.storeID
-	}
-	payload, err := escpos.Encode(t, p.cfg.Encoding, p.cfg.Width, nil)
+func (c *conn) Send(ctx context.Context, job *gateway.PrintJob, payload []byte, firstByte func()) (string, error) {
+	p, h := c.p, c.h
+	jobID, err := p.sp.StartDocPrinter(h, DocInfo{DocName: docName(job.Ticket.TaskNo), Datatype: Datatype})
 	if err != nil {
-		return p.fail(gateway.PrintNotSent, "", fmt.Errorf("render ticket: %w", err))
-	}
-	if ctx.Err() != nil {
-		return p.fail(gateway.PrintNotSent, "", ctx.Err())
-	}
-
-	h, err := p.sp.OpenPrinter(p.cfg.Address)
-	if err != nil {
-		return p.fail(gateway.PrintNotSent, storeprint.PrinterOffline, fmt.Errorf("open printer: %w", err))
-	}
-	defer p.closePrinter(h)
-	info, err := p.sp.GetPrinter(h)
-	if err != nil {
-		return p.fail(gateway.PrintNotSent, storeprint.PrinterUnknown, fmt.Errorf("get printer: %w", err))
-	}
-	if st := PrinterState(info); st.State != storeprint.PrinterReady {
-		return p.fail(gateway.PrintNotReady, st.State, fmt.Errorf("the queue reports %s (status %s)", st.State, PrinterStatusText(info)))
-	}
-
-	if job.Prepare != nil {
-		if err := job.Prepare(ctx, payload); err != nil {
-			return p.fail(gateway.PrintNotSent, storeprint.PrinterReady, fmt.Errorf("prepare: %w", err))
-		}
-	}
-	if ctx.Err() != nil {
-		return p.fail(gateway.PrintNotSent, storeprint.PrinterReady, ctx.Err())
-	}
-
-	jobID, err := p.sp.StartDocPrinter(h, DocInfo{DocName: "storeprint " + t.TaskNo, Datatype: Datatype})
-	if err != nil {
-		return p.fail(gateway.PrintNotSent, storeprint.PrinterReady, fmt.Errorf("start document: %w", err))
+		return "", fmt.Errorf("start document: %w", err)
 	}
 	if err := p.sp.StartPagePrinter(h); err != nil {
 		err = fmt.Errorf("job %d: start page: %w", jobID, err)
-		return p.fail(gateway.PrintNotSent, storeprint.PrinterReady, p.deleteJob(h, jobID, err))
+		return "", p.deleteJob(h, jobID, err)
 	}
-
 	// From the first byte on, nobody knows whether paper comes out: a
 	// spooler may start printing a job while it is being spooled.
+	firstByte()
 	if err := p.send(h, payload); err != nil {
 		err = fmt.Errorf("job %d: %w", jobID, err)
-		return p.fail(gateway.PrintUncertain, storeprint.PrinterReady, p.deleteJob(h, jobID, err))
+		return "", p.deleteJob(h, jobID, err)
 	}
-	if job.Submitted != nil {
-		job.Submitted(ctx, strconv.FormatUint(uint64(jobID), 10))
+	return strconv.FormatUint(uint64(jobID), 10), nil
+}
+
+func (c *conn) Confirm(ctx context.Context, _ *gateway.PrintJob, jobID string) error {
+	id, err := strconv.ParseUint(jobID, 10, 32)
+	if err != nil {
+		return fmt.Errorf("job id %q: %w", jobID, err)
 	}
-	return p.follow(ctx, h, jobID)
+	return c.p.follow(ctx, c.h, uint32(id))
 }
 
 // send writes the document and ends it.
-func (p *Printer) send(h Handle, b []byte) error {
+func (p *transport) send(h Handle, b []byte) error {
 	for len(b) > 0 {
 		n, err := p.sp.WritePrinter(h, b)
 		if err != nil {
@@ -266,22 +265,20 @@ func (p *Printer) send(h Handle, b []byte) error {
 	return nil
 }
 
-// follow polls job jobID until it is settled, the confirm timeout passes
-// or ctx ends.
-func (p *Printer) follow(ctx context.Context, h Handle, jobID uint32) error {
+// follow polls job jobID until it is settled or ctx ends (the confirm
+// timeout, or a cancellation).
+func (p *transport) follow(ctx context.Context, h Handle, jobID uint32) error {
 	timeout := p.cfg.ConfirmTimeout.Duration
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
 	wait := pollFirst
 	var last JobInfo
 	for {
 		info, err := p.sp.GetJob(h, jobID)
 		switch {
 		case errors.Is(err, ErrJobNotFound):
-			return p.fail(gateway.PrintUncertain, "", fmt.Errorf("job %d left the queue without the spooler reporting it printed or complete (last status %s); "+
-				"turn on \"Keep printed documents\" for the queue so that completion can be read: %w", jobID, JobStatusText(last), err))
+			return fmt.Errorf("job %d left the queue without the spooler reporting it printed or complete (last status %s); "+
+				"turn on \"Keep printed documents\" for the queue so that completion can be read: %w", jobID, JobStatusText(last), err)
 		case err != nil:
-			return p.fail(gateway.PrintUncertain, "", fmt.Errorf("job %d: get job: %w", jobID, err))
+			return fmt.Errorf("job %d: get job: %w", jobID, err)
 		}
 		last = info
 		switch state, trouble := JobState(info); state {
@@ -289,23 +286,24 @@ func (p *Printer) follow(ctx context.Context, h Handle, jobID uint32) error {
 			if p.cfg.TrustSpooler {
 				return nil
 			}
-			return p.fail(gateway.PrintUncertain, storeprint.PrinterReady, fmt.Errorf("the spooler reports job %d %s: the data reached the printer, "+
+			return printerdrivers.WithState(storeprint.PrinterReady, fmt.Errorf("the spooler reports job %d %s: the data reached the printer, "+
 				"but the spooler cannot tell whether paper came out (trust_spooler = false)", jobID, JobStatusText(info)))
 		case JobFailed:
 			err := fmt.Errorf("job %d is stuck in the spooler: %s", jobID, JobStatusText(info))
-			return p.fail(gateway.PrintUncertain, trouble, p.deleteJob(h, jobID, err))
+			return printerdrivers.WithState(trouble, p.deleteJob(h, jobID, err))
 		case JobDeleted:
-			return p.fail(gateway.PrintUncertain, "", fmt.Errorf("job %d was deleted in the spooler (%s)", jobID, JobStatusText(info)))
+			return fmt.Errorf("job %d was deleted in the spooler (%s)", jobID, JobStatusText(info))
 		}
 		poll := time.NewTimer(wait)
 		select {
 		case <-poll.C:
-		case <-deadline.C:
-			poll.Stop()
-			return p.fail(gateway.PrintUncertain, "", fmt.Errorf("job %d not printed within %s (status %s): %w", jobID, timeout, JobStatusText(last), os.ErrDeadlineExceeded))
 		case <-ctx.Done():
 			poll.Stop()
-			return p.fail(gateway.PrintUncertain, "", fmt.Errorf("job %d (status %s): %w", jobID, JobStatusText(last), ctx.Err()))
+			var te *printerdrivers.TimeoutError
+			if errors.As(context.Cause(ctx), &te) {
+				return fmt.Errorf("job %d not printed within %s (status %s): %w", jobID, timeout, JobStatusText(last), os.ErrDeadlineExceeded)
+			}
+			return fmt.Errorf("job %d (status %s): %w", jobID, JobStatusText(last), context.Cause(ctx))
 		}
 		wait = min(2*wait, pollMax)
 	}
@@ -313,31 +311,11 @@ func (p *Printer) follow(ctx context.Context, h Handle, jobID uint32) error {
 
 // deleteJob deletes a job given up on, so that it does not print long
 // after, and returns cause with any error doing so.
-func (p *Printer) deleteJob(h Handle, jobID uint32, cause error) error {
+func (p *transport) deleteJob(h Handle, jobID uint32, cause error) error {
 	if err := p.sp.SetJob(h, jobID, JobControlDelete); err != nil && !errors.Is(err, ErrJobNotFound) {
 		return fmt.Errorf("%w (and deleting the job failed: %w)", cause, err)
 	}
 	return fmt.Errorf("%w (job deleted)", cause)
-}
-
-// closePrinter closes a handle. The call's outcome is settled by then; a
-// handle that fails to close is not a reason to change it.
-func (p *Printer) closePrinter(h Handle) {
-	_ = p.sp.ClosePrinter(h)
-}
-
-// Close makes further calls fail; a Printer holds no handle between calls.
-func (p *Printer) Close() error {
-	p.closed.Store(true)
-	return nil
-}
-
-func (p *Printer) fail(o gateway.PrintOutcome, st storeprint.PrinterState, err error) error {
-	return &gateway.PrintError{Outcome: o, State: st, Err: p.errorf("%w", err)}
-}
-
-func (p *Printer) errorf(format string, args ...any) error {
-	return fmt.Errorf("printer %s at spooler queue %q: "+format, append([]any{p.cfg.ID, p.cfg.Address}, args...)...)
 }
 
 // PrinterState maps a queue's printer status to the gateway's. When

@@ -145,8 +145,8 @@ func TestPrinter_Print(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if j.Doc.Datatype != "RAW" || !strings.Contains(j.Doc.DocName, "order_1_station_hot") {
-			t.Errorf("got document %+v, want RAW named after the task", j.Doc)
+		if j.Doc.Datatype != "RAW" || j.Doc.DocName != "storeprint:order_1_station_hot" {
+			t.Errorf("got document %+v, want RAW named storeprint:order_1_station_hot", j.Doc)
 		}
 		if err := q.SetJobStatus(j.ID, winspool.JobStatusPrinting, ""); err != nil {
 			t.Fatal(err)

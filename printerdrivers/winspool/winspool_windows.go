@@ -43,12 +43,16 @@ type System struct{}
 
 var _ Spooler = System{}
 
-// callErr returns the error of a failed call: its last error, or a
-// generic one when the call set none.
+// errNoCode stands for the last error of a call that failed without
+// setting one.
+var errNoCode = errors.New("failed without an error code")
+
+// callErr returns the error of a failed call: its last error, or
+// errNoCode when the call set none.
 func callErr(name string, e error) error {
 	var errno syscall.Errno
 	if errors.As(e, &errno) && errno == 0 {
-		e = syscall.EINVAL
+		e = errNoCode
 	}
 	return fmt.Errorf("%s: %w", name, e)
 }
@@ -178,12 +182,32 @@ func (System) EndDocPrinter(h Handle) error {
 	return nil
 }
 
+// GetJob reads a job; a job the spooler no longer has is ErrJobNotFound.
+//
+// What Microsoft documents (GetJob, JOB_INFO_1, and GetJob's server side,
+// RpcGetJob in [MS-RPRN] 3.1.4.3.2): GetJob returns nonzero on success and
+// zero on failure, with the reason in GetLastError. The first call, with
+// no buffer, fails with ERROR_INSUFFICIENT_BUFFER and the size needed. A
+// job id that is not in the queue's list of jobs fails with
+// ERROR_INVALID_PARAMETER. A job stays in the list while it spools and
+// prints; once printed it leaves the list, unless the queue keeps printed
+// documents ("Keep printed documents", PRINTER_ATTRIBUTE_KEEPPRINTEDJOBS):
+// then it stays with JOB_STATUS_PRINTED (and, since Vista,
+// JOB_STATUS_RETAINED) until it is deleted. JOB_STATUS_COMPLETE means the
+// data was sent to the printer, not that it has printed.
+//
+// Wine's spooler (8.0) forgets a job at EndDocPrinter, once the job is
+// handed to CUPS, and its GetJobW then fails without setting an error
+// code. A failure without a code is read as ERROR_INVALID_PARAMETER is:
+// the spooler no longer knows the job. Whether it printed is then unknown,
+// as for a job gone from a Windows queue that does not keep printed
+// documents.
 func (System) GetJob(h Handle, jobID uint32) (JobInfo, error) {
 	buf, err := sized("GetJob", func(buf *uint64, size uint32, needed *uint32) (uintptr, error) {
 		r, _, e := procGetJobW.Call(uintptr(h), uintptr(jobID), 1, uintptr(unsafe.Pointer(buf)), uintptr(size), uintptr(unsafe.Pointer(needed)))
 		return r, e
 	})
-	if errors.Is(err, windows.ERROR_INVALID_PARAMETER) {
+	if errors.Is(err, windows.ERROR_INVALID_PARAMETER) || errors.Is(err, errNoCode) {
 		return JobInfo{}, fmt.Errorf("GetJob %d: %w", jobID, ErrJobNotFound)
 	}
 	if err != nil {

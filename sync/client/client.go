@@ -21,8 +21,21 @@ import (
 type Gateway interface {
 	OutboxEvents(ctx context.Context, after uint64, limit int) ([]sync.Event, error)
 	OutboxAcked(ctx context.Context, cursor uint64) error
-	DownCursor(ctx context.Context) (uint64, error)
-	ApplyDown(ctx context.Context, cmds []sync.Command) (cursor uint64, err error)
+	// Hello says what the store's data is: its incarnation, newest and
+	// compacted outbox seqs, and down cursor.
+	Hello(ctx context.Context) (sync.Hello, error)
+	// ApplyDown applies commands durably and returns the down cursor,
+	// moved to at least through (0: no such move).
+	ApplyDown(ctx context.Context, cmds []sync.Command, through uint64) (cursor uint64, err error)
+	// ApplyStates applies the cloud's newer state of the tasks the
+	// gateway holds and returns the states of those it does not hold.
+	ApplyStates(ctx context.Context, states []sync.TaskEvent) (rest []sync.TaskEvent, err error)
+	// Learned says the link came up and the gateway knows what the cloud
+	// knows: it may print what it held from before.
+	Learned()
+	// Snapshot returns up to limit tasks in task_no order after the
+	// given one, with their receipts.
+	Snapshot(ctx context.Context, after string, limit int) ([]sync.TaskEvent, []sync.ReceiptEvent, error)
 	PrinterStatuses(ctx context.Context) ([]sync.PrinterStatus, error)
 	// Subscribe signals after changes (new outbox events, printer states).
 	Subscribe() (<-chan struct{}, func())
@@ -51,11 +64,28 @@ type Client struct {
 
 // State is the link as shown to people.
 type State struct {
-	Connected bool      `json:"connected"`
-	Since     time.Time `json:"since"`
-	Cursor    uint64    `json:"cursor"` // highest seq the cloud acknowledged
-	LastError string    `json:"last_error,omitempty"`
+	Connected   bool      `json:"connected"`
+	Since       time.Time `json:"since"`
+	Cursor      uint64    `json:"cursor"` // highest seq the cloud acknowledged
+	LastError   string    `json:"last_error,omitempty"`
+	Incarnation string    `json:"incarnation"`
+	// Resync is the last time since start that one side was found behind
+	// the other and caught up.
+	Resync *Resync `json:"resync,omitempty"`
 }
+
+// Resync is one catching up of a side found behind the other.
+type Resync struct {
+	Kind  string    `json:"kind"`  // ResyncSnapshot or ResyncLearned
+	Tasks int       `json:"tasks"` // tasks sent, or states learned
+	At    time.Time `json:"at"`
+}
+
+// Resync kinds.
+const (
+	ResyncSnapshot = "snapshot" // the cloud was behind: the gateway sent every task it holds
+	ResyncLearned  = "learned"  // the gateway was behind: it learned the cloud's newer states
+)
 
 // State returns the link's state.
 func (c *Client) State() State {
@@ -93,6 +123,12 @@ func (c *Client) setCursor(cur uint64) {
 	c.mu.Unlock()
 }
 
+func (c *Client) setResync(kind string, tasks int) {
+	c.mu.Lock()
+	c.state.Resync = &Resync{Kind: kind, Tasks: tasks, At: time.Now()}
+	c.mu.Unlock()
+}
+
 func (c *Client) defaults() {
 	if c.BatchSize == 0 {
 		c.BatchSize = 500
@@ -100,6 +136,7 @@ func (c *Client) defaults() {
 	if c.Window == 0 {
 		c.Window = 5000
 	}
+	c.Window = min(c.Window, sync.MaxWindow)
 	if c.PingEvery == 0 {
 		c.PingEvery = 2 * time.Second
 	}
@@ -184,46 +221,41 @@ func (c *Client) connect(ctx context.Context, welcomed *bool) error {
 		conn.Close()
 	}()
 
-	down, err := c.Gateway.DownCursor(ctx)
+	welcome, hello, err := c.handshake(ctx, conn)
 	if err != nil {
 		return err
-	}
-	if err := writeFrame(conn, &sync.Frame{Type: sync.FrameHello, GatewayID: c.GatewayID, StoreID: c.StoreID, Version: c.Version, DownCursor: down}); err != nil {
-		return err
-	}
-	conn.SetReadDeadline(time.Now().Add(15 * time.Second))
-	f, err := readFrame(conn)
-	if err != nil {
-		return fmt.Errorf("handshake: %w", err)
-	}
-	if f.Type == sync.FrameError {
-		return fmt.Errorf("%w: %s", errRefused, f.Error)
-	}
-	if f.Type != sync.FrameWelcome {
-		return fmt.Errorf("handshake: got %s frame, want welcome", f.Type)
 	}
 	*welcomed = true
-	acked := f.Cursor
+	acked, sent := welcome.Cursor, welcome.Cursor
 	c.setCursor(acked)
 	if err := c.Gateway.OutboxAcked(ctx, acked); err != nil {
 		return err
+	}
+	if welcome.Resync && acked < hello.Compacted {
+		// The cloud lacks events the outbox no longer has.
+		if err := c.sendSnapshot(ctx, conn, hello.Compacted); err != nil {
+			return err
+		}
+		sent = hello.Compacted
+	}
+	if !welcome.Behind {
+		c.Gateway.Learned()
 	}
 	c.setState(true, nil)
 
 	// One reader goroutine; every write happens in this goroutine.
 	acks := make(chan uint64, 16)
-	downAcks := make(chan uint64, 16)
+	downAcks := make(chan uint64, 16) // 0 after the final states frame: tell the cloud it learned them
 	readErr := make(chan error, 1)
 	deadline := 3*c.PingEvery + 10*time.Second
 	conn.SetReadDeadline(time.Now().Add(deadline))
 	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(deadline)) })
-	go func() { readErr <- c.read(sctx, conn, deadline, acks, downAcks) }()
+	go func() { readErr <- c.read(sctx, conn, deadline, acks, downAcks, welcome.Behind) }()
 
 	changes, unsubscribe := c.Gateway.Subscribe()
 	defer unsubscribe()
 	ping := time.NewTicker(c.PingEvery)
 	defer ping.Stop()
-	sent := acked
 	compacted, compactedAt := acked, time.Now()
 	defer func() {
 		// Leave the outbox compacted up to what the cloud has.
@@ -296,7 +328,11 @@ func (c *Client) connect(ctx context.Context, welcomed *bool) error {
 				compacted, compactedAt = acked, time.Now()
 			}
 		case seq := <-downAcks:
-			if err := writeFrame(conn, &sync.Frame{Type: sync.FrameDownAck, Seq: seq}); err != nil {
+			f := &sync.Frame{Type: sync.FrameDownAck, Seq: seq}
+			if seq == 0 {
+				f = &sync.Frame{Type: sync.FrameStates, Final: true}
+			}
+			if err := writeFrame(conn, f); err != nil {
 				return err
 			}
 		case <-changes:
@@ -316,9 +352,14 @@ func (c *Client) connect(ctx context.Context, welcomed *bool) error {
 	}
 }
 
-// read handles the cloud's frames: acks go to the writer, commands are
-// applied here (durably) and their cursor goes to the writer.
-func (c *Client) read(ctx context.Context, conn *websocket.Conn, deadline time.Duration, acks, downAcks chan<- uint64) error {
+// read handles the cloud's frames: acks go to the writer, commands and
+// states are applied here (durably) and the down cursor goes to the
+// writer. A gateway behind the cloud learns states until the final states
+// frame; states of tasks it does not hold yet (orders sent again) wait for
+// the commands that bring them.
+func (c *Client) read(ctx context.Context, conn *websocket.Conn, deadline time.Duration, acks, downAcks chan<- uint64, learning bool) error {
+	var pending []sync.TaskEvent
+	learned := 0
 	for {
 		f, err := readFrame(conn)
 		if err != nil {
@@ -327,26 +368,53 @@ func (c *Client) read(ctx context.Context, conn *websocket.Conn, deadline time.D
 		conn.SetReadDeadline(time.Now().Add(deadline))
 		switch f.Type {
 		case sync.FrameAck:
-			select {
-			case acks <- f.Cursor:
-			case <-ctx.Done():
-				return ctx.Err()
+			for _, d := range f.DeadLetters {
+				c.Logger.Warn("the cloud set an event aside: it could not apply it", "seq", d.Seq, "reason", d.Reason)
+			}
+			if err := send(ctx, acks, f.Cursor); err != nil {
+				return err
 			}
 		case sync.FrameDown:
-			cur, err := c.Gateway.ApplyDown(ctx, f.Commands)
+			cur, err := c.Gateway.ApplyDown(ctx, f.Commands, f.Cursor)
 			if err != nil {
 				return fmt.Errorf("apply commands: %w", err)
 			}
-			select {
-			case downAcks <- cur:
-			case <-ctx.Done():
-				return ctx.Err()
+			if pending, err = c.Gateway.ApplyStates(ctx, pending); err != nil {
+				return fmt.Errorf("apply the cloud's states: %w", err)
+			}
+			if err := send(ctx, downAcks, cur); err != nil {
+				return err
+			}
+		case sync.FrameStates:
+			if !learning {
+				return fmt.Errorf("unexpected states frame")
+			}
+			learned += len(f.Tasks)
+			if pending, err = c.Gateway.ApplyStates(ctx, append(pending, f.Tasks...)); err != nil {
+				return fmt.Errorf("apply the cloud's states: %w", err)
+			}
+			if f.Final {
+				learning = false
+				c.setResync(ResyncLearned, learned)
+				c.Gateway.Learned()
+				if err := send(ctx, downAcks, 0); err != nil {
+					return err
+				}
 			}
 		case sync.FrameError:
 			return fmt.Errorf("%w: %s", errRefused, f.Error)
 		default:
 			return fmt.Errorf("unexpected %s frame", f.Type)
 		}
+	}
+}
+
+func send(ctx context.Context, ch chan<- uint64, v uint64) error {
+	select {
+	case ch <- v:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -19,12 +19,19 @@ import (
 // reaches it when the cloud refuses.
 type gatewayStub struct{}
 
-func (gatewayStub) OutboxEvents(context.Context, uint64, int) ([]sync.Event, error) { return nil, nil }
-func (gatewayStub) OutboxAcked(context.Context, uint64) error                       { return nil }
-func (gatewayStub) DownCursor(context.Context) (uint64, error)                      { return 0, nil }
-func (gatewayStub) ApplyDown(context.Context, []sync.Command) (uint64, error)       { return 0, nil }
-func (gatewayStub) PrinterStatuses(context.Context) ([]sync.PrinterStatus, error)   { return nil, nil }
-func (gatewayStub) Subscribe() (<-chan struct{}, func())                            { return nil, func() {} }
+func (gatewayStub) OutboxEvents(context.Context, uint64, int) ([]sync.Event, error)   { return nil, nil }
+func (gatewayStub) OutboxAcked(context.Context, uint64) error                         { return nil }
+func (gatewayStub) Hello(context.Context) (sync.Hello, error)                         { return sync.Hello{}, nil }
+func (gatewayStub) ApplyDown(context.Context, []sync.Command, uint64) (uint64, error) { return 0, nil }
+func (gatewayStub) ApplyStates(context.Context, []sync.TaskEvent) ([]sync.TaskEvent, error) {
+	return nil, nil
+}
+func (gatewayStub) Learned() {}
+func (gatewayStub) Snapshot(context.Context, string, int) ([]sync.TaskEvent, []sync.ReceiptEvent, error) {
+	return nil, nil, nil
+}
+func (gatewayStub) PrinterStatuses(context.Context) ([]sync.PrinterStatus, error) { return nil, nil }
+func (gatewayStub) Subscribe() (<-chan struct{}, func())                          { return nil, func() {} }
 
 // A refused link is retried with backoff, shows why, sends its credentials
 // in headers (never in the URL), and stops with its context.

@@ -151,8 +151,11 @@ type link struct {
 	id   string
 	log  *slog.Logger
 
+	incarnation string
+
 	wmu       stdsync.Mutex // one writer at a time
 	lastTouch atomic.Int64  // unix nanos of the last presence update
+	snapshot  int           // tasks of the snapshot in progress
 }
 
 func (l *link) write(f *sync.Frame) error {
@@ -211,11 +214,19 @@ func (l *link) run(ctx context.Context) error {
 	if hello.GatewayID != l.gw.ID || (hello.StoreID != "" && hello.StoreID != l.gw.StoreID) {
 		return l.fail(fmt.Sprintf("gateway %s belongs to store %s", l.gw.ID, l.gw.StoreID))
 	}
-	cursor, err := s.Ingester.Ingest(ctx, l.gw.ID, l.gw.StoreID, nil)
+	w, err := s.Ingester.Open(ctx, l.gw.ID, l.gw.StoreID, cloud.LinkHello{
+		Incarnation: hello.Incarnation, LastSeq: hello.LastSeq, Compacted: hello.Compacted,
+		DownCursor: hello.DownCursor, Resync: hello.Resync,
+	})
 	if err != nil {
-		return l.fail("read cursor: " + cloud.ErrorMessage(err))
+		if cloud.ErrorCode(err) == cloud.EINTERNAL {
+			l.log.Error("open link", "err", err)
+			return l.fail("the cloud could not open the link; the link will retry")
+		}
+		return l.fail("link refused: " + cloud.ErrorMessage(err))
 	}
-	if err := l.write(&sync.Frame{Type: sync.FrameWelcome, StoreID: l.gw.StoreID, Cursor: cursor}); err != nil {
+	l.incarnation = hello.Incarnation
+	if err := l.write(&sync.Frame{Type: sync.FrameWelcome, StoreID: l.gw.StoreID, Cursor: w.Cursor, Behind: w.Behind, Resync: true}); err != nil {
 		return err
 	}
 	if err := s.Gateways.Touch(ctx, l.gw.StoreID, l.gw.ID, cloud.Presence{LinkID: l.id, Online: true, Version: hello.Version}); err != nil {
@@ -223,7 +234,13 @@ func (l *link) run(ctx context.Context) error {
 	}
 	l.lastTouch.Store(time.Now().UnixNano())
 	defer l.touch(context.WithoutCancel(ctx), false)
-	l.log.Info("sync link up", "cursor", cursor, "down_cursor", hello.DownCursor)
+	l.log.Info("sync link up", "incarnation", hello.Incarnation, "cursor", w.Cursor, "down_cursor", hello.DownCursor,
+		"reset", w.Reset, "behind", w.Behind, "snapshot", w.Snapshot)
+	if w.Behind {
+		if err := l.teach(w); err != nil {
+			return err
+		}
+	}
 
 	// The gateway pings; each ping keeps the link and its presence alive.
 	l.conn.SetReadDeadline(time.Now().Add(s.PingWait))
@@ -239,7 +256,7 @@ func (l *link) run(ctx context.Context) error {
 	// watcher sends commands and cuts the link on revocation.
 	werr := make(chan error, 1)
 	go func() {
-		err := l.watch(ctx, hello.DownCursor)
+		err := l.watch(ctx, w.DownAfter)
 		l.conn.Close() // ends the reader
 		werr <- err
 	}()
@@ -263,23 +280,16 @@ func (l *link) upstream(ctx context.Context) error {
 		l.touch(ctx, true)
 		switch f.Type {
 		case sync.FrameEvents:
-			select {
-			case s.slots <- struct{}{}:
-			case <-ctx.Done():
-				return ctx.Err()
+			if err := l.ingest(ctx, f.Events); err != nil {
+				return err
 			}
-			start := time.Now()
-			cursor, err := s.Ingester.Ingest(ctx, l.gw.ID, l.gw.StoreID, f.Events)
-			<-s.slots
-			l.log.Debug("ingested", "events", len(f.Events), "cursor", cursor, "took", time.Since(start))
-			if err != nil {
-				if cloud.ErrorCode(err) == cloud.EINTERNAL {
-					l.log.Error("ingest", "err", err)
-					return l.fail("the cloud could not store the events; the link will retry")
-				}
-				return l.fail("events refused: " + cloud.ErrorMessage(err))
+		case sync.FrameSnapshot:
+			if err := l.takeSnapshot(ctx, f); err != nil {
+				return err
 			}
-			if err := l.write(&sync.Frame{Type: sync.FrameAck, Cursor: cursor}); err != nil {
+		case sync.FrameStates:
+			// The gateway applied the states it was sent.
+			if err := s.Ingester.Learned(ctx, l.gw.ID, l.gw.StoreID, l.incarnation); err != nil {
 				return err
 			}
 		case sync.FrameStatus:
@@ -358,25 +368,34 @@ func (l *link) sendCommands(ctx context.Context, after uint64) (uint64, error) {
 		if len(cmds) == 0 {
 			return after, nil
 		}
-		f := &sync.Frame{Type: sync.FrameDown}
-		for _, c := range cmds {
-			sc := sync.Command{Seq: c.Seq, ID: c.ID, Kind: c.Kind, TaskNo: c.TaskNo, PrinterID: c.PrinterID,
-				Operator: c.Operator, Reason: c.Reason, CreatedAt: c.CreatedAt}
-			if sc.Operator == "" {
-				sc.Operator = c.CreatedBy
-			}
-			if c.Order != nil {
-				b, err := json.Marshal(c.Order)
-				if err != nil {
-					return after, err
-				}
-				sc.Order = b
-			}
-			f.Commands = append(f.Commands, sc)
+		f, err := downFrame(cmds)
+		if err != nil {
+			return after, err
 		}
 		if err := l.write(f); err != nil {
 			return after, err
 		}
 		after = cmds[len(cmds)-1].Seq
 	}
+}
+
+// downFrame is commands as a down frame.
+func downFrame(cmds []*cloud.Command) (*sync.Frame, error) {
+	f := &sync.Frame{Type: sync.FrameDown}
+	for _, c := range cmds {
+		sc := sync.Command{Seq: c.Seq, ID: c.ID, Kind: c.Kind, TaskNo: c.TaskNo, PrinterID: c.PrinterID,
+			DeviceID: c.DeviceID, Operator: c.Operator, Reason: c.Reason, CreatedAt: c.CreatedAt}
+		if sc.Operator == "" {
+			sc.Operator = c.CreatedBy
+		}
+		if c.Order != nil {
+			b, err := json.Marshal(c.Order)
+			if err != nil {
+				return nil, err
+			}
+			sc.Order = b
+		}
+		f.Commands = append(f.Commands, sc)
+	}
+	return f, nil
 }

@@ -282,3 +282,28 @@ func randomHex(n int) string {
 func redacted(u *url.URL) string {
 	return strings.Replace(u.Redacted(), "xxxxx", "***", 1)
 }
+
+// Tool returns the path of a PostgreSQL program (pg_dump, pg_restore)
+// from the installation whose initdb the tests use, so that it matches the
+// server's version.
+func Tool(name string) (string, error) {
+	bin, err := findBin()
+	if err != nil {
+		return "", err
+	}
+	dirs := []string{bin}
+	if real, err := filepath.EvalSymlinks(filepath.Join(bin, "initdb")); err == nil {
+		dirs = append(dirs, filepath.Dir(real)) // initdb linked into PATH from its installation
+	}
+	for _, d := range dirs {
+		if p := filepath.Join(d, name); fileExists(p) {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s is not beside initdb in %s", name, strings.Join(dirs, " or "))
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

@@ -12,13 +12,10 @@ const T = {
     none: "Nothing needs a person.", empty: "Queue empty", queue: "waiting",
     ready: "Ready", offline: "Offline", paper_end: "Out of paper", cover_open: "Cover open", unknown: "Unknown",
     paper_near_end: "Paper running low",
-    r_uncertain: "May have printed — check the pass", r_stale: "Too old — held back, not printed",
-    r_retries: "Could not print — retries used up", r_failed: "Could not print",
     retry: "Print again", resolve: "It printed", reprint: "Copy", test_page: "Test page",
     print_stale: "Print held tickets", acknowledge: "Acknowledge", failback: "Move back",
     failover: "{printer} failed — {stations} now print on {backup}", failover_done: "{printer} failed over to {backup} earlier (moved back)",
     storage: "Storage trouble — new orders are refused: {error}",
-    r_recovered: "Data recovered after damage — may have printed, check the pass",
     recovered: "The gateway's data was recovered ({at}): {cause}. Waiting tickets were held for a person.",
     recovered_missing: "{n} tickets accepted before that are missing and cannot be listed.",
     q_retry: "Print {task} again?", q_resolve: "Close {task} as printed? Only if you saw the paper.",
@@ -28,6 +25,13 @@ const T = {
     queued: "queued", printing: "printing", retry_wait: "waiting to retry", attention_required: "needs a person", failed: "failed",
     backup_from: "backup for {printer}",
     cloud_up: "HQ linked", cloud_behind: "HQ linked · {n} to send", cloud_down: "HQ offline · printing goes on · {n} to send",
+    pair_title: "Pair this device", pair_help: "Enter the six digits shown on the gateway's page and a name for this device.",
+    pair_code_label: "Pairing code", device_name: "Device name", pair: "Pair", devices: "Devices",
+    pair_new: "Pair a new device", role: "Role", pairing_create: "Show a pairing code", pairing_code: "Pairing code",
+    expires: "Valid until {time}, once", tls_fingerprint: "Certificate SHA-256", whoami: "Signed in: {name} ({role})",
+    role_pos: "POS", role_staff: "Staff", role_admin: "Admin", revoke: "Revoke", q_revoke: "Revoke {device}? Its token stops working at once.",
+    last_used: "last used {time}", never_used: "not used yet", bad_code: "That code was not accepted.",
+    details: "Details", force: "Do it anyway", waited: "waiting {age}", age_s: "{n} s", age_m: "{n} min", age_h: "{n} h {m} min",
   },
   zh: {
     connection: "连接", signout: "退出", signin_title: "登录", signin: "登录",
@@ -37,13 +41,10 @@ const T = {
     none: "暂无需要处理的小票。", empty: "队列为空", queue: "张待打",
     ready: "就绪", offline: "离线", paper_end: "缺纸", cover_open: "纸仓盖打开", unknown: "未知",
     paper_near_end: "纸快用完",
-    r_uncertain: "可能已打印，请到出餐口确认", r_stale: "超时未打印，已暂停",
-    r_retries: "无法打印，重试已用完", r_failed: "无法打印",
     retry: "补打", resolve: "已出单", reprint: "复制一张", test_page: "测试页",
     print_stale: "打印暂停的小票", acknowledge: "已知悉", failback: "切回",
     failover: "{printer} 故障，{stations} 已转到 {backup} 打印", failover_done: "{printer} 曾转到 {backup}（已切回）",
     storage: "存储故障，暂停接单：{error}",
-    r_recovered: "数据损坏后已恢复，可能已打印，请到出餐口确认",
     recovered: "网关数据已恢复（{at}）：{cause}。待打小票已暂停，等待人工处理。",
     recovered_missing: "此前接收的 {n} 张小票已丢失，无法列出。",
     q_retry: "补打 {task}？", q_resolve: "确认 {task} 已出单？仅在看到小票时确认。",
@@ -53,6 +54,13 @@ const T = {
     queued: "排队中", printing: "打印中", retry_wait: "等待重试", attention_required: "需要处理", failed: "失败",
     backup_from: "代 {printer} 打印",
     cloud_up: "总部已连接", cloud_behind: "总部已连接 · 待同步 {n} 条", cloud_down: "总部离线 · 照常打印 · 待同步 {n} 条",
+    pair_title: "配对本设备", pair_help: "请输入网关页面上显示的六位配对码，并为本设备命名。",
+    pair_code_label: "配对码", device_name: "设备名称", pair: "配对", devices: "设备",
+    pair_new: "配对新设备", role: "角色", pairing_create: "显示配对码", pairing_code: "配对码",
+    expires: "{time} 前有效，仅限一次", tls_fingerprint: "证书 SHA-256", whoami: "已登录：{name}（{role}）",
+    role_pos: "收银", role_staff: "员工", role_admin: "管理员", revoke: "吊销", q_revoke: "吊销 {device}？其令牌将立即失效。",
+    last_used: "最近使用 {time}", never_used: "尚未使用", bad_code: "配对码无效。",
+    details: "详情", force: "仍然执行", waited: "已等 {age}", age_s: "{n} 秒", age_m: "{n} 分钟", age_h: "{n} 小时 {m} 分",
   },
 };
 
@@ -60,7 +68,39 @@ const store = window.localStorage;
 let lang = store.getItem("storeprint.lang") || ((navigator.language || "").toLowerCase().startsWith("zh") ? "zh" : "en");
 let token = store.getItem("storeprint.token") || "";
 let board = null;
+let boardAt = 0; // when the board arrived, for the tickets' ages
 let stream = null;
+let words = {}; // the catalogue: word → language → text (GET /v1/words)
+let me = null; // the token's role and device (GET /v1/me)
+const ROLES = ["pos", "staff", "admin"];
+
+// may reports whether the signed-in token's role allows what needs role.
+function may(role) {
+  return !!me && ROLES.indexOf(me.role) >= ROLES.indexOf(role);
+}
+
+// say returns a word of the catalogue in the page's language.
+function say(word) {
+  const w = words[word] || {};
+  return w[lang] || w.en || "";
+}
+
+// details is the technical side of something, folded away: the words for
+// people come first, the error text for IT behind a toggle.
+function details(...lines) {
+  const text = lines.filter(Boolean);
+  if (text.length === 0) return null;
+  return el("details", {}, el("summary", {}, t("details")), text.map(l => el("div", { class: "tech" }, l)));
+}
+
+// ageWords says how long a ticket has waited, as of now.
+function ageWords(task) {
+  if (task.waited_s === undefined || task.waited_s === null) return "";
+  const s = task.waited_s + Math.max(0, Math.floor((Date.now() - boardAt) / 1000));
+  if (s < 60) return t("waited", { age: t("age_s", { n: s }) });
+  if (s < 3600) return t("waited", { age: t("age_m", { n: Math.floor(s / 60) }) });
+  return t("waited", { age: t("age_h", { n: Math.floor(s / 3600), m: Math.floor(s / 60) % 60 }) });
+}
 
 function t(key, vars) {
   let s = (T[lang] && T[lang][key]) || T.en[key] || key;
@@ -92,6 +132,7 @@ function applyStatic() {
 }
 
 function show(signedIn) {
+  if (!signedIn) me = null;
   document.getElementById("signin").hidden = signedIn;
   document.getElementById("app").hidden = !signedIn;
   document.getElementById("signout").hidden = !signedIn;
@@ -127,6 +168,7 @@ async function connect() {
       const resp = await fetch("/v1/events", { headers: { "Authorization": "Bearer " + token }, signal: stream.signal });
       if (resp.status === 401) { signOut(t("bad_token")); return; }
       if (!resp.ok || !resp.body) throw new Error(resp.statusText);
+      if (!me) await loadMe();
       show(true);
       live.className = "dot live";
       wait = 500;
@@ -142,7 +184,7 @@ async function connect() {
           const chunk = buf.slice(0, i);
           buf = buf.slice(i + 2);
           const data = chunk.split("\n").filter(l => l.startsWith("data:")).map(l => l.slice(5).trimStart()).join("\n");
-          if (data) { board = JSON.parse(data); render(); }
+          if (data) { board = JSON.parse(data); boardAt = Date.now(); render(); }
         }
       }
     } catch (e) {
@@ -155,14 +197,11 @@ async function connect() {
 }
 
 function statusWords(p) {
-  return t(p.status) + (p.paper_near_end && p.status === "ready" ? " · " + t("paper_near_end") : "");
+  return (say(p.word) || t(p.status)) + (p.paper_near_end && p.status === "ready" && !p.in_trouble ? " · " + t("paper_near_end") : "");
 }
 
-function reasonWords(task) {
-  if (task.status === "failed") return task.reason === "retries" ? t("r_retries") : t("r_failed");
-  if (task.reason === "stale") return t("r_stale");
-  if (task.reason === "recovered") return t("r_recovered");
-  return t("r_uncertain");
+function inTrouble(p) {
+  return p.status !== "ready" || p.in_trouble;
 }
 
 function itemsText(task) {
@@ -194,12 +233,13 @@ function render() {
     if (!f) continue;
     const text = f.active ? t("failover", { printer: p.id, backup: f.backup, stations: p.stations.join(", ") })
       : t("failover_done", { printer: p.id, backup: f.backup });
-    banners.append(el("div", { class: "banner", "data-failover": p.id, role: "alert" }, el("span", {}, text),
+    banners.append(el("div", { class: "banner", "data-failover": p.id, role: "alert" },
+      el("span", {}, el("div", {}, text), f.word && el("div", {}, say(f.word)), details(f.reason)),
       el("span", { class: "row" },
-        !f.acknowledged && el("button", { class: "big danger", type: "button", "data-action": "acknowledge",
+        !f.acknowledged && may("staff") && el("button", { class: "big danger", type: "button", "data-action": "acknowledge",
           onclick: () => act("q_ack", { printer: p.id }, "POST", "/v1/printers/" + encodeURIComponent(p.id) + "/acknowledge") }, t("acknowledge")),
-        f.active && el("button", { class: "big danger", type: "button", "data-action": "failback",
-          onclick: () => act("q_failback", { printer: p.id }, "POST", "/v1/printers/" + encodeURIComponent(p.id) + "/failback") }, t("failback")))));
+        f.active && may("staff") && el("button", { class: "big danger", type: "button", "data-action": "failback",
+          onclick: () => act("q_failback", { printer: p.id }, "POST", "/v1/printers/" + encodeURIComponent(p.id) + "/failback", {}, null, true) }, t("failback")))));
   }
 
   const alerts = document.getElementById("alerts");
@@ -209,26 +249,29 @@ function render() {
     const path = "/v1/tasks/" + encodeURIComponent(a.task_no);
     alerts.append(el("div", { class: "card bad", "data-task": a.task_no, "data-status": a.status },
       el("h3", {}, a.station ? a.station + " · " + (a.table ? t("table") + " " + a.table : a.order_id) : a.task_no),
-      el("div", { class: "state bad" }, reasonWords(a)),
+      el("div", { class: "state bad" }, say(a.word)),
       el("div", { class: "items" }, itemsText(a)),
-      el("div", { class: "muted" }, a.task_no + (a.last_error ? " — " + a.last_error : "")),
+      el("div", { class: "muted" }, el("span", { class: "age" }, ageWords(a)), " · " + a.task_no),
+      details(a.last_error),
       el("div", { class: "row" },
-        el("button", { class: "big", type: "button", "data-action": "retry", onclick: () => act("q_retry", { task: a.task_no }, "POST", path + "/retry") }, t("retry")),
-        a.status === "attention_required" && a.reason !== "stale" && el("button", { class: "big secondary", type: "button", "data-action": "resolve",
+        may("staff") && el("button", { class: "big", type: "button", "data-action": "retry", onclick: () => act("q_retry", { task: a.task_no }, "POST", path + "/retry") }, t("retry")),
+        may("staff") && a.status === "attention_required" && a.reason !== "stale" && el("button", { class: "big secondary", type: "button", "data-action": "resolve",
           onclick: () => act("q_resolve", { task: a.task_no }, "POST", path + "/resolve", { outcome: "printed" }) }, t("resolve")),
         el("button", { class: "big secondary", type: "button", "data-action": "reprint", onclick: () => act("q_reprint", { task: a.task_no }, "POST", path + "/reprint") }, t("reprint")))));
   }
 
   const printers = document.getElementById("printers");
   printers.replaceChildren();
-  for (const p of board.printers) {
-    const ok = p.status === "ready";
-    printers.append(el("div", { class: "card " + (ok ? "ok" : "bad"), "data-printer": p.id, "data-status": p.status },
+  // Printers in trouble first: they are what the pass must see.
+  const ordered = board.printers.slice().sort((a, b) => (inTrouble(b) ? 1 : 0) - (inTrouble(a) ? 1 : 0));
+  for (const p of ordered) {
+    const ok = !inTrouble(p);
+    printers.append(el("div", { class: "card " + (ok ? "ok" : "bad"), "data-printer": p.id, "data-status": p.status, "data-trouble": p.in_trouble ? "true" : "false" },
       el("h3", {}, p.id),
       el("div", { class: "state " + (ok ? "ok" : "bad") }, statusWords(p)),
       el("div", { class: "muted" }, p.queue + " " + t("queue") + (p.stations.length ? " · " + p.stations.join(", ") : "")),
-      p.last_error && !ok && el("div", { class: "muted" }, p.last_error),
-      el("div", { class: "row" }, el("button", { class: "small secondary", type: "button", "data-action": "test-page",
+      !ok && details(p.last_error),
+      may("staff") && el("div", { class: "row" }, el("button", { class: "small secondary", type: "button", "data-action": "test-page",
         onclick: () => act("q_test", { printer: p.id }, "POST", "/v1/printers/" + encodeURIComponent(p.id) + "/test-page") }, t("test_page")))));
   }
 
@@ -240,14 +283,76 @@ function render() {
       el("h3", {}, s.name + " → " + s.printer),
       s.backup_from && el("div", { class: "muted" }, t("backup_from", { printer: s.backup_from })),
       s.queue.length === 0 ? el("div", { class: "muted" }, t("empty")) :
-        el("ul", { class: "queue" }, s.queue.map(q => el("li", {}, (q.table ? q.table + " · " : "") + itemsText(q) + " — " + t(q.status)))),
-      held > 0 && el("div", { class: "row" }, el("button", { class: "big", type: "button", "data-action": "print-stale",
+        el("ul", { class: "queue" }, s.queue.map(q => el("li", { "data-task": q.task_no }, (q.table ? q.table + " · " : "") + itemsText(q) + " — " + (say(q.word) || t(q.status)),
+          el("span", { class: "muted age" }, " · " + ageWords(q))))),
+      held > 0 && may("staff") && el("div", { class: "row" }, el("button", { class: "big", type: "button", "data-action": "print-stale",
         onclick: () => act("q_stale", { station: s.name }, "POST", "/v1/stations/" + encodeURIComponent(s.name) + "/print-stale") }, t("print_stale") + " (" + held + ")"))));
   }
 }
 
-// act asks who and why, then calls the API.
-function act(question, vars, method, path, extra) {
+// loadMe reads who the token is, and shows what that role may do.
+async function loadMe() {
+  me = await api("GET", "/v1/me");
+  const roleWords = t("role_" + me.role);
+  document.getElementById("whoami").textContent = t("whoami", { name: me.name, role: roleWords });
+  document.getElementById("tls").hidden = !me.tls_fingerprint;
+  document.getElementById("tls-fingerprint").textContent = me.tls_fingerprint || "";
+  document.getElementById("devices-section").hidden = !may("staff");
+  const sel = document.getElementById("pairing-role");
+  sel.replaceChildren(...(may("admin") ? ROLES : ["pos"]).map(r => el("option", { value: r }, t("role_" + r))));
+  if (may("admin")) await loadDevices();
+}
+
+async function loadDevices() {
+  const list = await api("GET", "/v1/devices");
+  const box = document.getElementById("devices");
+  box.replaceChildren(...list.map(d => el("div", { class: "card", "data-device": d.device_id, "data-role": d.role },
+    el("h3", {}, d.name),
+    el("div", { class: "muted" }, t("role_" + d.role) + " · " + d.device_id + " · " +
+      (d.last_used_at ? t("last_used", { time: new Date(d.last_used_at).toLocaleString() }) : t("never_used"))),
+    el("div", { class: "row" }, el("button", { class: "small secondary", type: "button", "data-action": "revoke",
+      onclick: () => act("q_revoke", { device: d.name }, "DELETE", "/v1/devices/" + encodeURIComponent(d.device_id), {}, loadDevices) }, t("revoke"))))));
+}
+
+async function createPairing(ev) {
+  ev.preventDefault();
+  const err = document.getElementById("pairing-error");
+  err.textContent = "";
+  const body = { role: document.getElementById("pairing-role").value };
+  const name = document.getElementById("pairing-name").value.trim();
+  if (name) body.name = name;
+  try {
+    const c = await api("POST", "/v1/pairing", body);
+    document.getElementById("pairing").hidden = false;
+    document.getElementById("pair-code").textContent = c.code;
+    document.getElementById("pair-qr").src = c.qr_png;
+    document.getElementById("pair-url").textContent = c.url;
+    document.getElementById("pair-expires").textContent = t("expires", { time: new Date(c.expires_at).toLocaleTimeString() });
+  } catch (e) {
+    err.textContent = e.message;
+  }
+}
+
+// pairThis pairs this browser with a code from the gateway's page (or its
+// QR code, which opens /?pair=CODE) and signs in with the new token.
+async function pairThis(ev) {
+  ev.preventDefault();
+  const err = document.getElementById("pair-error");
+  err.textContent = "";
+  const resp = await fetch("/v1/pair", { method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ code: document.getElementById("pair-code-input").value.trim(), name: document.getElementById("pair-name").value.trim() }) });
+  const data = await resp.json().catch(() => ({}));
+  if (!resp.ok) { err.textContent = resp.status === 401 ? t("bad_code") : (data.error || resp.statusText); return; }
+  token = data.token;
+  store.setItem("storeprint.token", token);
+  document.getElementById("pair-form").hidden = true;
+  connect();
+}
+
+// act asks who and why, then calls the API. A forceable action refused
+// with a reason (409) may be sent again with "force" once the person says
+// so.
+function act(question, vars, method, path, extra, after, forceable) {
   const dlg = document.getElementById("confirm");
   document.getElementById("confirm-title").textContent = t(question, vars);
   document.getElementById("confirm-text").textContent = "";
@@ -255,6 +360,10 @@ function act(question, vars, method, path, extra) {
   const op = document.getElementById("operator");
   op.value = store.getItem("storeprint.operator") || "";
   document.getElementById("reason").value = "";
+  const forceRow = document.getElementById("force-row");
+  const force = document.getElementById("force");
+  forceRow.hidden = true;
+  force.checked = false;
   const form = document.getElementById("confirm-form");
   form.onsubmit = async (ev) => {
     ev.preventDefault();
@@ -262,11 +371,14 @@ function act(question, vars, method, path, extra) {
     if (!operator) { op.focus(); return; }
     store.setItem("storeprint.operator", operator);
     const body = Object.assign({ operator, reason: document.getElementById("reason").value.trim() || t(question, vars) }, extra || {});
+    if (forceable && force.checked) body.force = true;
     try {
       await api(method, path, body);
       dlg.close();
+      if (after) after();
     } catch (e) {
       document.getElementById("confirm-error").textContent = e.message;
+      if (forceable) forceRow.hidden = false;
     }
   };
   document.getElementById("confirm-cancel").onclick = () => dlg.close();
@@ -274,7 +386,19 @@ function act(question, vars, method, path, extra) {
   (op.value ? document.getElementById("confirm-ok") : op).focus();
 }
 
+async function loadWords() {
+  try {
+    const resp = await fetch("/v1/words");
+    if (resp.ok) words = await resp.json();
+  } catch (e) {
+    // The page still works in the API's own words.
+  }
+  render();
+}
+
 function start() {
+  loadWords();
+  setInterval(render, 30000); // the tickets' ages move on
   const params = new URLSearchParams(location.search);
   if (params.has("token")) {
     // A setup link: keep the token, take it out of the address bar.
@@ -282,11 +406,20 @@ function start() {
     store.setItem("storeprint.token", token);
     history.replaceState(null, "", location.pathname);
   }
+  if (params.has("pair")) {
+    // The QR code of a pairing: the code is filled in, the device names itself.
+    document.getElementById("pair-form").hidden = false;
+    document.getElementById("pair-code-input").value = params.get("pair");
+    history.replaceState(null, "", location.pathname);
+  }
+  document.getElementById("pair-form").onsubmit = pairThis;
+  document.getElementById("pairing-form").onsubmit = createPairing;
   applyStatic();
   document.getElementById("lang").onclick = () => {
     lang = lang === "zh" ? "en" : "zh";
     store.setItem("storeprint.lang", lang);
     applyStatic();
+    if (me) loadMe();
     render();
   };
   document.getElementById("signout").onclick = () => signOut("");

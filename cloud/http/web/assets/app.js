@@ -35,6 +35,16 @@ const T = {
     prepared: "prepared", submitted: "sent", printed: "printed", confirmed: "confirmed by the cloud",
     pending_delivery: "waiting for the store", queued: "queued", printing: "printing", retry_wait: "waiting to retry",
     done: "done", failed: "failed", attention_required: "needs a person", cancelled: "cancelled",
+    r_dead_letter: "The store sent something the cloud could not apply",
+    link_title: "Store links", no_link: "Nothing happened on the stores' links this week.",
+    l_gateway_reset: "Gateway data reset", l_resynchronised: "Store resynchronised",
+    l_gateway_behind: "Gateway restored from an older copy", l_take_over: "Tickets taken over by a new gateway",
+    l_dead_letter: "Events set aside",
+    ld_gateway_reset: "The gateway came back with new data; what it reports from now on counts.",
+    ld_resynchronised: "The cloud had lost part of the store's history; the store sent all {n} tickets it holds.",
+    ld_gateway_behind: "The store's data was older than the cloud's; it learned {n} tickets from the cloud before printing.",
+    ld_take_over: "{n} tickets of the replaced gateway now belong to {gateway}.",
+    ld_dead_letter: "{n} events from the store could not be applied; the link went on past them.",
   },
   zh: {
     title: "storeprint 总部", connection: "连接", signout: "退出", signin_title: "登录", signin: "登录",
@@ -66,6 +76,15 @@ const T = {
     prepared: "已准备", submitted: "已发送", printed: "已打印", confirmed: "云端已确认",
     pending_delivery: "等待门店接收", queued: "排队中", printing: "打印中", retry_wait: "等待重试",
     done: "完成", failed: "失败", attention_required: "需要处理", cancelled: "已取消",
+    r_dead_letter: "门店发送的内容云端无法应用",
+    link_title: "门店同步链路", no_link: "本周各门店同步链路无异常。",
+    l_gateway_reset: "网关数据已重置", l_resynchronised: "门店已重新同步",
+    l_gateway_behind: "网关从旧备份恢复", l_take_over: "新网关接管小票", l_dead_letter: "事件已搁置",
+    ld_gateway_reset: "网关以新数据重新连接，此后以其上报为准。",
+    ld_resynchronised: "云端丢失了部分门店记录，门店已重新上报全部 {n} 张小票。",
+    ld_gateway_behind: "门店数据比云端旧，打印前已从云端获取 {n} 张小票的最新状态。",
+    ld_take_over: "被替换网关的 {n} 张小票现归 {gateway}。",
+    ld_dead_letter: "门店的 {n} 个事件无法应用，同步已跳过继续。",
   },
 };
 
@@ -230,6 +249,7 @@ function printerWords(p) {
 }
 
 function reasonWords(a) {
+  if (a.kind === "dead_letter") return t("r_dead_letter");
   if (a.task_status === "failed" || a.kind === "failed") return a.reason === "retries" ? t("r_retries") : t("r_failed");
   if (a.reason === "stale") return t("r_stale");
   return t("r_uncertain");
@@ -256,14 +276,25 @@ function render() {
     queue.append(el("div", { class: "card bad", "data-store": a.store_id, "data-task": a.task_no, "data-status": a.task_status || a.kind },
       el("h3", {}, a.store_name + " · " + (a.station || "") + (a.order_id ? " · " + a.order_id : "")),
       el("div", { class: "state bad" }, reasonWords(a)),
-      el("div", { class: "muted" }, a.task_no + (a.last_error ? " — " + a.last_error : "")),
+      el("div", { class: "muted" }, a.kind === "dead_letter" ? a.message : a.task_no + (a.last_error ? " — " + a.last_error : "")),
       el("div", { class: "muted" }, (a.printer_id ? a.printer_id + " · " : "") + ago(a.raised_at)),
       wasSent && el("div", { class: "state warn" }, t("sent")),
       el("div", { class: "row" },
         canRetry && el("button", { class: "big", type: "button", "data-action": "retry", disabled: wasSent,
           onclick: () => makeUp(a) }, t("retry")),
-        el("button", { class: "big secondary", type: "button", "data-action": "history",
+        a.task_no && el("button", { class: "big secondary", type: "button", "data-action": "history",
           onclick: () => search(a.task_no, a.store_id, true) }, t("history")))));
+  }
+
+  const link = document.getElementById("link");
+  link.replaceChildren();
+  if (dash.link_events.length === 0) link.append(el("p", { class: "muted" }, t("no_link")));
+  for (const e of dash.link_events) {
+    link.append(el("div", { class: "card warn", "data-store": e.store_id, "data-link": e.kind, title: e.message },
+      el("h3", {}, e.store_name || e.store_id),
+      el("div", { class: "state warn" }, t("l_" + e.kind)),
+      el("div", {}, t("ld_" + e.kind, { n: e.count, gateway: e.gateway_id })),
+      el("div", { class: "muted" }, clock(e.at) + " · " + ago(e.at))));
   }
 
   const printers = document.getElementById("printers");

@@ -1,0 +1,80 @@
+package storeprint
+
+// Word names a message shown to people: a reason a ticket needs someone, a
+// printer's trouble. Every page says it from this one catalogue, in the
+// reader's language; the technical error stays in the API and behind a
+// "details" toggle.
+type Word string
+
+// Printer words.
+const (
+	WordPrinterReady     Word = "printer.ready"
+	WordPrinterOffline   Word = "printer.offline"
+	WordPrinterPaperEnd  Word = "printer.paper_end"
+	WordPrinterCoverOpen Word = "printer.cover_open"
+	WordPrinterUnknown   Word = "printer.unknown"
+	WordPrinterCutsOff   Word = "printer.cuts_off"
+	WordPrinterNoConfirm Word = "printer.no_confirm"
+)
+
+// Ticket words.
+const (
+	WordTaskUncertain Word = "task.uncertain"
+	WordTaskStale     Word = "task.stale"
+	WordTaskRetries   Word = "task.retries"
+	WordTaskRecovered Word = "task.recovered"
+	WordTaskQueued    Word = "task.queued"
+	WordTaskPrinting  Word = "task.printing"
+	WordTaskRetryWait Word = "task.retry_wait"
+	WordTaskDone      Word = "task.done"
+	WordTaskCancelled Word = "task.cancelled"
+)
+
+// Languages the catalogue speaks.
+var Languages = []string{"zh", "en"}
+
+// Catalogue holds every word in every language.
+var Catalogue = map[Word]map[string]string{
+	WordPrinterReady:     {"en": "Ready", "zh": "就绪"},
+	WordPrinterOffline:   {"en": "Printer unreachable: check its power and cable", "zh": "打印机连不上：请检查电源和网线"},
+	WordPrinterPaperEnd:  {"en": "Out of paper", "zh": "缺纸"},
+	WordPrinterCoverOpen: {"en": "Cover open", "zh": "纸仓盖未关"},
+	WordPrinterUnknown:   {"en": "Not answering its status", "zh": "打印机无应答"},
+	WordPrinterCutsOff:   {"en": "Cuts off while printing: check the paper and the cable", "zh": "打印中途断开：请检查纸张和网线"},
+	WordPrinterNoConfirm: {"en": "Does not confirm prints: check the pass", "zh": "打印后无确认：请到出餐口核对"},
+
+	WordTaskUncertain: {"en": "May have printed: check the pass", "zh": "可能已打印：请到出餐口核对"},
+	WordTaskStale:     {"en": "Held back: waited too long to print", "zh": "等待过久，已暂停打印"},
+	WordTaskRetries:   {"en": "Could not print: the printer kept failing", "zh": "多次重试仍未打印"},
+	WordTaskRecovered: {"en": "Held after the data was restored: check whether it printed", "zh": "数据恢复后暂停：请核对是否已打印"},
+	WordTaskQueued:    {"en": "Waiting to print", "zh": "等待打印"},
+	WordTaskPrinting:  {"en": "Printing", "zh": "打印中"},
+	WordTaskRetryWait: {"en": "Will try again shortly", "zh": "稍后重试"},
+	WordTaskDone:      {"en": "Printed", "zh": "已打印"},
+	WordTaskCancelled: {"en": "Order voided", "zh": "订单已作废"},
+}
+
+// Say returns a word in a language, falling back to English.
+func Say(w Word, lang string) string {
+	if s := Catalogue[w][lang]; s != "" {
+		return s
+	}
+	return Catalogue[w]["en"]
+}
+
+// PrinterWord is the word for a printer state.
+func PrinterWord(s PrinterState) Word { return Word("printer." + string(s)) }
+
+// ReasonWord is the word for why a task needs a person.
+func ReasonWord(r Reason) Word { return Word("task." + string(r)) }
+
+// StatusWord is the word for a task status without a reason.
+func StatusWord(s Status) Word {
+	if s == StatusAttention {
+		return WordTaskUncertain
+	}
+	if s == StatusFailed {
+		return WordTaskRetries
+	}
+	return Word("task." + string(s))
+}

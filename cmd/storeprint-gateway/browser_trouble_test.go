@@ -1,0 +1,94 @@
+package main
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/storeprint/storeprint"
+	"github.com/storeprint/storeprint/internal/chromium"
+	"github.com/storeprint/storeprint/printerdrivers/printersim"
+)
+
+// technical is text that belongs behind the "details" toggle, never in the
+// words a cook reads.
+var technical = regexp.MustCompile(`(?i)print uncertain|i/o timeout|read tcp|write tcp|127\.0\.0\.1|connection reset|broken pipe|\bEOF\b|fenced|confirmation [0-9]+|dial tcp`)
+
+// The LAN page with printers in both trouble states, on a kitchen tablet on
+// its side (1280×800): one printer cuts every ticket off, the other never
+// confirms. The printers in trouble and the flagged tickets are on the
+// first screen, in words from the catalogue with how long each ticket has
+// waited, and no raw error text is visible until "details" is opened.
+func TestBrowser_LANPageTrouble(t *testing.T) {
+	t.Parallel()
+	hot, pass := startSim(t, printersim.FaultDrop), startSim(t, printersim.FaultLostAck)
+	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}, {id: "pass-1", addr: pass.addr}},
+		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "pass", printer: "pass-1"}})
+	_, base := runGateway(t, cfg)
+	for _, id := range []string{"t1", "t2", "t3", "t4"} {
+		call(t, "POST", base+"/v1/orders", order(id, "hot", "pass"), nil)
+	}
+	for _, id := range []string{"hot-1", "pass-1"} {
+		waitPrinter(t, base, id, 30*time.Second, func(p printerJSON) bool { return p.InTrouble })
+	}
+
+	ctx := chromium.New(t, 1280, 800)
+	within(t, ctx, 20*time.Second, "open the page in trouble",
+		chromedp.Navigate(base+"/?token="+token),
+		chromedp.WaitVisible(`[data-printer="hot-1"][data-trouble="true"]`),
+		chromedp.WaitVisible(`[data-printer="pass-1"][data-trouble="true"]`),
+		chromedp.WaitVisible(`#alerts [data-status="attention_required"]`))
+
+	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := technical.FindString(text); m != "" {
+		t.Errorf("the page shows raw error text %q:\n%s", m, text)
+	}
+	for _, w := range []storeprint.Word{storeprint.WordPrinterCutsOff, storeprint.WordPrinterNoConfirm, storeprint.WordTaskUncertain} {
+		if s := storeprint.Say(w, "en"); !strings.Contains(text, s) {
+			t.Errorf("the page does not say %q", s)
+		}
+	}
+	if !regexp.MustCompile(`waiting \d+ (s|min)`).MatchString(text) {
+		t.Errorf("no ticket shows how long it has waited:\n%s", text)
+	}
+
+	// Above the fold: the first flagged ticket and both printers in trouble.
+	below, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`
+		[document.querySelector('#alerts .card'), ...document.querySelectorAll('[data-trouble="true"]')]
+			.filter(e => e.getBoundingClientRect().bottom > window.innerHeight)
+			.map(e => e.dataset.printer || e.dataset.task)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(below) > 0 {
+		t.Errorf("below the fold at 1280×800: %v", below)
+	}
+
+	// The technical side is one click away.
+	within(t, ctx, 5*time.Second, "open details", chromedp.Click(`[data-printer="hot-1"] details summary`))
+	if text, err = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-printer="hot-1"] details').innerText`)); err != nil {
+		t.Fatal(err)
+	}
+	if !technical.MatchString(text) {
+		t.Errorf("the details of hot-1 hold no technical text: %q", text)
+	}
+
+	if dir := os.Getenv("STOREPRINT_SCREENSHOTS"); dir != "" {
+		for _, size := range []struct {
+			name string
+			w, h int64
+		}{{"1280x800", 1280, 800}, {"390x844", 390, 844}} {
+			png := chromium.Screenshot(t, ctx, base+"/", size.w, size.h, `[data-trouble="true"]`)
+			if err := os.WriteFile(dir+"/lan-page-trouble-"+size.name+".png", png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}

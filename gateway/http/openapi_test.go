@@ -1,0 +1,101 @@
+package http_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/storeprint/storeprint"
+	gwhttp "github.com/storeprint/storeprint/gateway/http"
+	"github.com/storeprint/storeprint/internal/openapitest"
+)
+
+// TestOpenAPI_Words: the document is valid OpenAPI 3.1, and its enums, id
+// rules and limits are package storeprint's.
+func TestOpenAPI_Words(t *testing.T) {
+	t.Parallel()
+	c, err := openapitest.New("gateway", gwhttp.OpenAPI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Doc.OpenAPI != "3.1.0" {
+		t.Fatalf("got openapi %q, want 3.1.0", c.Doc.OpenAPI)
+	}
+	schema := func(name string) *openapi3.Schema {
+		t.Helper()
+		ref := c.Doc.Components.Schemas[name]
+		if ref == nil || ref.Value == nil {
+			t.Fatalf("no schema %s", name)
+		}
+		return ref.Value
+	}
+	for _, tc := range []struct {
+		schema string
+		want   []string
+	}{
+		{"Status", strs(storeprint.Statuses)},
+		{"Reason", strs(storeprint.Reasons)},
+		{"Source", strs(storeprint.Sources)},
+		{"ReceiptState", strs(storeprint.ReceiptStates)},
+		{"PrinterState", strs(storeprint.PrinterStates)},
+		{"Role", strs(storeprint.Roles)},
+		{"AuditAction", strs(storeprint.GatewayActions)},
+		{"Word", words()},
+	} {
+		var got []string
+		for _, v := range schema(tc.schema).Enum {
+			got = append(got, v.(string))
+		}
+		if tc.schema == "Word" {
+			slices.Sort(got)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: got enum %q, want %q", tc.schema, got, tc.want)
+		}
+	}
+	if id := schema("ID"); id.Pattern != storeprint.IDPattern || *id.MaxLength != storeprint.MaxIDLen {
+		t.Errorf("ID: got pattern %q max %d, want %q max %d", id.Pattern, *id.MaxLength, storeprint.IDPattern, storeprint.MaxIDLen)
+	}
+	if no := schema("TaskNo"); no.Pattern != storeprint.TaskNoPattern || *no.MaxLength != storeprint.MaxTaskNoLen {
+		t.Errorf("TaskNo: got pattern %q max %d", no.Pattern, *no.MaxLength)
+	}
+	order, item := schema("Order"), schema("Item")
+	for _, tc := range []struct {
+		name      string
+		got, want uint64
+	}{
+		{"Order.items maxItems", *order.Properties["items"].Value.MaxItems, storeprint.MaxItems},
+		{"Order.table maxLength", *order.Properties["table"].Value.MaxLength, storeprint.MaxTableLen},
+		{"Order.note maxLength", *order.Properties["note"].Value.MaxLength, storeprint.MaxNoteLen},
+		{"Item.name maxLength", *item.Properties["name"].Value.MaxLength, storeprint.MaxNameLen},
+		{"Item.note maxLength", *item.Properties["note"].Value.MaxLength, storeprint.MaxNoteLen},
+		{"Item.qty maximum", uint64(*item.Properties["qty"].Value.Max), storeprint.MaxQty},
+		{"Operator maxLength", *schema("Operator").MaxLength, storeprint.MaxOperatorLen},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: got %d, want %d", tc.name, tc.got, tc.want)
+		}
+	}
+	if ap := order.AdditionalProperties.Has; ap == nil || *ap {
+		t.Error("Order: unknown fields must be refused (additionalProperties: false)")
+	}
+}
+
+func strs[S ~string](list []S) []string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = string(s)
+	}
+	return out
+}
+
+// words lists the catalogue's words in a stable order.
+func words() []string {
+	var out []string
+	for w := range storeprint.Catalogue {
+		out = append(out, string(w))
+	}
+	slices.Sort(out)
+	return out
+}

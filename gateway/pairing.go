@@ -1,0 +1,147 @@
+package gateway
+
+import (
+	"crypto/rand"
+	"fmt"
+	"math/big"
+	"strings"
+	stdsync "sync"
+	"time"
+
+	"github.com/storeprint/storeprint"
+)
+
+// Pairing rules.
+const (
+	PairingCodeDigits = 6
+	PairingCodeTTL    = 10 * time.Minute
+	// PairingMaxWrong is how many wrong codes kill every code that was
+	// live while they were tried: a code cannot be guessed by trying
+	// more of the million.
+	PairingMaxWrong = 10
+	// PairingMaxLive bounds the codes waiting at once.
+	PairingMaxLive = 20
+)
+
+// PairingCode lets one new device pair, once, within PairingCodeTTL.
+type PairingCode struct {
+	Code      string          `json:"code"`
+	Role      storeprint.Role `json:"role"`
+	Name      string          `json:"name,omitempty"` // the device's name, unless it gives its own
+	ExpiresAt time.Time       `json:"expires_at"`
+	CreatedBy string          `json:"-"` // who issued it
+	wrong     int
+}
+
+// Pairing holds the pairing codes waiting to be used. They live in memory
+// only: a restart ends them, and a person issues a new one.
+type Pairing struct {
+	now   func() time.Time
+	mu    stdsync.Mutex
+	codes map[string]*PairingCode
+}
+
+// NewPairing returns an empty set of codes on the clock now.
+func NewPairing(now func() time.Time) *Pairing {
+	if now == nil {
+		now = time.Now
+	}
+	return &Pairing{now: now, codes: map[string]*PairingCode{}}
+}
+
+// MayPair reports whether a token of role by may issue a code for a device
+// of role want: an admin any role, staff POS devices only.
+func MayPair(by, want storeprint.Role) error {
+	if !want.Valid() {
+		return Errorf(EINVALID, "role %q is not one of pos, staff, admin", want)
+	}
+	switch {
+	case by == storeprint.RoleAdmin:
+		return nil
+	case by == storeprint.RoleStaff && want == storeprint.RolePOS:
+		return nil
+	case by == storeprint.RoleStaff:
+		return Errorf(EFORBIDDEN, "a staff token may pair pos devices only; pairing a %s device needs an admin token", want)
+	}
+	return Errorf(EFORBIDDEN, "pairing a device needs a staff or admin token")
+}
+
+// Create issues a new code for a device of the role. name may be empty:
+// the device names itself when it pairs.
+func (p *Pairing) Create(role storeprint.Role, name, by string) (*PairingCode, error) {
+	if !role.Valid() {
+		return nil, Errorf(EINVALID, "role %q is not one of pos, staff, admin", role)
+	}
+	if name != "" {
+		if err := checkDeviceName(name); err != nil {
+			return nil, err
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	p.expire(now)
+	if len(p.codes) >= PairingMaxLive {
+		return nil, Errorf(ECONFLICT, "%d pairing codes are waiting already; use one or wait until they expire", len(p.codes))
+	}
+	c := &PairingCode{Role: role, Name: name, ExpiresAt: now.Add(PairingCodeTTL).UTC(), CreatedBy: by}
+	for {
+		c.Code = randomDigits(PairingCodeDigits)
+		if p.codes[c.Code] == nil {
+			break
+		}
+	}
+	p.codes[c.Code] = c
+	out := *c
+	return &out, nil
+}
+
+// Redeem uses a code up. A wrong, used or expired code is EUNAUTHORIZED,
+// and counts against every live code; a code dies after PairingMaxWrong
+// wrong tries.
+func (p *Pairing) Redeem(code string) (*PairingCode, error) {
+	code = strings.TrimSpace(code)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.expire(p.now())
+	c := p.codes[code]
+	if c == nil || len(code) != PairingCodeDigits {
+		for k, live := range p.codes {
+			live.wrong++
+			if live.wrong >= PairingMaxWrong {
+				delete(p.codes, k)
+			}
+		}
+		return nil, Errorf(EUNAUTHORIZED, "wrong, used or expired pairing code")
+	}
+	delete(p.codes, code)
+	return c, nil
+}
+
+// Live returns how many codes wait to be used.
+func (p *Pairing) Live() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.expire(p.now())
+	return len(p.codes)
+}
+
+func (p *Pairing) expire(now time.Time) {
+	for k, c := range p.codes {
+		if !now.Before(c.ExpiresAt) {
+			delete(p.codes, k)
+		}
+	}
+}
+
+func randomDigits(n int) string {
+	max := big.NewInt(1)
+	for range n {
+		max.Mul(max, big.NewInt(10))
+	}
+	v, err := rand.Int(rand.Reader, max)
+	if err != nil {
+		panic(fmt.Sprintf("crypto/rand: %v", err))
+	}
+	return fmt.Sprintf("%0*d", n, v)
+}

@@ -1,0 +1,103 @@
+package gateway
+
+import (
+	stdsync "sync"
+	"time"
+
+	"github.com/storeprint/storeprint/internal/clock"
+)
+
+// times keeps, in memory and on the monotonic clock, when each waiting task
+// was accepted and when it is due for its next attempt.
+//
+// A task stores its times as wall-clock times (created_at, next_at), for
+// people and for the cloud. The wall clock steps, though (NTP, a person
+// setting the time), and a stored time compared with a stepped clock would
+// stall a printer for as long as the clock went back, or flag every waiting
+// ticket stale when it jumped forward. So waiting is measured here instead:
+//
+//   - A task accepted, rescheduled or made due by this process is entered
+//     with the monotonic reading of that moment.
+//   - A task from before the process started is re-based on the start:
+//     its age is what the wall clock said at start (start wall -
+//     created_at) plus the monotonic time since, and its due time is
+//     next_at - start wall from the start, never more than the longest
+//     backoff. A wall step while the process runs changes neither, and
+//     nothing needs keeping for it until this process reschedules it.
+//
+// Leases are not kept here: a lease lives in the attempt that holds it
+// (see lease), and every lease from before a restart has expired.
+type times struct {
+	clock     clock.Clock
+	maxWait   time.Duration // the longest wait a stored next_at may ask for
+	startWall time.Time
+	startMono time.Duration
+
+	mu   stdsync.Mutex
+	born map[string]time.Duration // monotonic reading at acceptance
+	due  map[string]time.Duration // monotonic reading of the next attempt
+	ours map[string]bool          // accepted by this process
+}
+
+func newTimes(c clock.Clock, maxWait time.Duration) *times {
+	return &times{
+		clock: c, maxWait: maxWait, startWall: c.Now(), startMono: c.Mono(),
+		born: map[string]time.Duration{}, due: map[string]time.Duration{}, ours: map[string]bool{},
+	}
+}
+
+// accepted enters a task accepted now and due d from now.
+func (s *times) accepted(taskNo string, d time.Duration) {
+	now := s.clock.Mono()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.born[taskNo], s.due[taskNo], s.ours[taskNo] = now, now+max(d, 0), true
+}
+
+// fresh reports whether the task was accepted by this process.
+func (s *times) fresh(taskNo string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ours[taskNo]
+}
+
+// dueIn makes a task due d from now (d may be 0).
+func (s *times) dueIn(taskNo string, d time.Duration) {
+	now := s.clock.Mono()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.due[taskNo] = now + max(d, 0)
+}
+
+// forget drops what is kept of a task that no longer waits.
+func (s *times) forget(taskNo string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.born, taskNo)
+	delete(s.due, taskNo)
+	delete(s.ours, taskNo)
+}
+
+// age returns how long the task has waited since it was accepted.
+func (s *times) age(t *Task) time.Duration {
+	now := s.clock.Mono()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	born, ok := s.born[t.TaskNo]
+	if !ok {
+		born = s.startMono - max(s.startWall.Sub(t.CreatedAt), 0) // the same every time: nothing to keep
+	}
+	return now - born
+}
+
+// wait returns how long until the task is due; 0 when it is due now.
+func (s *times) wait(t *Task) time.Duration {
+	now := s.clock.Mono()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	due, ok := s.due[t.TaskNo]
+	if !ok {
+		due = s.startMono + min(max(t.NextAt.Sub(s.startWall), 0), s.maxWait)
+	}
+	return max(due-now, 0)
+}
