@@ -76,8 +76,9 @@ windows: ## cross-compile and vet for Windows
 	GOOS=windows $(GO) build ./...
 	GOOS=windows $(GO) vet ./...
 
-bench: ## benchmarks: gateway throughput and latency, store, cloud ingest, sync replay and idle links, HQ at chain scale
+bench: ## benchmarks: gateway throughput, latency and memory, store size and retention, cloud ingest, sync replay and idle links, HQ at chain scale
 	$(GO) test -run '^$$' -bench . -benchtime 3s -count 1 ./cmd/storeprint-gateway/ ./gateway/badger/
+	$(GO) test -run '^$$' -bench 'BenchmarkBytesPerTask|BenchmarkRetention' -benchtime 1x -count 1 -timeout 60m ./gateway/
 	$(GO) test -run '^$$' -bench 'BenchmarkIngest/(first-delivery|replay)/batch' -benchtime 50x -count 1 ./cloud/postgres/
 	$(GO) test -run '^$$' -bench 'BenchmarkIngest/first-delivery/many' -benchtime 4000x -count 1 ./cloud/postgres/
 	$(GO) test -run '^$$' -bench 'BenchmarkReplayBacklog|BenchmarkIdleLinks' -benchtime 1x -count 1 ./cmd/storeprint-cloud/

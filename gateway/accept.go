@@ -48,8 +48,15 @@ func (g *Gateway) AcceptOrder(ctx context.Context, o *storeprint.Order, source s
 			if rec.Digest != digest {
 				return Errorf(ECONFLICT, "order %q was already accepted with different content", o.OrderID)
 			}
-			for _, no := range rec.TaskNos {
+			for i, no := range rec.TaskNos {
 				t, err := tx.Task(no)
+				if isNotFound(err) && i < len(rec.Printers) {
+					// Printed long ago and deleted by retention: the
+					// record remembers it.
+					station := strings.TrimPrefix(no, storeprint.TaskNo(o.OrderID, ""))
+					res.Tasks = append(res.Tasks, TaskResult{TaskNo: no, Station: station, PrinterID: rec.Printers[i], Status: storeprint.StatusQueued})
+					continue
+				}
 				if err != nil {
 					return err
 				}
@@ -82,6 +89,7 @@ func (g *Gateway) AcceptOrder(ctx context.Context, o *storeprint.Order, source s
 				return err
 			}
 			rec.TaskNos = append(rec.TaskNos, no)
+			rec.Printers = append(rec.Printers, printer)
 			res.Tasks = append(res.Tasks, TaskResult{TaskNo: no, Station: s, PrinterID: printer, Status: storeprint.StatusQueued})
 			wake[printer] = true
 		}

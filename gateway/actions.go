@@ -72,6 +72,9 @@ func (g *Gateway) Void(ctx context.Context, orderID string, a Actor) (*VoidResul
 		}
 		for _, no := range nos {
 			t, err := tx.Task(no)
+			if isNotFound(err) {
+				continue // printed long ago and deleted by retention
+			}
 			if err != nil {
 				return err
 			}

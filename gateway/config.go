@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"strconv"
@@ -19,6 +20,16 @@ type Config struct {
 	APITokens  []string `toml:"api_tokens"`
 	MaxRetries *int     `toml:"max_retries"` // failed attempts before `failed`; default 5
 
+	// Retention: done and cancelled tasks, their receipts and audit
+	// entries are deleted this long after their last change, once the
+	// cloud has them. Default 30 days.
+	Retention Duration `toml:"retention"`
+	// OrderIDsRetention: a replayed order id is still answered (200,
+	// never printed again) this long after it was accepted. Default 400
+	// days; at least Retention.
+	OrderIDsRetention Duration `toml:"order_ids_retention"`
+
+	Storage  StorageConfig   `toml:"storage"`
 	Cloud    *CloudConfig    `toml:"cloud"`
 	Printers []PrinterConfig `toml:"printers"`
 	Stations []StationConfig `toml:"stations"`
@@ -29,6 +40,22 @@ type Config struct {
 	TLSCert        string   `toml:"tls_cert"`        // PEM certificate: serve HTTPS on listen
 	TLSKey         string   `toml:"tls_key"`         // its PEM private key
 	TLS            string   `toml:"tls"`             // "self-signed": make a certificate once, keep it in data_dir
+}
+
+// StorageConfig sizes the store's memory and its reserve of free disk
+// space. The defaults suit a 1 GiB machine.
+type StorageConfig struct {
+	// MemtableSize is the write buffer (and write-ahead log file) size;
+	// up to two are in memory at once.
+	MemtableSize ByteSize `toml:"memtable_size"`
+	// BlockCacheSize caches decompressed table blocks.
+	BlockCacheSize ByteSize `toml:"block_cache_size"`
+	// IndexCacheSize caches table indexes and bloom filters; 0 reads them
+	// from the mapped files.
+	IndexCacheSize ByteSize `toml:"index_cache_size"`
+	// Reserve is the free disk space below which new orders are refused
+	// (503) and the gateway does not start.
+	Reserve ByteSize `toml:"reserve"`
 }
 
 // TLSSelfSigned is the value of tls that makes the gateway its own
@@ -120,7 +147,18 @@ const (
 	DefaultStaleAfter       = 30 * time.Minute
 	DefaultWidth            = 48
 	DefaultEncoding         = "gb18030"
+	DefaultRetention        = 30 * Day
+	DefaultOrderIDRetention = 400 * Day
+
+	DefaultMemtableSize   ByteSize = 8 << 20
+	DefaultBlockCacheSize ByteSize = 8 << 20
+	DefaultIndexCacheSize ByteSize = 0
+	DefaultReserve        ByteSize = 96 << 20
+	MinMemtableSize       ByteSize = 8 << 20
 )
+
+// Day is 24 hours, the unit "d" of durations in the config.
+const Day = 24 * time.Hour
 
 // Encodings the ESC/POS encoder knows.
 var Encodings = []string{"gb18030", "cp437", "utf-8"}
@@ -154,19 +192,128 @@ func (s *StopBits) UnmarshalTOML(v any) error {
 	return nil
 }
 
-// Duration is a time.Duration written as a Go duration string ("30m").
+// Duration is a time.Duration written as a Go duration string ("30m"),
+// with "d" for days of 24 hours ("30d", "1d12h").
 type Duration struct{ time.Duration }
 
 func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
+	v, err := ParseDuration(string(b))
 	if err != nil {
-		return fmt.Errorf("%q is not a duration like \"30s\" or \"30m\"", string(b))
+		return err
 	}
 	d.Duration = v
 	return nil
 }
 
-func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+func (d Duration) MarshalText() ([]byte, error) { return []byte(FormatDuration(d.Duration)), nil }
+
+// ParseDuration reads a Go duration ("90s", "1h30m") that may also count
+// whole days ("30d", "400d", "1d12h").
+func ParseDuration(s string) (time.Duration, error) {
+	bad := fmt.Errorf("%q is not a duration like \"30s\", \"30m\" or \"30d\"", s)
+	rest, days := s, int64(0)
+	if i := strings.IndexByte(s, 'd'); i >= 0 {
+		n, err := strconv.ParseInt(s[:i], 10, 64)
+		if err != nil || n < 0 || s[:i] == "" || s[0] == '+' {
+			return 0, bad
+		}
+		if n > int64(math.MaxInt64/Day) {
+			return 0, fmt.Errorf("%q is too long (at most %dd)", s, int64(math.MaxInt64/Day))
+		}
+		days, rest = n, s[i+1:]
+		if rest == "" {
+			return time.Duration(days) * Day, nil
+		}
+		if rest[0] == '-' || rest[0] == '+' {
+			return 0, bad
+		}
+	}
+	v, err := time.ParseDuration(rest)
+	if err != nil {
+		return 0, bad
+	}
+	if days > 0 {
+		if v < 0 || v > time.Duration(math.MaxInt64)-time.Duration(days)*Day {
+			return 0, bad
+		}
+		v += time.Duration(days) * Day
+	}
+	return v, nil
+}
+
+// FormatDuration writes d as ParseDuration reads it: whole days as "30d",
+// anything else as Go does ("1h30m0s").
+func FormatDuration(d time.Duration) string {
+	if d > 0 && d%Day == 0 {
+		return strconv.FormatInt(int64(d/Day), 10) + "d"
+	}
+	return d.String()
+}
+
+// ByteSize is a size in bytes, written as a number of bytes or with a
+// unit: "512KiB", "8MiB", "1GiB" (also KB, MB, GB as powers of 1000).
+type ByteSize int64
+
+// UnmarshalTOML implements toml.Unmarshaler: a string with a unit, or a
+// plain integer of bytes.
+func (b *ByteSize) UnmarshalTOML(v any) error {
+	switch x := v.(type) {
+	case int64:
+		if x < 0 {
+			return fmt.Errorf("%d is not a size (it is negative)", x)
+		}
+		*b = ByteSize(x)
+		return nil
+	case string:
+		n, err := ParseByteSize(x)
+		if err != nil {
+			return err
+		}
+		*b = n
+		return nil
+	}
+	return fmt.Errorf("%v is not a size like \"8MiB\"", v)
+}
+
+func (b ByteSize) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
+
+// String writes the size with the largest binary unit that divides it.
+func (b ByteSize) String() string {
+	for _, u := range []struct {
+		name string
+		n    ByteSize
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if b != 0 && b%u.n == 0 {
+			return strconv.FormatInt(int64(b/u.n), 10) + u.name
+		}
+	}
+	return strconv.FormatInt(int64(b), 10) + "B"
+}
+
+var byteUnits = map[string]int64{
+	"": 1, "b": 1,
+	"k": 1 << 10, "kib": 1 << 10, "kb": 1000,
+	"m": 1 << 20, "mib": 1 << 20, "mb": 1000 * 1000,
+	"g": 1 << 30, "gib": 1 << 30, "gb": 1000 * 1000 * 1000,
+}
+
+// ParseByteSize reads "8MiB", "512KiB", "1GiB", "100MB" or "4096".
+func ParseByteSize(s string) (ByteSize, error) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	unit, ok := byteUnits[strings.ToLower(strings.TrimSpace(t[i:]))]
+	if i == 0 || !ok {
+		return 0, fmt.Errorf("%q is not a size like \"8MiB\", \"512KiB\" or \"1GiB\"", s)
+	}
+	n, err := strconv.ParseInt(t[:i], 10, 64)
+	if err != nil || n > math.MaxInt64/unit {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	return ByteSize(n * unit), nil
+}
 
 // SetDefaults fills unset fields with their defaults.
 func (c *Config) SetDefaults() {
@@ -180,6 +327,13 @@ func (c *Config) SetDefaults() {
 		n := DefaultMaxRetries
 		c.MaxRetries = &n
 	}
+	if c.Retention.Duration == 0 {
+		c.Retention.Duration = DefaultRetention
+	}
+	if c.OrderIDsRetention.Duration == 0 {
+		c.OrderIDsRetention.Duration = max(DefaultOrderIDRetention, c.Retention.Duration)
+	}
+	c.Storage.SetDefaults()
 	for i := range c.Printers {
 		c.Printers[i].SetDefaults()
 	}
@@ -188,6 +342,40 @@ func (c *Config) SetDefaults() {
 			c.Stations[i].StaleAfter.Duration = DefaultStaleAfter
 		}
 	}
+}
+
+// SetDefaults fills unset sizes with their defaults.
+func (s *StorageConfig) SetDefaults() {
+	if s.MemtableSize == 0 {
+		s.MemtableSize = DefaultMemtableSize
+	}
+	if s.BlockCacheSize == 0 {
+		s.BlockCacheSize = DefaultBlockCacheSize
+	}
+	if s.Reserve == 0 {
+		s.Reserve = DefaultReserve
+	}
+}
+
+// MinReserve is the least free space the store needs to start and stop
+// with a memtable of the given size: two memtables' logs and tables, and
+// room for the manifest and a compaction's first tables.
+func MinReserve(memtable ByteSize) ByteSize { return 4*memtable + 16<<20 }
+
+func (s *StorageConfig) validate() error {
+	if s.MemtableSize < MinMemtableSize || s.MemtableSize > 1<<30 {
+		return Errorf(EINVALID, "storage.memtable_size: %s is out of range 8MiB-1GiB (a transaction holds at most 15%% of it, and the largest order must fit)", s.MemtableSize)
+	}
+	if s.BlockCacheSize < 1<<20 {
+		return Errorf(EINVALID, "storage.block_cache_size: %s is below 1MiB (compressed tables need a block cache)", s.BlockCacheSize)
+	}
+	if s.IndexCacheSize < 0 {
+		return Errorf(EINVALID, "storage.index_cache_size: must not be negative")
+	}
+	if min := MinReserve(s.MemtableSize); s.Reserve < min {
+		return Errorf(EINVALID, "storage.reserve: %s is below %s, what the store needs to start and stop with memtable_size = %q", s.Reserve, min, s.MemtableSize)
+	}
+	return nil
 }
 
 // SetDefaults fills the printer's unset fields with their defaults. The
@@ -288,6 +476,16 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxRetries != nil && (*c.MaxRetries < 0 || *c.MaxRetries > 100) {
 		return Errorf(EINVALID, "max_retries: %d is out of range 0-100", *c.MaxRetries)
+	}
+	if c.Retention.Duration <= 0 {
+		return Errorf(EINVALID, "retention: %s is not a positive duration", FormatDuration(c.Retention.Duration))
+	}
+	if c.OrderIDsRetention.Duration < c.Retention.Duration {
+		return Errorf(EINVALID, "order_ids_retention: %s is shorter than retention (%s); order ids must be remembered at least as long as their tasks",
+			FormatDuration(c.OrderIDsRetention.Duration), FormatDuration(c.Retention.Duration))
+	}
+	if err := c.Storage.validate(); err != nil {
+		return err
 	}
 	if cl := c.Cloud; cl != nil {
 		switch {

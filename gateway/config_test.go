@@ -3,9 +3,92 @@ package gateway_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/storeprint/storeprint/gateway"
 )
+
+func TestParseDuration(t *testing.T) {
+	t.Parallel()
+	t.Run("OK", func(t *testing.T) {
+		for in, want := range map[string]time.Duration{
+			"30d": 30 * gateway.Day, "400d": 400 * gateway.Day, "1d12h": 36 * time.Hour,
+			"2s": 2 * time.Second, "90m": 90 * time.Minute, "0d": 0, "1d30m": gateway.Day + 30*time.Minute,
+		} {
+			got, err := gateway.ParseDuration(in)
+			if err != nil || got != want {
+				t.Errorf("ParseDuration(%q): got %v %v, want %v", in, got, err, want)
+			}
+		}
+	})
+	t.Run("ErrInvalid", func(t *testing.T) {
+		for _, in := range []string{"", "d", "1.5d", "-1d", "+1d", "1d-1h", "30 days", "soon", "1dd", "1d+1h", "99999999999999d"} {
+			if got, err := gateway.ParseDuration(in); err == nil {
+				t.Errorf("ParseDuration(%q): got %v, want an error", in, got)
+			}
+		}
+	})
+}
+
+func FuzzParseDuration(f *testing.F) {
+	for _, s := range []string{"30d", "1d12h", "2s", "-1d", "1d-1h", "400d", "9223372036854775807ns", "106751d"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := gateway.ParseDuration(s)
+		if err != nil {
+			if !strings.Contains(err.Error(), "duration") && !strings.Contains(err.Error(), "too long") {
+				t.Fatalf("error %q does not say what is wrong", err)
+			}
+			return
+		}
+		// What is written reads back the same.
+		back, err := gateway.ParseDuration(gateway.FormatDuration(d))
+		if err != nil || back != d {
+			t.Fatalf("%q: %v formats as %q, which reads back as %v %v", s, d, gateway.FormatDuration(d), back, err)
+		}
+	})
+}
+
+func TestParseByteSize(t *testing.T) {
+	t.Parallel()
+	t.Run("OK", func(t *testing.T) {
+		for in, want := range map[string]gateway.ByteSize{
+			"8MiB": 8 << 20, "512KiB": 512 << 10, "1GiB": 1 << 30, "100MB": 100e6, "4096": 4096, "16 mib": 16 << 20, "2g": 2 << 30,
+		} {
+			got, err := gateway.ParseByteSize(in)
+			if err != nil || got != want {
+				t.Errorf("ParseByteSize(%q): got %v %v, want %v", in, got, err, want)
+			}
+		}
+	})
+	t.Run("ErrInvalid", func(t *testing.T) {
+		for _, in := range []string{"", "MiB", "-1MiB", "1.5MiB", "8 furlongs", "99999999999GiB"} {
+			if got, err := gateway.ParseByteSize(in); err == nil {
+				t.Errorf("ParseByteSize(%q): got %v, want an error", in, got)
+			}
+		}
+	})
+}
+
+func FuzzParseByteSize(f *testing.F) {
+	for _, s := range []string{"8MiB", "512KiB", "1GiB", "100MB", "4096", "9223372036854775807", "8589934591GiB"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := gateway.ParseByteSize(s)
+		if err != nil {
+			return
+		}
+		if n < 0 {
+			t.Fatalf("%q: got negative size %d", s, n)
+		}
+		back, err := gateway.ParseByteSize(n.String())
+		if err != nil || back != n {
+			t.Fatalf("%q: %d writes as %q, which reads back as %d %v", s, n, n.String(), back, err)
+		}
+	})
+}
 
 // configWith returns a valid configuration whose only printer is p.
 func configWith(p gateway.PrinterConfig) *gateway.Config {

@@ -3,64 +3,97 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/storeprint/storeprint"
 )
 
-// HoldRecovered moves waiting tasks (queued, retry_wait) to
-// attention_required with reason recovered: their state may have gone
-// backwards (data restored or recovered after damage), so they may have
-// printed already and a person decides. nil taskNos holds every waiting
-// task. The hold is audited as one entry; it returns how many were held.
+// holdChunk bounds the tasks held in one transaction: a store recovered
+// after damage may hold thousands, more than one transaction takes.
+const holdChunk = 200
+
+// HoldRecovered moves waiting tasks to attention_required with reason
+// recovered: their state may have gone backwards (data restored, repaired
+// or recovered after damage), so they may have printed already and a person
+// decides; a make-up print of one says REPRINT. nil taskNos holds every
+// waiting task (queued, retry_wait); named tasks are held while they wait
+// or are printing (an attempt the process no longer drives). The hold is
+// audited as one entry naming the tasks; it returns how many were held.
 func (g *Gateway) HoldRecovered(ctx context.Context, taskNos []string, cause string) (int, error) {
-	var held []string
-	err := g.store.Update(ctx, func(tx Tx) error {
-		held = nil
-		tasks, err := waitingTasks(tx, taskNos)
-		if err != nil {
-			return err
-		}
-		for _, t := range tasks {
-			t.Status, t.Reason, t.LastError = storeprint.StatusAttention, storeprint.ReasonRecovered, cause
-			if err := tx.PutTask(t); err != nil {
-				return err
+	named := taskNos != nil
+	if !named {
+		if err := g.store.View(ctx, func(tx ReadTx) error {
+			for _, s := range []storeprint.Status{storeprint.StatusQueued, storeprint.StatusRetryWait} {
+				ts, err := tx.ByStatus(s, 0)
+				if err != nil {
+					return err
+				}
+				for _, t := range ts {
+					taskNos = append(taskNos, t.TaskNo)
+				}
 			}
-			held = append(held, t.TaskNo)
-		}
-		if len(held) == 0 {
 			return nil
+		}); err != nil {
+			return 0, err
 		}
-		after, _ := json.Marshal(map[string]any{"status": storeprint.StatusAttention, "reason": storeprint.ReasonRecovered, "task_nos": held})
-		return tx.AppendAudit(&AuditEntry{Action: storeprint.ActionHoldRecovered, Operator: "gateway", Reason: cause, After: string(after)})
-	})
-	if err == nil && len(held) > 0 {
+	}
+	var held []string
+	for start := 0; start == 0 || start < len(taskNos); start += holdChunk {
+		part := taskNos[start:min(start+holdChunk, len(taskNos))]
+		last := start+holdChunk >= len(taskNos)
+		var now []string
+		err := g.store.Update(ctx, func(tx Tx) error {
+			now = nil
+			for _, no := range part {
+				t, err := tx.Task(no)
+				if isNotFound(err) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				switch {
+				case t.Status == storeprint.StatusQueued, t.Status == storeprint.StatusRetryWait:
+				case t.Status == storeprint.StatusPrinting && named:
+				default:
+					continue
+				}
+				t.Status, t.Reason, t.LastError = storeprint.StatusAttention, storeprint.ReasonRecovered, cause
+				t.LeaseToken, t.LeaseExpires = "", time.Time{}
+				if err := tx.PutTask(t); err != nil {
+					return err
+				}
+				now = append(now, t.TaskNo)
+			}
+			all := append(append([]string(nil), held...), now...)
+			if !last || len(all) == 0 {
+				return nil
+			}
+			after, _ := json.Marshal(map[string]any{"status": storeprint.StatusAttention, "reason": storeprint.ReasonRecovered, "task_nos": all})
+			return tx.AppendAudit(&AuditEntry{Action: storeprint.ActionHoldRecovered, Operator: "gateway", Reason: cause, After: string(after)})
+		})
+		if err != nil {
+			return len(held), err
+		}
+		held = append(held, now...)
+	}
+	if len(held) > 0 {
 		g.log.Warn("tickets held for a person: their state may have gone backwards", "tasks", len(held), "cause", cause)
 	}
-	return len(held), err
+	return len(held), nil
 }
 
-// waitingTasks returns the named tasks that wait to print, or every one.
-func waitingTasks(tx ReadTx, taskNos []string) ([]*Task, error) {
-	if taskNos == nil {
-		queued, err := tx.ByStatus(storeprint.StatusQueued, 0)
-		if err != nil {
-			return nil, err
+// OutboxLost records that the outbox events up to seq are gone: lost with
+// damage to the data dir, or newer than a restored backup. The link counts
+// them as compacted, so a cloud that never stored them gets a snapshot of
+// the tasks instead of waiting for them.
+func (g *Gateway) OutboxLost(ctx context.Context, upTo uint64) error {
+	return g.store.Update(ctx, func(tx Tx) error {
+		from, err := tx.Meta(metaCompacted)
+		if err != nil || from >= upTo {
+			return err
 		}
-		waiting, err := tx.ByStatus(storeprint.StatusRetryWait, 0)
-		return append(queued, waiting...), err
-	}
-	var out []*Task
-	for _, no := range taskNos {
-		t, err := tx.Task(no)
-		if isNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if t.Status == storeprint.StatusQueued || t.Status == storeprint.StatusRetryWait {
-			out = append(out, t)
-		}
-	}
-	return out, nil
+		tx.SetMeta(metaCompacted, upTo)
+		return nil
+	})
 }

@@ -91,13 +91,42 @@ type Tx interface {
 	// DeleteDevice removes a device and its token: it is refused from the
 	// commit on.
 	DeleteDevice(deviceID string) error
+
+	// Retention (see Sweeper). Nothing is deleted whose latest outbox
+	// event is above acked: the cloud has not stored it yet.
+
+	// PurgeTasks deletes tasks in a final status (done, cancelled) last
+	// changed before `before`, with their receipts, looking at up to
+	// limit of them in acceptance order after acceptance seq `after`. An
+	// order whose tasks are all gone keeps a compact record, so a replay
+	// still answers with its task numbers and prints nothing.
+	PurgeTasks(status storeprint.Status, before time.Time, acked, after uint64, limit int) (PurgeResult, error)
+	// PurgeAudit deletes up to limit of the oldest audit entries written
+	// before `before`.
+	PurgeAudit(before time.Time, acked uint64, limit int) (PurgeResult, error)
+	// PurgeOrders deletes up to limit of the oldest compact order records
+	// of orders accepted before `before`: a replay of one is a new order.
+	PurgeOrders(before time.Time, limit int) (PurgeResult, error)
+	// PurgeOutbox deletes up to limit of the oldest outbox events, up to
+	// seq upTo.
+	PurgeOutbox(upTo uint64, limit int) (PurgeResult, error)
+}
+
+// PurgeResult says what one purge step did.
+type PurgeResult struct {
+	Purged int    // records deleted
+	Last   uint64 // seq of the last record looked at: the next step starts after it
+	Done   bool   // nothing older is left to look at
 }
 
 // OrderRecord remembers an accepted order for idempotent replays.
 type OrderRecord struct {
-	OrderID   string            `json:"order_id"`
-	Digest    string            `json:"digest"`
-	TaskNos   []string          `json:"task_nos"`
+	OrderID string   `json:"order_id"`
+	Digest  string   `json:"digest"`
+	TaskNos []string `json:"task_nos"`
+	// Printers are where each of TaskNos was first routed: a replay
+	// answers with them after retention deleted the tasks.
+	Printers  []string          `json:"printers,omitempty"`
 	Source    storeprint.Source `json:"source"`
 	Voided    bool              `json:"voided,omitempty"`
 	CreatedAt time.Time         `json:"created_at"`

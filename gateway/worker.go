@@ -642,13 +642,17 @@ func (g *Gateway) flagStale(tx Tx, t *Task) error {
 	return tx.PutTask(t)
 }
 
+// staleScan bounds the waiting tasks one stale sweep reads: the oldest go
+// stale first, and a sweep that flags them moves the queue on.
+const staleScan = 1000
+
 // sweepStale flags the printer's waiting tasks that went stale, so people
 // see them before the printer comes back.
 func (w *worker) sweepStale(ctx context.Context) error {
 	g := w.g
 	var any bool
 	if err := g.store.View(ctx, func(tx ReadTx) error {
-		open, err := tx.Open(w.id, 0)
+		open, err := tx.Open(w.id, staleScan)
 		for _, t := range open {
 			if t.Status != storeprint.StatusPrinting && g.isStale(t) {
 				any = true
@@ -659,7 +663,7 @@ func (w *worker) sweepStale(ctx context.Context) error {
 		return err
 	}
 	return g.store.Update(ctx, func(tx Tx) error {
-		open, err := tx.Open(w.id, 0)
+		open, err := tx.Open(w.id, staleScan)
 		if err != nil {
 			return err
 		}

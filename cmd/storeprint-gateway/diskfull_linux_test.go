@@ -1,14 +1,17 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/storeprint/storeprint/internal/testbin"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -41,8 +44,18 @@ func fill(t *testing.T, dir string, leave int64) string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := unix.Fallocate(int(f.Fd()), 0, 0, free-leave); err != nil {
-		t.Fatalf("fallocate: %v", err)
+	if free-leave > 0 {
+		if err := unix.Fallocate(int(f.Fd()), 0, 0, free-leave); err != nil {
+			t.Fatalf("fallocate: %v", err)
+		}
+	}
+	if leave == 0 {
+		// Take the last blocks too, however the file system counts them.
+		for n := int64(1 << 20); n >= 4096; n /= 2 {
+			for unix.Fallocate(int(f.Fd()), 0, 0, free-leave+n) == nil {
+				free += n
+			}
+		}
 	}
 	return path
 }
@@ -119,6 +132,99 @@ func TestMain_DiskFull(t *testing.T) {
 	for i, id := range []string{"df-1", "df-2", "df-3"} {
 		if got[i].TaskNo != "order_"+id+"_station_hot" {
 			t.Errorf("ticket %d: got %s, want %s", i, got[i].TaskNo, id)
+		}
+	}
+}
+
+// The real gateway on a small file system that fills up: it never crashes
+// (no SIGBUS from Badger's mapped files) starting or stopping; it says
+// "disk low" on /healthz and the LAN page as soon as free space falls
+// under the reserve, with no order coming in; and it refuses to start
+// below the reserve with a message and exit status 1.
+func TestProcess_FullDisk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped under testing.Short: it mounts a tmpfs")
+	}
+	t.Parallel()
+	disk := mountSmallDisk(t, "256m")
+	hot := startSim(t, printersim.FaultPaperEnd) // tickets wait: the memtable holds them
+	data := filepath.Join(disk, "data")
+	cfg := writeConfig(t, data, []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	bin := gatewayBinary(t)
+
+	g, exit := testbin.TryGateway(t, bin, cfg)
+	if exit != nil {
+		t.Fatalf("gateway did not start: %s", exit.Log)
+	}
+	var accepted []string
+	for i := 0; i < 200; i++ {
+		id := fmt.Sprintf("full-%03d", i)
+		if code, err := postQuiet(g.Base, order(id, "hot")); err != nil || code != 201 {
+			t.Fatalf("order %s: %d %v", id, code, err)
+		}
+		accepted = append(accepted, "order_"+id+"_station_hot")
+	}
+
+	// Idle, then the disk fills up (another program's logs, say).
+	filler := fill(t, disk, 0)
+	deadline := time.Now().Add(15 * time.Second)
+	var h struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+	}
+	for {
+		code := call(t, "GET", g.Base+"/healthz", nil, &h)
+		if code == 503 && strings.Contains(h.Error, "disk low") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("idle gateway on a full disk: /healthz %d %+v, want 503 saying disk low", code, h)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var board struct {
+		Storage string `json:"storage_error"`
+	}
+	call(t, "GET", g.Base+"/v1/board", nil, &board)
+	if !strings.Contains(board.Storage, "disk low") {
+		t.Fatalf("the LAN page's board says %q, want disk low", board.Storage)
+	}
+	if code, _ := postQuiet(g.Base, order("full-x", "hot")); code != 503 {
+		t.Fatalf("order on a full disk: got %d, want 503", code)
+	}
+
+	// Stopped at 0 bytes free: no crash, nothing lost.
+	if e := g.Stop(t, 30*time.Second); e.Code != 0 || e.Crashed() {
+		t.Fatalf("stop on a full disk: exit %d (signal %q):\n%s", e.Code, e.Signal, e.Log)
+	}
+	// Started at 0 bytes free, then below the reserve: a clear refusal.
+	for _, leave := range []int64{0, 40 << 20} {
+		if leave > 0 {
+			os.Remove(filler)
+			filler = fill(t, disk, leave)
+		}
+		g, exit := testbin.TryGateway(t, bin, cfg)
+		if exit == nil {
+			g.Kill(t)
+			t.Fatalf("gateway started with %d MiB free, below its reserve", leave>>20)
+		}
+		if exit.Code != 1 || exit.Crashed() || !strings.Contains(exit.Log, "disk low") {
+			t.Fatalf("start with %d MiB free: exit %d (signal %q), want 1 saying disk low:\n%s", leave>>20, exit.Code, exit.Signal, exit.Log)
+		}
+		t.Logf("start with %d MiB free: %s", leave>>20, strings.TrimSpace(exit.Log))
+	}
+
+	// Space back: every accepted order is there, waiting.
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	g, exit = testbin.TryGateway(t, bin, cfg)
+	if exit != nil {
+		t.Fatalf("gateway did not start with space freed: %s", exit.Log)
+	}
+	for _, no := range accepted {
+		if tj := getTask(t, g.Base, no); tj.Status != "queued" {
+			t.Fatalf("%s: got %s, want queued", no, tj.Status)
 		}
 	}
 }

@@ -99,6 +99,57 @@ Prints running, stopped, or not installed.
 Flags:
   --name NAME  the service's name (default storeprint-gateway)
 `},
+	{"check", "verify the data dir (the gateway stopped); --repair keeps what is readable", `Usage: storeprint-gateway check --config FILE [--repair]
+
+Verifies the config's data_dir as the gateway would at start, on a scratch
+copy, so the data dir itself is not changed: every table read and its
+checksums verified, the write-ahead logs replayed, everything stored added
+up and compared with the witness of the last commit. It says what it found
+and where. The gateway must be stopped (a backup can be taken while it runs).
+
+With --repair: a sound data dir is left alone; one that lost its last writes
+is marked recovered; a damaged one is moved aside (DATA_DIR.damaged-<time>,
+kept as it was) and a new store is built from every table block and log
+entry that can be read. Either way the gateway holds every ticket that was
+waiting for a person at its next start: it may have printed.
+
+Flags:
+  --config FILE  the gateway's configuration [$STOREPRINT_CONFIG]
+  --repair       repair instead of only checking
+
+Exit status: 0 sound (or repaired), 1 damaged (saying what and where), 2 it
+cannot check (a usage error, or the gateway is running).
+`},
+	{"backup", "write a consistent backup, while the gateway runs", `Usage: storeprint-gateway backup --config FILE --out BACKUP [--gateway URL]
+
+Writes a consistent backup of the store to BACKUP: Badger's backup stream,
+every key as it was at one moment, framed with the store's id, the time and
+a SHA-256. It asks the running gateway for it (GET /v1/backup with the
+config's first API token), so printing goes on; when no gateway answers it
+reads the data dir itself. BACKUP is written as BACKUP.partial and renamed
+only once complete and verified.
+
+Flags:
+  --config FILE  the gateway's configuration [$STOREPRINT_CONFIG]
+  --out BACKUP   the backup file to write
+  --gateway URL  the running gateway (default: http:// and the config's
+                 listen address)
+`},
+	{"restore", "replace the data dir with a backup (the gateway stopped)", `Usage: storeprint-gateway restore --config FILE --in BACKUP
+
+Replaces the config's data_dir with the store in BACKUP (it must be this
+store's: the store ids must match). The data dir that was there is kept as
+DATA_DIR.before-restore-<time>. The gateway holds every ticket that was
+waiting in the backup for a person at its next start: it may have printed
+after the backup was taken.
+
+Flags:
+  --config FILE  the gateway's configuration [$STOREPRINT_CONFIG]
+  --in BACKUP    the backup file to restore
+
+Exit status: 0 restored, 1 the backup is not complete or not this store's,
+2 a usage error or the gateway is running.
+`},
 	{"version", "print the version", `Usage: storeprint-gateway version
 
 Prints the program's version, the Go version it was built with and its
@@ -137,6 +188,9 @@ type Main struct {
 	LogFormat   string
 	ServiceName string // install and the service commands: --name
 	User        string // install: --user
+	Out, In     string // backup, restore: the backup file
+	GatewayURL  string // backup: the running gateway
+	Repair      bool   // check
 	Stdout      io.Writer
 	Stderr      io.Writer
 
@@ -202,6 +256,12 @@ func (m *Main) ParseFlags(args []string) error {
 		fallthrough
 	case "uninstall", "start", "stop", "status":
 		fs.StringVar(&m.ServiceName, "name", ServiceName, "")
+	case "check", "backup", "restore":
+		fs.StringVar(&m.ConfigPath, "config", os.Getenv("STOREPRINT_CONFIG"), "")
+		fs.BoolVar(&m.Repair, "repair", false, "")
+		fs.StringVar(&m.Out, "out", "", "")
+		fs.StringVar(&m.In, "in", "", "")
+		fs.StringVar(&m.GatewayURL, "gateway", "", "")
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -219,8 +279,26 @@ func (m *Main) ParseFlags(args []string) error {
 	if m.LogFormat != "text" && m.LogFormat != "json" {
 		return fmt.Errorf("--log-format: %q is not text or json", m.LogFormat)
 	}
-	if (m.Command == "run" || m.Command == "install") && m.ConfigPath == "" {
-		return fmt.Errorf("%s: --config FILE is required", m.Command)
+	switch m.Command {
+	case "run", "install", "check", "backup", "restore":
+		if m.ConfigPath == "" {
+			return fmt.Errorf("%s: --config FILE is required", m.Command)
+		}
+	}
+	for _, f := range []struct {
+		set  bool
+		name string
+		cmd  string
+	}{{m.Repair, "--repair", "check"}, {m.Out != "", "--out", "backup"}, {m.GatewayURL != "", "--gateway", "backup"}, {m.In != "", "--in", "restore"}} {
+		if f.set && m.Command != f.cmd {
+			return fmt.Errorf("%s: %s is a flag of %s", m.Command, f.name, f.cmd)
+		}
+	}
+	if m.Command == "backup" && m.Out == "" {
+		return errors.New("backup: --out FILE is required")
+	}
+	if m.Command == "restore" && m.In == "" {
+		return errors.New("restore: --in FILE is required")
 	}
 	if m.ServiceName != "" && !serviceNameRE.MatchString(m.ServiceName) {
 		return fmt.Errorf("--name: %q must be 1-64 letters, digits, '-', '_' or '.', starting with a letter", m.ServiceName)
@@ -259,6 +337,12 @@ func (m *Main) Run(ctx context.Context) error {
 	case "version":
 		fmt.Fprintln(m.Stdout, version.Line("storeprint-gateway"))
 		return nil
+	case "check":
+		return m.check()
+	case "backup":
+		return m.backup(ctx)
+	case "restore":
+		return m.restore()
 	case "run":
 	default:
 		return m.control()
@@ -293,9 +377,9 @@ func (m *Main) run(ctx context.Context) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data_dir: %w", err)
 	}
-	m.Store, err = badger.Open(cfg.DataDir, badger.Options{Logger: log})
+	m.Store, err = badger.Open(cfg.DataDir, storeOptions(cfg, log))
 	if err != nil {
-		return fmt.Errorf("data_dir %s: %w", cfg.DataDir, err)
+		return m.storeError(err)
 	}
 	m.printers = map[string]gateway.Printer{}
 	ps := &printerSet{storeID: cfg.StoreID, log: log}
@@ -314,7 +398,15 @@ func (m *Main) run(ctx context.Context) error {
 		return err
 	}
 	metrics.Attach(m.Gateway)
+	if err := m.holdRecovered(ctx, log); err != nil {
+		return err
+	}
 	m.HTTP = gwhttp.NewServer(m.Gateway, cfg.APITokens, metrics.Handler(), log)
+	m.HTTP.SetStorage(m.storageState)
+	m.HTTP.SetBackup(func(w io.Writer) error {
+		_, err := m.Store.Backup(w, cfg.StoreID)
+		return err
+	})
 	if ps.cloudprnt == nil {
 		// No CloudPRNT printer configured: the endpoint answers every
 		// poll that its MAC address is unknown (403).
@@ -328,6 +420,7 @@ func (m *Main) run(ctx context.Context) error {
 	defer cancel()
 	gdone := make(chan error, 1)
 	go func() { gdone <- m.Gateway.Run(gctx) }()
+	go m.Gateway.NewSweeper(gateway.SweeperOptions{Reclaim: m.Store.ReclaimSpace}).Run(gctx)
 	sdone := make(chan struct{})
 	if cfg.Cloud != nil {
 		// The link runs beside the print path and never blocks it.

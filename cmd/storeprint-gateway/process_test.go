@@ -16,6 +16,9 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	testbin.Cleanup()
+	if seedDir != "" {
+		os.RemoveAll(seedDir)
+	}
 	os.Exit(code)
 }
 

@@ -35,11 +35,14 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // ExitCode is the exit status for what Run returned.
 func ExitCode(err error) int {
 	var ce *ConfigError
+	var ee *ExitError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ce):
 		return ExitConfig
+	case errors.As(err, &ee):
+		return ee.Code
 	}
 	return 1
 }

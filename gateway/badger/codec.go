@@ -10,6 +10,11 @@ import (
 // reads older versions and migrates them when it writes them back.
 const formatVersion byte = 1
 
+// storeFormat is the data dir's format (m/format): a release refuses to
+// open a data dir of a later format. 2: compact order records (retention)
+// and the outbox seq kept with tasks and audit entries.
+const storeFormat byte = 2
+
 func encode(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -76,3 +81,5 @@ func receiptKey(taskNo string, attempt int) []byte {
 	k := prefix(spaceReceipt, taskNo)
 	return binary.BigEndian.AppendUint32(k, uint32(attempt))
 }
+
+func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }

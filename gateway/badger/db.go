@@ -8,11 +8,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
 	stdsync "sync"
 	"sync/atomic"
 	"time"
 
 	bdg "github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
+	"github.com/dgraph-io/badger/v4/skl"
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
@@ -22,16 +28,87 @@ var _ gateway.Store = (*DB)(nil)
 
 // Options tune the store. The zero value is what the gateway runs with.
 type Options struct {
-	// MinFreeBytes: below this much free space on the data disk, writes are
-	// refused with EUNAVAILABLE before Badger is asked to grow its files.
-	// Default 96 MiB.
+	// MinFreeBytes is the reserve: below this much free space on the data
+	// disk, writes are refused with EUNAVAILABLE before Badger is asked to
+	// grow its files, Health says "disk low", and Open refuses to start.
+	// Default 96 MiB; never less than 4 memtables and 16 MiB.
 	MinFreeBytes uint64
+	// Memory (see docs/config.md, [storage]). Defaults 8 MiB, 8 MiB, 0.
+	MemtableSize   int64
+	BlockCacheSize int64
+	IndexCacheSize int64
 	// MaxBatch is the most updates committed with one sync. Default 512.
 	MaxBatch int
 	// GCInterval is how often value-log GC runs. Default 10 minutes.
 	GCInterval time.Duration
-	Logger     *slog.Logger
-	Now        func() time.Time
+	// DiskCheckEvery is how often free space is read, idle or not, and
+	// new files' directory entries are synced. Default 2 s.
+	DiskCheckEvery time.Duration
+	Logger         *slog.Logger
+	Now            func() time.Time
+
+	scratch bool // a scratch copy (Check): no compactions, which delete tables
+}
+
+func (o Options) withDefaults() Options {
+	if o.MemtableSize == 0 {
+		o.MemtableSize = int64(gateway.DefaultMemtableSize)
+	}
+	if o.BlockCacheSize == 0 {
+		o.BlockCacheSize = int64(gateway.DefaultBlockCacheSize)
+	}
+	if o.MinFreeBytes == 0 {
+		o.MinFreeBytes = uint64(gateway.DefaultReserve)
+	}
+	if o.MaxBatch == 0 {
+		o.MaxBatch = 512
+	}
+	if o.GCInterval == 0 {
+		o.GCInterval = 10 * time.Minute
+	}
+	if o.DiskCheckEvery == 0 {
+		o.DiskCheckEvery = 2 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// badgerOptions are Badger's settings for the store: every write synced,
+// one version per key, checksums verified on every block read (and every
+// table read whole at start, see inspect), small memtables for a small
+// machine.
+func badgerOptions(dir string, o Options, readOnly bool) bdg.Options {
+	maxBatch := o.MemtableSize * 15 / 100 // Badger's own transaction limit
+	if o.scratch {
+		return badgerOptions(dir, Options{MemtableSize: o.MemtableSize, BlockCacheSize: o.BlockCacheSize, Logger: o.Logger}, readOnly).
+			WithNumCompactors(0).WithNumLevelZeroTables(1 << 20).WithNumLevelZeroTablesStall(1<<20 + 1)
+	}
+	bo := bdg.DefaultOptions(dir)
+	bo.TableSizeMultiplier = 1 // compactions build whole tables in memory: keep every one small
+	bo.BaseTableSize = 1 << 20
+	return bo.
+		WithSyncWrites(true).
+		WithNumVersionsToKeep(1).
+		WithMemTableSize(o.MemtableSize).
+		WithNumMemtables(2).
+		WithNumLevelZeroTables(4).
+		WithNumLevelZeroTablesStall(8).
+		WithBlockCacheSize(o.BlockCacheSize).
+		WithIndexCacheSize(o.IndexCacheSize).
+		WithValueThreshold(min(1<<20, maxBatch/2)).
+		WithValueLogFileSize(16 << 20).
+		WithNumCompactors(2).
+		WithChecksumVerificationMode(options.OnBlockRead).
+		WithVerifyValueChecksum(true).
+		WithDetectConflicts(false).
+		WithReadOnly(readOnly).
+		WithLogger(badgerLogger{o.Logger}).
+		WithMetricsEnabled(false)
 }
 
 // DB is the gateway's Badger store.
@@ -41,13 +118,23 @@ type DB struct {
 	opts Options
 	log  *slog.Logger
 
-	reqs   chan *request
-	ctr    counters // owned by the writer goroutine
-	health atomic.Pointer[error]
+	reqs     chan *request
+	excl     chan func() // run by the writer between batches
+	ctr      counters    // owned by the writer goroutine
+	cmt      commitState // the last commit, owned by the writer goroutine
+	wit      *witness
+	health   atomic.Pointer[error]
+	disk     atomic.Pointer[DiskState]
+	recovery atomic.Pointer[Recovery]
+
+	keys, peak atomic.Uint64 // keys stored now, and the most since space was last reclaimed
+
+	txnBytes, txnCount int // one transaction's budget, below Badger's limit
 
 	closing chan struct{}
 	wg      stdsync.WaitGroup
 	once    stdsync.Once
+	gcMu    stdsync.Mutex
 }
 
 type request struct {
@@ -56,60 +143,158 @@ type request struct {
 	done chan error
 }
 
-// memTableSize is Badger's memtable (and write-ahead log file) size. It is
-// kept small so the reserve of free space the store needs stays small.
-const memTableSize = 32 << 20
+// Per-entry overhead Badger counts against a transaction, with room.
+const entryOverhead = 32
 
-// Open opens (creating if needed) the store in dir.
+// Open opens (creating if needed) the store in dir. Before Badger reads
+// anything the data dir is inspected (see inspect) and checked for the
+// reserve of free space; after, everything stored is added up and
+// compared with the witness of the last commit (see verify). Damage that
+// the store will not run on is a *DamageError; a store found behind its
+// witness opens in the recovered state (see Recovery).
 func Open(dir string, opts Options) (*DB, error) {
-	if opts.MinFreeBytes == 0 {
-		opts.MinFreeBytes = 96 << 20
+	opts = opts.withDefaults()
+	if m := uint64(gateway.MinReserve(gateway.ByteSize(opts.MemtableSize))); opts.MinFreeBytes < m && opts.MinFreeBytes > 1 {
+		opts.MinFreeBytes = m
 	}
-	if opts.MaxBatch == 0 {
-		opts.MaxBatch = 512
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
 	}
-	if opts.GCInterval == 0 {
-		opts.GCInterval = 10 * time.Minute
+	if err := probeLock(dir); err != nil {
+		return nil, err
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	bo := bdg.DefaultOptions(dir).
-		WithSyncWrites(true).
-		WithNumVersionsToKeep(1).
-		WithMemTableSize(memTableSize).
-		WithValueLogFileSize(64 << 20).
-		WithNumCompactors(2).
-		WithLogger(badgerLogger{opts.Logger}).
-		WithMetricsEnabled(false)
-	bdb, err := bdg.Open(bo)
+	in, err := inspect(dir)
 	if err != nil {
-		return nil, fmt.Errorf("open badger in %s: %w", dir, err)
+		return nil, err
+	}
+	if err := checkStartSpace(dir, opts, in); err != nil {
+		return nil, err
+	}
+	w, err := readWitness(dir)
+	if err != nil {
+		return nil, err
+	}
+	aside := setAsideTables(dir)
+	if err := setAside(dir, in.unlisted); err != nil {
+		return nil, fmt.Errorf("set aside tables the MANIFEST does not list: %w", err)
+	}
+	for _, n := range in.unlisted {
+		aside = append(aside, filepath.Join(unlistedDir, n))
+	}
+	bdb, err := bdg.Open(badgerOptions(dir, opts, false))
+	if err != nil {
+		return nil, explainOpenError(dir, err)
 	}
 	d := &DB{
 		db: bdb, dir: dir, opts: opts, log: opts.Logger,
 		reqs:    make(chan *request, 4*opts.MaxBatch),
+		excl:    make(chan func()),
 		closing: make(chan struct{}),
 	}
-	if err := d.loadCounters(); err != nil {
+	maxBatch := opts.MemtableSize * 15 / 100
+	d.txnBytes = int(maxBatch * 8 / 10)
+	d.txnCount = int(maxBatch/int64(skl.MaxNodeSize)) * 8 / 10
+	fail := func(err error) (*DB, error) {
 		bdb.Close()
+		if d.wit != nil {
+			d.wit.close()
+		}
 		return nil, err
+	}
+	if err := checkTables(dir, in, bdb); err != nil {
+		return fail(err)
+	}
+	if err := d.loadCounters(); err != nil {
+		return fail(err)
 	}
 	if err := d.newIncarnation(); err != nil {
-		bdb.Close()
-		return nil, err
+		return fail(err)
 	}
 	if err := d.countStatuses(); err != nil {
-		bdb.Close()
-		return nil, err
+		return fail(err)
 	}
+	if err := d.verify(w, aside); err != nil {
+		return fail(err)
+	}
+	if len(aside) > 0 {
+		// Everything committed is here without them: they held copies.
+		d.log.Info("removing tables the MANIFEST did not list; the store is whole without them", "tables", strings.Join(aside, ", "))
+		if err := os.RemoveAll(filepath.Join(dir, unlistedDir)); err != nil {
+			return fail(err)
+		}
+	}
+	d.keys.Store(d.cmt.Keys)
+	d.peak.Store(d.cmt.Keys)
+	d.readDisk()
 	d.wg.Add(2)
 	go d.writer()
 	go d.gc()
 	return d, nil
+}
+
+// checkTables makes sure Badger opened every table the MANIFEST lists: a
+// table it cannot read it leaves out, and goes on without its data.
+func checkTables(dir string, in *inspection, bdb *bdg.DB) error {
+	open := map[uint64]bool{}
+	for _, t := range bdb.Tables() {
+		open[t.ID] = true
+	}
+	var missing []string
+	for _, id := range in.tables {
+		if !open[id] {
+			missing = append(missing, fmt.Sprintf("%06d.sst", id))
+		}
+	}
+	if len(missing) > 0 {
+		return damaged(dir, "Badger left out tables the MANIFEST lists", missing...)
+	}
+	return nil
+}
+
+// LockedError: another process (a running gateway) has the data dir open.
+type LockedError struct{ Dir string }
+
+func (e *LockedError) Error() string {
+	return "data dir " + e.Dir + " is in use by another process (is the gateway running?)"
+}
+
+// explainOpenError names the file behind an error of Badger's own.
+func explainOpenError(dir string, err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "Cannot acquire directory lock"):
+		return &LockedError{Dir: dir}
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("open the store in %s: %w", dir, err)
+	case errors.Is(err, bdg.ErrEncryptionKeyMismatch), strings.Contains(msg, "KEYREGISTRY"), strings.Contains(msg, "key registry"):
+		return damagedf(dir, []string{"KEYREGISTRY"}, "the key registry is damaged: %s", firstLine(err))
+	}
+	for _, ext := range []string{".mem", ".vlog", ".sst"} {
+		if f := fileIn(msg, ext); f != "" {
+			return damagedf(dir, []string{f}, "Badger cannot read %s: %s", f, firstLine(err))
+		}
+	}
+	return damagedf(dir, nil, "Badger cannot open the store: %s", firstLine(err))
+}
+
+// fileIn finds a file name with the extension (digits, then ext) in an
+// error message.
+func fileIn(msg, ext string) string {
+	for off := 0; ; {
+		i := strings.Index(msg[off:], ext)
+		if i < 0 {
+			return ""
+		}
+		i += off
+		j := i
+		for j > 0 && msg[j-1] >= '0' && msg[j-1] <= '9' {
+			j--
+		}
+		if j < i {
+			return msg[j : i+len(ext)]
+		}
+		off = i + len(ext)
+	}
 }
 
 var (
@@ -117,6 +302,10 @@ var (
 	metaEventSeq = key(spaceMeta, "event_seq")
 	metaAuditSeq = key(spaceMeta, "audit_seq")
 	metaFormat   = key(spaceMeta, "format")
+	metaCommit   = key(spaceMeta, "commit")   // commitState of the last commit
+	metaWitness  = key(spaceMeta, "witness")  // the witness's id
+	metaRecovery = key(spaceMeta, "recovery") // the last recovery, JSON
+	metaSeqsFrom = key(spaceMeta, "seqs_from")
 )
 
 func (d *DB) loadCounters() error {
@@ -126,7 +315,7 @@ func (d *DB) loadCounters() error {
 			if err != nil {
 				return fmt.Errorf("read format: %w", err)
 			}
-			if len(v) != 1 || v[0] > formatVersion {
+			if len(v) != 1 || v[0] > storeFormat {
 				return fmt.Errorf("data in %s was written by a newer release (format %v); upgrade the gateway", d.dir, v)
 			}
 		}
@@ -248,19 +437,97 @@ func (d *DB) setHealth(err error) {
 	}
 }
 
+// DiskState is the data disk's free space as last read.
+type DiskState struct {
+	FreeBytes    uint64    `json:"free_bytes"`
+	ReserveBytes uint64    `json:"reserve_bytes"`
+	Low          bool      `json:"low"` // below the reserve: new orders are refused
+	CheckedAt    time.Time `json:"checked_at"`
+}
+
+// Disk returns the data disk's free space as last read (every
+// DiskCheckEvery), or nil when it cannot be read.
+func (d *DB) Disk() *DiskState { return d.disk.Load() }
+
+// readDisk reads the free space and reports a disk low on it.
+func (d *DB) readDisk() *DiskState {
+	free, err := freeBytes(d.dir)
+	if err != nil {
+		d.disk.Store(nil)
+		return nil
+	}
+	s := &DiskState{FreeBytes: free, ReserveBytes: d.opts.MinFreeBytes, Low: free < d.opts.MinFreeBytes, CheckedAt: d.opts.Now()}
+	d.disk.Store(s)
+	return s
+}
+
+func (d *DB) diskLow(s *DiskState) error {
+	return gateway.Errorf(gateway.EUNAVAILABLE, "disk low: %d MiB free on the data disk (%s), below the %d MiB the gateway keeps in reserve; new orders are refused until space is freed",
+		s.FreeBytes>>20, d.dir, s.ReserveBytes>>20)
+}
+
+// checkStartSpace refuses to start below the reserve: Badger creates and
+// maps new log files at start, and writing to a mapped file on a full disk
+// kills the process (SIGBUS).
+func checkStartSpace(dir string, o Options, in *inspection) error {
+	free, err := freeBytes(dir)
+	if err != nil {
+		return nil // cannot tell; Badger will say
+	}
+	need := o.MinFreeBytes
+	if n := uint64(in.memBytes + 2*o.MemtableSize + 16<<20); n > need && o.MinFreeBytes > 1 {
+		need = n // replaying the logs writes them out as tables
+	}
+	if free < need {
+		return &DiskLowError{Dir: dir, Free: free, Need: need}
+	}
+	return nil
+}
+
+// DiskLowError: too little free space to start.
+type DiskLowError struct {
+	Dir        string
+	Free, Need uint64
+}
+
+func (e *DiskLowError) Error() string {
+	return fmt.Sprintf("disk low: %d MiB free on the data disk (%s), the gateway needs %d MiB to start; free some space (old logs, old backups) and start again",
+		e.Free>>20, e.Dir, e.Need>>20)
+}
+
 // writer applies queued updates in batches, one Badger transaction and one
-// sync per batch.
+// sync per batch. Every DiskCheckEvery, busy or idle, it reads the free
+// space, syncs the directory if files came or went, and gives memory back
+// after a burst.
 func (d *DB) writer() {
 	defer d.wg.Done()
-	probe := time.NewTicker(time.Second)
-	defer probe.Stop()
+	tick := time.NewTicker(d.opts.DiskCheckEvery)
+	defer tick.Stop()
+	dirAt, _ := dirStamp(d.dir)
+	var sinceTrim int64 // bytes committed since memory was last given back
+	trims := 0          // times left to give memory back after a burst
+	lastWrite := time.Now()
 	for {
 		var first *request
 		select {
 		case first = <-d.reqs:
-		case <-probe.C:
-			if d.Health() != nil {
-				d.probe()
+		case fn := <-d.excl:
+			fn()
+			continue
+		case <-tick.C:
+			d.monitor(&dirAt)
+			if sinceTrim > 4*d.opts.MemtableSize {
+				trims, sinceTrim = 30, 0
+			}
+			if trims > 0 && time.Since(lastWrite) > 2*d.opts.DiskCheckEvery {
+				// A burst is over: hand the memory it took back to the
+				// system, for a while, as Badger's compactions finish
+				// and release their buffers.
+				debug.FreeOSMemory()
+				if trims == 20 || trims == 1 {
+					pageOutTables(d.dir)
+				}
+				trims--
 			}
 			continue
 		case <-d.closing:
@@ -268,7 +535,7 @@ func (d *DB) writer() {
 			for {
 				select {
 				case r := <-d.reqs:
-					d.commit([]*request{r})
+					d.commit([]*request{r}, &dirAt)
 				default:
 					return
 				}
@@ -284,15 +551,22 @@ func (d *DB) writer() {
 				break fill
 			}
 		}
-		d.commit(batch)
+		sinceTrim += int64(d.commit(batch, &dirAt))
+		lastWrite = time.Now()
 	}
 }
 
-// probe tries a tiny write while storage is in trouble, so the gateway
-// resumes by itself once writes succeed again.
-func (d *DB) probe() {
-	if err := d.checkSpace(); err != nil {
-		d.setHealth(err)
+// monitor reads the free space: below the reserve the store is unhealthy
+// ("disk low") at once, idle or not; while in trouble it tries a tiny
+// write, so the gateway resumes by itself once writes succeed again.
+func (d *DB) monitor(dirAt *int64) {
+	d.syncDirIfChanged(dirAt)
+	s := d.readDisk()
+	if s != nil && s.Low {
+		d.setHealth(d.diskLow(s))
+		return
+	}
+	if d.Health() == nil {
 		return
 	}
 	err := d.db.Update(func(txn *bdg.Txn) error {
@@ -305,47 +579,50 @@ func (d *DB) probe() {
 	d.setHealth(nil)
 }
 
-func (d *DB) checkSpace() error {
-	free, err := freeBytes(d.dir)
-	if err != nil {
-		return nil // cannot tell; let the write itself decide
+// syncDirIfChanged makes new files' directory entries durable. Badger
+// syncs the data dir after compactions but not after creating a memtable
+// log or flushing one to a table, so a power cut could lose the entry of a
+// file that holds acknowledged writes on file systems that do not order
+// metadata.
+func (d *DB) syncDirIfChanged(at *int64) {
+	now, err := dirStamp(d.dir)
+	if err != nil || now == *at {
+		return
 	}
-	if free < d.opts.MinFreeBytes {
-		return gateway.Errorf(gateway.EUNAVAILABLE, "data disk is full: %d MiB free in %s, the gateway needs %d MiB",
-			free>>20, d.dir, d.opts.MinFreeBytes>>20)
+	if err := syncDir(d.dir); err != nil {
+		d.log.Error("sync data dir", "err", err)
+		return
 	}
-	return nil
+	*at = now
 }
 
-// commit applies a batch. Updates that fail are answered with their error
-// and leave nothing behind; the rest are committed together.
-func (d *DB) commit(batch []*request) {
-	if err := d.checkSpace(); err != nil {
+// commit applies a batch and returns the bytes it committed. Updates that
+// fail are answered with their error and leave nothing behind; the rest
+// are committed together.
+func (d *DB) commit(batch []*request, dirAt *int64) int {
+	if s := d.readDisk(); s != nil && s.Low {
+		err := d.diskLow(s)
 		d.setHealth(err)
 		for _, r := range batch {
 			r.done <- err
 		}
-		return
+		return 0
 	}
+	n := 0
 	for len(batch) > 0 {
-		batch = d.commitSome(batch)
+		var c int
+		batch, c = d.commitSome(batch, dirAt)
+		n += c
 	}
+	return n
 }
-
-// Budget of one Badger transaction, below Badger's own limit (15% of the
-// memtable) with room for its per-entry overhead.
-const (
-	txnBudgetBytes = 3 << 20
-	txnBudgetCount = 20000
-	entryOverhead  = 32
-)
 
 // commitSome commits a prefix of the batch in one transaction and returns
 // the updates still to run.
-func (d *DB) commitSome(batch []*request) []*request {
+func (d *DB) commitSome(batch []*request, dirAt *int64) ([]*request, int) {
 	txn := d.db.NewTransaction(true)
 	defer txn.Discard()
-	ctr := d.ctr
+	ctr, cmt := d.ctr, d.cmt
 	var accepted, rest []*request
 	size, count := 0, 0
 	for i, r := range batch {
@@ -353,36 +630,41 @@ func (d *DB) commitSome(batch []*request) []*request {
 			r.done <- err
 			continue
 		}
-		t := &tx{txn: txn, overlay: map[string][]byte{}, ctr: ctr, now: d.opts.Now}
+		t := &tx{txn: txn, overlay: map[string][]byte{}, read: map[string][]byte{}, ctr: ctr, now: d.opts.Now}
 		if err := callFn(r.fn, t); err != nil {
 			r.done <- err
 			continue
 		}
 		s, c := t.size()
-		if s > txnBudgetBytes || c > txnBudgetCount {
+		if s > d.txnBytes || c > d.txnCount {
 			r.done <- gateway.Errorf(gateway.ETOOLARGE, "update too large to store in one transaction (%d bytes)", s)
 			continue
 		}
-		if size+s > txnBudgetBytes || count+c > txnBudgetCount {
+		if size+s > d.txnBytes || count+c > d.txnCount {
 			// Commit what fits; this update runs again in the next
 			// transaction, against the state this one leaves.
 			rest = batch[i:]
 			break
 		}
-		if err := t.flush(); err != nil {
+		next := cmt.digest
+		if err := t.flush(&next); err != nil {
 			// The transaction may hold part of this update: drop it and
 			// run the accepted updates again without this one.
 			r.done <- fmt.Errorf("stage update: %w", err)
-			return append(accepted, batch[i+1:]...)
+			return append(accepted, batch[i+1:]...), 0
 		}
 		size, count = size+s, count+c
-		ctr = t.ctr
+		ctr, cmt.digest = t.ctr, next
 		accepted = append(accepted, r)
 	}
 	if len(accepted) == 0 {
-		return rest
+		return rest, 0
 	}
+	cmt.Gen++
 	err := setCounters(txn, ctr)
+	if err == nil {
+		err = txn.Set(metaCommit, cmt.encode())
+	}
 	if err == nil {
 		err = txn.Commit()
 	}
@@ -392,14 +674,24 @@ func (d *DB) commitSome(batch []*request) []*request {
 		for _, r := range accepted {
 			r.done <- err
 		}
-		return rest
+		return rest, 0
 	}
-	d.ctr = ctr
-	d.setHealth(nil)
+	d.ctr, d.cmt = ctr, cmt
+	d.keys.Store(cmt.Keys)
+	if cmt.Keys > d.peak.Load() {
+		d.peak.Store(cmt.Keys)
+	}
+	d.syncDirIfChanged(dirAt)
+	if err := d.wit.write(cmt, ctr, d.opts.Now()); err != nil {
+		// Committed, but not witnessed: take no more until it works.
+		d.setHealth(gateway.Errorf(gateway.EUNAVAILABLE, "storage write failed: %v", err))
+	} else if d.Health() != nil {
+		d.setHealth(nil)
+	}
 	for _, r := range accepted {
 		r.done <- nil
 	}
-	return rest
+	return rest, size
 }
 
 func callFn(fn func(gateway.Tx) error, t *tx) (err error) {
@@ -420,23 +712,59 @@ func setCounters(txn *bdg.Txn, c counters) error {
 			return err
 		}
 	}
-	return txn.Set(metaFormat, []byte{formatVersion})
+	return txn.Set(metaFormat, []byte{storeFormat})
 }
 
-// flush moves the overlay into the Badger transaction.
-func (t *tx) flush() error {
+// flush moves the overlay into the Badger transaction, taking each old
+// value out of the digest and putting the new one in.
+func (t *tx) flush(dg *digest) error {
 	for k, v := range t.overlay {
+		kb := []byte(k)
+		if !volatile(kb) {
+			old, found, err := t.before(kb, v)
+			if err != nil {
+				return err
+			}
+			if found {
+				dg.remove(kb, old)
+			} else if v == nil {
+				continue // deleting what is not there: no tombstone
+			}
+			if v != nil {
+				dg.add(kb, v)
+			}
+		}
 		var err error
 		if v == nil {
-			err = t.txn.Delete([]byte(k))
+			err = t.txn.Delete(kb)
 		} else {
-			err = t.txn.Set([]byte(k), v)
+			err = t.txn.Set(kb, v)
 		}
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// before returns a key's value in the transaction before this update,
+// from what the update read, or reading it.
+func (t *tx) before(k, next []byte) ([]byte, bool, error) {
+	if v, ok := t.read[string(k)]; ok {
+		return v, v != nil, nil
+	}
+	if next != nil && len(k) == 10 && (k[0] == spaceEvent || k[0] == spaceAudit) && k[1] == 0 {
+		return nil, false, nil // a new sequence number: never stored before
+	}
+	item, err := t.txn.Get(k)
+	if errors.Is(err, bdg.ErrKeyNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	v, err := item.ValueCopy(nil)
+	return v, err == nil, err
 }
 
 // size estimates what the overlay adds to a Badger transaction.
@@ -457,21 +785,57 @@ func (d *DB) gc() {
 		case <-d.closing:
 			return
 		case <-t.C:
-			for d.db.RunValueLogGC(0.5) == nil {
-			}
+			d.runValueLogGC()
 		}
 	}
 }
 
-// Close finishes queued updates and closes the database.
+func (d *DB) runValueLogGC() {
+	d.gcMu.Lock()
+	defer d.gcMu.Unlock()
+	for d.db.RunValueLogGC(0.5) == nil {
+	}
+}
+
+// Close finishes queued updates and closes the database. Badger writes its
+// memtable out as a table when it closes; on a disk without room for it
+// (below the reserve) that write would kill the process, so the memtable
+// is left in its log, where every acknowledged write already is, to be
+// replayed at the next start.
 func (d *DB) Close() error {
 	var err error
 	d.once.Do(func() {
 		close(d.closing)
 		d.wg.Wait()
+		if !d.roomToClose() {
+			d.log.Warn("disk low: closing without writing the memtable out; its writes are durable in its log and replay at the next start", "data_dir", d.dir)
+			err = d.wit.close()
+			return
+		}
 		err = d.db.Close()
+		if werr := d.wit.close(); err == nil {
+			err = werr
+		}
 	})
 	return err
+}
+
+// roomToClose reports whether there is room to write the memtables out.
+func (d *DB) roomToClose() bool {
+	free, err := freeBytes(d.dir)
+	if err != nil {
+		return true
+	}
+	var logs int64
+	entries, _ := os.ReadDir(d.dir)
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".mem") {
+			if n, err := allocatedBytes(filepath.Join(d.dir, e.Name())); err == nil {
+				logs += n
+			}
+		}
+	}
+	return free >= uint64(logs)+16<<20
 }
 
 func jsonMarshal(v any) ([]byte, error) {
@@ -485,14 +849,73 @@ func jsonMarshal(v any) ([]byte, error) {
 // badgerLogger sends Badger's log to slog, keeping its chatter at debug.
 type badgerLogger struct{ l *slog.Logger }
 
-func (b badgerLogger) Errorf(f string, a ...any)   { b.l.Error("badger: " + trim(fmt.Sprintf(f, a...))) }
-func (b badgerLogger) Warningf(f string, a ...any) { b.l.Warn("badger: " + trim(fmt.Sprintf(f, a...))) }
-func (b badgerLogger) Infof(f string, a ...any)    { b.l.Debug("badger: " + trim(fmt.Sprintf(f, a...))) }
-func (b badgerLogger) Debugf(f string, a ...any)   { b.l.Debug("badger: " + trim(fmt.Sprintf(f, a...))) }
+func (b badgerLogger) Errorf(f string, a ...any) { b.l.Error("badger: " + trim(fmt.Sprintf(f, a...))) }
+func (b badgerLogger) Warningf(f string, a ...any) {
+	msg := trim(fmt.Sprintf(f, a...))
+	for _, chatter := range []string{
+		"Unable to fill tables",          // a compaction with nothing to do (Flatten tries every level)
+		"Block cache might be too small", // the cache is small on purpose ([storage])
+		"Cache life expectancy",
+	} {
+		if strings.Contains(msg, chatter) {
+			b.l.Debug("badger: " + msg)
+			return
+		}
+	}
+	b.l.Warn("badger: " + msg)
+}
+func (b badgerLogger) Infof(f string, a ...any)  { b.l.Debug("badger: " + trim(fmt.Sprintf(f, a...))) }
+func (b badgerLogger) Debugf(f string, a ...any) { b.l.Debug("badger: " + trim(fmt.Sprintf(f, a...))) }
 
 func trim(s string) string {
 	for len(s) > 0 && s[len(s)-1] == '\n' {
 		s = s[:len(s)-1]
 	}
 	return s
+}
+
+// ReclaimSpace gives the space of deleted data back, after a retention
+// sweep. Badger drops a deleted key's data only when compaction carries the
+// deletion down to the level that holds it. Once a tenth of the keys have
+// gone since the last time, the memtables (which hold the latest
+// deletions) are written out and every level is compacted into one; that
+// rewrites the store, so not more often. Value-log GC runs every time.
+// (The peak is the most keys stored since the last time: it races with
+// the writer only towards compacting a little early or late.)
+func (d *DB) ReclaimSpace() error {
+	d.gcMu.Lock()
+	defer d.gcMu.Unlock()
+	if keys, peak := d.keys.Load(), d.peak.Load(); keys < peak-peak/10 {
+		// Writing the memtables out blocks Badger's writes: do it between
+		// two of the writer's batches, so updates wait instead of failing.
+		err := d.exclusive(func() error {
+			if err := d.db.Update(func(txn *bdg.Txn) error { return txn.Set(metaFlush, []byte{1}) }); err != nil {
+				return err
+			}
+			return d.db.DropPrefix(metaFlush) // and with it, every memtable written out
+		})
+		if err != nil {
+			return fmt.Errorf("write the memtables out: %w", err)
+		}
+		if err := d.db.Flatten(2); err != nil {
+			return fmt.Errorf("compact: %w", err)
+		}
+		d.peak.Store(keys)
+	}
+	for d.db.RunValueLogGC(0.5) == nil {
+	}
+	return nil
+}
+
+var metaFlush = key(spaceMeta, "flush")
+
+// exclusive runs fn in the writer goroutine, between batches.
+func (d *DB) exclusive(fn func() error) error {
+	done := make(chan error, 1)
+	select {
+	case d.excl <- func() { done <- fn() }:
+	case <-d.closing:
+		return gateway.Errorf(gateway.EUNAVAILABLE, "store is closed")
+	}
+	return <-done
 }

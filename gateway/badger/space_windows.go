@@ -1,6 +1,10 @@
 package badger
 
-import "golang.org/x/sys/windows"
+import (
+	"os"
+
+	"golang.org/x/sys/windows"
+)
 
 // freeBytes returns the space available to this process on dir's disk.
 func freeBytes(dir string) (uint64, error) {
@@ -14,3 +18,29 @@ func freeBytes(dir string) (uint64, error) {
 	}
 	return avail, nil
 }
+
+// allocatedBytes returns the file's size: Windows allocates files as they
+// are extended.
+func allocatedBytes(path string) (int64, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
+// syncDir is a no-op: NTFS keeps directory entries with the files'
+// metadata, and Windows cannot open a directory for syncing.
+func syncDir(string) error { return nil }
+
+// dirStamp is the directory's modification time.
+func dirStamp(dir string) (int64, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return 0, err
+	}
+	return fi.ModTime().UnixNano(), nil
+}
+
+// syncData flushes a file to disk.
+func syncData(f *os.File) error { return f.Sync() }

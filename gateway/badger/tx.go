@@ -26,8 +26,24 @@ var (
 type tx struct {
 	txn     *bdg.Txn
 	overlay map[string][]byte // nil value: deleted
-	ctr     counters          // counters as this update sees them
-	now     func() time.Time
+	// read holds what this update read from the transaction below its
+	// overlay (nil: not there), so the digest need not read it again.
+	read map[string][]byte
+	ctr  counters // counters as this update sees them
+	now  func() time.Time
+}
+
+// storedTask is a task as stored: with the seq of the outbox event of its
+// latest state (0 in values written before it was kept).
+type storedTask struct {
+	gateway.Task
+	EventSeq uint64 `json:"event_seq,omitempty"`
+}
+
+// storedAudit is an audit entry as stored, with the seq of its outbox event.
+type storedAudit struct {
+	gateway.AuditEntry
+	EventSeq uint64 `json:"event_seq,omitempty"`
 }
 
 // counters are the store's sequence numbers: each is the last one used.
@@ -46,9 +62,16 @@ func (t *tx) get(k []byte) ([]byte, error) {
 	}
 	item, err := t.txn.Get(k)
 	if err != nil {
+		if t.read != nil && errors.Is(err, bdg.ErrKeyNotFound) {
+			t.read[string(k)] = nil
+		}
 		return nil, err
 	}
-	return item.ValueCopy(nil)
+	v, err := item.ValueCopy(nil)
+	if err == nil && t.read != nil {
+		t.read[string(k)] = v
+	}
+	return v, err
 }
 
 func (t *tx) set(k, v []byte) {
@@ -116,6 +139,9 @@ func (t *tx) scanFrom(p, start []byte, fn func(k, v []byte) (bool, error)) error
 			if v, err = it.Item().ValueCopy(nil); err != nil {
 				return fmt.Errorf("read %q: %w", k, err)
 			}
+			if t.read != nil {
+				t.read[string(k)] = v
+			}
 			it.Next()
 		}
 		more, err := fn(k, v)
@@ -145,11 +171,18 @@ func (t *tx) getValue(k []byte, v any) error {
 }
 
 func (t *tx) Order(orderID string) (*gateway.OrderRecord, error) {
-	var o gateway.OrderRecord
-	if err := t.getValue(key(spaceOrder, orderID), &o); err != nil {
+	b, err := t.get(key(spaceOrder, orderID))
+	if err != nil {
 		if errors.Is(err, bdg.ErrKeyNotFound) {
 			return nil, gateway.Errorf(gateway.ENOTFOUND, "order %q not found", orderID)
 		}
+		return nil, fmt.Errorf("read order %q: %w", orderID, err)
+	}
+	if len(b) > 0 && b[0] == compactOrderVersion {
+		return decodeCompactOrder(orderID, b)
+	}
+	var o gateway.OrderRecord
+	if err := decode(b, &o); err != nil {
 		return nil, fmt.Errorf("read order %q: %w", orderID, err)
 	}
 	return &o, nil
@@ -377,7 +410,9 @@ func (t *tx) PutTask(task *gateway.Task) error {
 		task.Version = 1
 	}
 	task.UpdatedAt = t.now()
-	if err := t.put(key(spaceTask, task.TaskNo), task); err != nil {
+	// The task remembers the seq of the event that tells its state, so
+	// retention knows when the cloud has it.
+	if err := t.put(key(spaceTask, task.TaskNo), storedTask{Task: *task, EventSeq: t.ctr.event + 1}); err != nil {
 		return err
 	}
 	t.set(seqKey(spaceStatus, task.Seq, string(task.Status)), []byte(task.TaskNo))
@@ -404,7 +439,7 @@ func (t *tx) AppendAudit(a *gateway.AuditEntry) error {
 	if a.At.IsZero() {
 		a.At = t.now()
 	}
-	if err := t.put(seqKey(spaceAudit, a.Seq), a); err != nil {
+	if err := t.put(seqKey(spaceAudit, a.Seq), storedAudit{AuditEntry: *a, EventSeq: t.ctr.event + 1}); err != nil {
 		return err
 	}
 	return t.appendEvent(sync.KindAudit, a.TaskNo, a.Event())

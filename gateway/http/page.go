@@ -48,21 +48,22 @@ func (s *Server) getBoard(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	v := s.viewBoard(b)
-	v.Cloud = s.linkState()
+	v.Cloud, v.StorageState = s.linkState(), s.storageState()
 	writeJSON(w, http.StatusOK, v)
 	return nil
 }
 
 // boardView is the board with tasks in the API's shape.
 type boardView struct {
-	StoreID  string                    `json:"store_id"`
-	Printers []gateway.PrinterInfo     `json:"printers"`
-	Stations []stationView             `json:"stations"`
-	Alerts   []taskView                `json:"alerts"`
-	Counts   map[storeprint.Status]int `json:"counts"`
-	Storage  string                    `json:"storage_error,omitempty"`
-	Cloud    any                       `json:"cloud,omitempty"`
-	At       time.Time                 `json:"at"`
+	StoreID      string                    `json:"store_id"`
+	Printers     []gateway.PrinterInfo     `json:"printers"`
+	Stations     []stationView             `json:"stations"`
+	Alerts       []taskView                `json:"alerts"`
+	Counts       map[storeprint.Status]int `json:"counts"`
+	Storage      string                    `json:"storage_error,omitempty"`
+	StorageState any                       `json:"storage,omitempty"` // free space and the last recovery
+	Cloud        any                       `json:"cloud,omitempty"`
+	At           time.Time                 `json:"at"`
 }
 
 type stationView struct {
@@ -152,7 +153,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return r.Context().Err() == nil
 		}
 		v := s.viewBoard(b)
-		v.Cloud = s.linkState()
+		v.Cloud, v.StorageState = s.linkState(), s.storageState()
 		j, err := json.Marshal(v)
 		if err != nil {
 			s.log.Error("encode board", "err", err)

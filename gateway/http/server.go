@@ -35,6 +35,8 @@ type Server struct {
 	mux     *http.ServeMux
 	closing chan struct{}              // closed on Shutdown: ends live-update streams
 	link    func() any                 // the sync link's state, when there is one
+	storage func() any                 // the data disk and the last recovery
+	backup  func(io.Writer) error      // GET /v1/backup
 	routes  []string                   // "METHOD /path" of every route, for the OpenAPI document's tests
 	roles   map[string]storeprint.Role // the role each route needs
 	allow   map[string][]string        // path → its methods, for a JSON 405
@@ -136,6 +138,7 @@ func (s *Server) register() {
 	s.handle("POST /v1/pair", none, s.api(s.pair))
 	s.handle("GET /v1/devices", admin, s.api(s.listDevices))
 	s.handle("DELETE /v1/devices/{device_id}", admin, s.api(s.revokeDevice))
+	s.handle("GET /v1/backup", admin, s.api(s.getBackup))
 	s.pageRoutes()
 	s.mux.HandleFunc("/", s.notFound)
 }
@@ -414,10 +417,10 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	if err := s.g.Health(); err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": gateway.ErrorMessage(err)})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "error": gateway.ErrorMessage(err), "storage": s.storageState()})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "cloud": s.linkState()})
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "cloud": s.linkState(), "storage": s.storageState()})
 }
 
 func (s *Server) metricsHandler(w http.ResponseWriter, r *http.Request) {

@@ -3,7 +3,9 @@ package toml_test
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/gateway/toml"
 )
 
@@ -41,6 +43,31 @@ func TestParse(t *testing.T) {
 		if *cfg.MaxRetries != 5 || cfg.Listen != "127.0.0.1:8080" {
 			t.Fatalf("got max_retries %d listen %s", *cfg.MaxRetries, cfg.Listen)
 		}
+		if cfg.Retention.Duration != 30*gateway.Day || cfg.OrderIDsRetention.Duration != 400*gateway.Day {
+			t.Fatalf("got retention %s, order_ids_retention %s; want 30d and 400d", cfg.Retention, cfg.OrderIDsRetention)
+		}
+		if st := cfg.Storage; st.MemtableSize != 8<<20 || st.BlockCacheSize != 8<<20 || st.IndexCacheSize != 0 || st.Reserve != 96<<20 {
+			t.Fatalf("got storage %+v, want the defaults", st)
+		}
+	})
+	t.Run("Storage", func(t *testing.T) {
+		cfg, err := toml.Parse(strings.Replace(base, `api_tokens = ["pos-dev-token"]`, `api_tokens = ["pos-dev-token"]
+retention = "2s"
+order_ids_retention = "1d12h"
+[storage]
+memtable_size = "16MiB"
+block_cache_size = 4194304
+index_cache_size = "2MiB"
+reserve = "1GiB"`, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Retention.Duration != 2*time.Second || cfg.OrderIDsRetention.Duration != 36*time.Hour {
+			t.Fatalf("got retention %s, order_ids_retention %s", cfg.Retention, cfg.OrderIDsRetention)
+		}
+		if st := cfg.Storage; st.MemtableSize != 16<<20 || st.BlockCacheSize != 4<<20 || st.IndexCacheSize != 2<<20 || st.Reserve != 1<<30 {
+			t.Fatalf("got storage %+v", st)
+		}
 	})
 	for _, tc := range []struct {
 		name     string
@@ -60,6 +87,13 @@ func TestParse(t *testing.T) {
 		{"NoTokens", `api_tokens = ["pos-dev-token"]`, `api_tokens = []`, []string{"api_tokens"}},
 		{"DuplicateStation", `printer = "hot-1"`, `printer = "hot-1"` + "\n[[stations]]\nname = \"hot\"\nprinter = \"pass-1\"", []string{`stations[1].name`, `duplicate station "hot"`}},
 		{"Syntax", `store_id = "s1"`, `store_id = `, []string{"line"}},
+		{"BadRetention", `store_id = "s1"`, `store_id = "s1"` + "\nretention = \"a month\"", []string{"retention", `"a month"`}},
+		{"NegativeRetention", `store_id = "s1"`, `store_id = "s1"` + "\nretention = \"-1d\"", []string{"retention"}},
+		{"OrderIDsShorter", `store_id = "s1"`, `store_id = "s1"` + "\nretention = \"60d\"\norder_ids_retention = \"30d\"", []string{"order_ids_retention", "shorter than retention"}},
+		{"SmallMemtable", `api_tokens = ["pos-dev-token"]`, `api_tokens = ["pos-dev-token"]` + "\n[storage]\nmemtable_size = \"1MiB\"", []string{"storage.memtable_size", "1MiB"}},
+		{"SmallReserve", `api_tokens = ["pos-dev-token"]`, `api_tokens = ["pos-dev-token"]` + "\n[storage]\nreserve = \"10MiB\"", []string{"storage.reserve", "10MiB"}},
+		{"BadSize", `api_tokens = ["pos-dev-token"]`, `api_tokens = ["pos-dev-token"]` + "\n[storage]\nblock_cache_size = \"lots\"", []string{"block_cache_size", "lots"}},
+		{"UnknownStorageKey", `api_tokens = ["pos-dev-token"]`, `api_tokens = ["pos-dev-token"]` + "\n[storage]\ncache = 1", []string{"unknown key storage.cache"}},
 		{"PortZero", `address = "127.0.0.1:9100"`, `address = "127.0.0.1:0"`, []string{`printers[0] (id "hot-1").address`, `port "0"`, "1 to 65535"}},
 		{"PortTooHigh", `address = "127.0.0.1:9101"`, `address = "127.0.0.1:65536"`, []string{`printers[1] (id "pass-1").address`, "1 to 65535"}},
 		{"PortName", `address = "127.0.0.1:9100"`, `address = "printer.local:raw"`, []string{".address", `port "raw"`}},

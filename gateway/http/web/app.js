@@ -16,6 +16,8 @@ const T = {
     print_stale: "Print held tickets", acknowledge: "Acknowledge", failback: "Move back",
     failover: "{printer} failed — {stations} now print on {backup}", failover_done: "{printer} failed over to {backup} earlier (moved back)",
     storage: "Storage trouble — new orders are refused: {error}",
+    recovered: "The gateway's data was recovered ({at}): {cause}. Waiting tickets were held for a person.",
+    recovered_missing: "{n} tickets accepted before that are missing and cannot be listed.",
     q_retry: "Print {task} again?", q_resolve: "Close {task} as printed? Only if you saw the paper.",
     q_reprint: "Print a copy of {task}, marked REPRINT?", q_test: "Print a test page on {printer}?",
     q_stale: "Print the held tickets of {station}?", q_ack: "Acknowledge the failover of {printer}?",
@@ -43,6 +45,8 @@ const T = {
     print_stale: "打印暂停的小票", acknowledge: "已知悉", failback: "切回",
     failover: "{printer} 故障，{stations} 已转到 {backup} 打印", failover_done: "{printer} 曾转到 {backup}（已切回）",
     storage: "存储故障，暂停接单：{error}",
+    recovered: "网关数据已恢复（{at}）：{cause}。待打小票已暂停，等待人工处理。",
+    recovered_missing: "此前接收的 {n} 张小票已丢失，无法列出。",
     q_retry: "补打 {task}？", q_resolve: "确认 {task} 已出单？仅在看到小票时确认。",
     q_reprint: "复制打印 {task}（带重打标记）？", q_test: "在 {printer} 打印测试页？",
     q_stale: "打印 {station} 暂停的小票？", q_ack: "确认已知悉 {printer} 的故障转移？",
@@ -219,6 +223,11 @@ function render() {
   const banners = document.getElementById("banners");
   banners.replaceChildren();
   if (board.storage_error) banners.append(el("div", { class: "banner", role: "alert" }, t("storage", { error: board.storage_error })));
+  const rec = board.storage && board.storage.recovery;
+  if (rec && Date.now() - Date.parse(rec.at) < 7 * 24 * 3600 * 1000) {
+    banners.append(el("div", { class: "banner", "data-recovery": "true", role: "alert" },
+      t("recovered", { at: new Date(rec.at).toLocaleString(), cause: rec.cause }) + (rec.missing_tasks > 0 ? " " + t("recovered_missing", { n: rec.missing_tasks }) : "")));
+  }
   for (const p of board.printers) {
     const f = p.failover;
     if (!f) continue;

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	stdsync "sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/storeprint/storeprint/internal/testbin"
+	"github.com/storeprint/storeprint/printerdrivers/printersim"
+)
+
+// BenchmarkBurstRSS measures the real gateway's resident memory around a
+// burst of 100,000 tasks (50,000 orders of two tickets, 16 POS clients, the
+// printers out of paper so that every ticket waits): idle before, when the
+// last order is answered, and once the store's compactions are over (the
+// lowest reading within a minute after the burst). Linux only (it reads
+// /proc).
+func BenchmarkBurstRSS(b *testing.B) {
+	hot, cold := startSim(b, printersim.FaultPaperEnd), startSim(b, printersim.FaultPaperEnd)
+	cfg := writeConfig(b, b.TempDir(),
+		[]printerConf{{id: "hot-1", addr: hot.addr}, {id: "cold-1", addr: cold.addr}},
+		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}})
+	g, exit := testbin.TryGateway(b, testbin.Build(b, "github.com/storeprint/storeprint/cmd/storeprint-gateway"), cfg)
+	if exit != nil {
+		b.Fatalf("gateway did not start: %s", exit.Log)
+	}
+	idle := readRSS(b, g.Pid())
+	const orders = 50000
+	var next atomic.Int64
+	var wg stdsync.WaitGroup
+	start := time.Now()
+	for c := 0; c < 16; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < orders; i = int(next.Add(1)) - 1 {
+				if code, err := postQuiet(g.Base, order(fmt.Sprintf("burst-%05d", i), "hot", "cold")); err != nil || code != 201 {
+					b.Errorf("order %d: %d %v", i, code, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	end := readRSS(b, g.Pid())
+	settled := end
+	for i := 0; i < 60; i++ {
+		time.Sleep(time.Second)
+		if r := readRSS(b, g.Pid()); r.total < settled.total {
+			settled = r
+		}
+	}
+	b.Logf("100,000 tasks in %s; RSS idle %d MiB, at the end of the burst %d MiB (anon %d), settled %d MiB (anon %d, mapped files %d)",
+		took.Round(time.Second), idle.total>>20, end.total>>20, end.anon>>20, settled.total>>20, settled.anon>>20, settled.file>>20)
+	b.ReportMetric(float64(idle.total)/(1<<20), "idle-MiB")
+	b.ReportMetric(float64(end.total)/(1<<20), "burst-end-MiB")
+	b.ReportMetric(float64(settled.total)/(1<<20), "settled-MiB")
+	b.ReportMetric(float64(settled.anon)/(1<<20), "settled-anon-MiB")
+}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storeprint/storeprint/internal/testbin"
+	"github.com/storeprint/storeprint/printerdrivers/printersim"
+)
+
+// A backup taken while the gateway runs, with tickets waiting, restores
+// into a store that check calls sound; the restored gateway prints none of
+// what printed before the backup, and holds the tickets that were waiting
+// then (they may have printed since) for a person.
+func TestProcess_BackupRestore(t *testing.T) {
+	t.Parallel()
+	hot, cold := startSim(t, printersim.FaultNone), startSim(t, printersim.FaultPaperEnd)
+	data := filepath.Join(t.TempDir(), "data")
+	cfg := writeConfig(t, data, []printerConf{{id: "hot-1", addr: hot.addr}, {id: "cold-1", addr: cold.addr}},
+		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}})
+	bin := gatewayBinary(t)
+	g, exit := testbin.TryGateway(t, bin, cfg)
+	if exit != nil {
+		t.Fatalf("gateway did not start: %s", exit.Log)
+	}
+	const orders = 50
+	for i := 0; i < orders; i++ {
+		if code, err := postQuiet(g.Base, order(fmt.Sprintf("b%02d", i), "hot", "cold")); err != nil || code != 201 {
+			t.Fatalf("order %d: %d %v", i, code, err)
+		}
+	}
+	waitPrinted(t, hot, orders, time.Minute)
+	want, err := quietStates(t, g.Base)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	backup := filepath.Join(t.TempDir(), "nightly.backup")
+	b := testbin.Run(t, time.Minute, bin, "backup", "--config", cfg, "--gateway", g.Base, "--out", backup)
+	if b.Code != 0 || !strings.Contains(b.Stdout, "through the running gateway") {
+		t.Fatalf("online backup: exit %d:\n%s%s", b.Code, b.Stdout, b.Log)
+	}
+	t.Logf("backup: %s", strings.TrimSpace(b.Stdout))
+	// While the gateway holds the data dir, check and restore refuse and say why.
+	for _, args := range [][]string{{"check", "--config", cfg}, {"restore", "--config", cfg, "--in", backup}} {
+		if e := testbin.Run(t, time.Minute, bin, args...); e.Code != 2 || !strings.Contains(e.Log, "gateway running") {
+			t.Fatalf("%s while the gateway runs: exit %d, want 2 saying it runs:\n%s", args[0], e.Code, e.Log)
+		}
+	}
+	// Later, more printing, then the data dir is lost: restore.
+	cold.SetFault(printersim.FaultNone)
+	waitPrinted(t, cold, orders, time.Minute)
+	if e := g.Stop(t, time.Minute); e.Code != 0 {
+		t.Fatalf("stop: exit %d:\n%s", e.Code, e.Log)
+	}
+	if c := testbin.Run(t, time.Minute, bin, "check", "--config", cfg); c.Code != 0 || !strings.Contains(c.Stdout, "sound") {
+		t.Fatalf("check before the restore: exit %d:\n%s%s", c.Code, c.Stdout, c.Log)
+	}
+	r := testbin.Run(t, time.Minute, bin, "restore", "--config", cfg, "--in", backup)
+	if r.Code != 0 {
+		t.Fatalf("restore: exit %d:\n%s%s", r.Code, r.Stdout, r.Log)
+	}
+	t.Logf("restore: %s", strings.TrimSpace(r.Stdout))
+	c := testbin.Run(t, time.Minute, bin, "check", "--config", cfg)
+	if c.Code != 0 || !strings.Contains(c.Stdout, "sound") || !strings.Contains(c.Stdout, "pending") {
+		t.Fatalf("check after the restore: exit %d, want 0 with the hold pending:\n%s%s", c.Code, c.Stdout, c.Log)
+	}
+
+	hot2, cold2 := startSim(t, printersim.FaultNone), startSim(t, printersim.FaultNone)
+	cfg2 := writeConfig(t, data, []printerConf{{id: "hot-1", addr: hot2.addr}, {id: "cold-1", addr: cold2.addr}},
+		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}})
+	g2, exit := testbin.TryGateway(t, bin, cfg2)
+	if exit != nil {
+		t.Fatalf("restored gateway did not start: %s", exit.Log)
+	}
+	held, lost := checkStart(t, want, g2.Base, hot2, cold2)
+	if held != orders || lost != 0 || len(hot2.Printed())+len(cold2.Printed()) != 0 {
+		t.Fatalf("after the restore: %d held, %d lost, %d printed; want the %d waiting tickets held, nothing printed", held, lost, len(hot2.Printed())+len(cold2.Printed()), orders)
+	}
+}
+
+// withTop puts top-level keys at the start of a test configuration.
+func withTop(t *testing.T, cfg string, lines ...string) string {
+	t.Helper()
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte(strings.Join(lines, "\n")+"\n"+string(b)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// retention = "2s": a printed ticket is gone two seconds later, and its
+// order sent again is answered 200 with its task numbers and not printed.
+func TestMain_Retention(t *testing.T) {
+	t.Parallel()
+	hot := startSim(t, printersim.FaultNone)
+	cfg := withTop(t, writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}}),
+		`retention = "2s"`)
+	_, base := runGateway(t, cfg)
+	var first orderJSON
+	if code := call(t, "POST", base+"/v1/orders", order("r-1", "hot"), &first); code != 201 {
+		t.Fatalf("order: got %d", code)
+	}
+	no := first.Tasks[0].TaskNo
+	waitPrinted(t, hot, 1, 10*time.Second)
+	waitStatus(t, base, no, "done", 5*time.Second)
+	deadline := time.Now().Add(20 * time.Second)
+	for call(t, "GET", base+"/v1/tasks/"+no, nil, nil) != 404 {
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s still there 20s after it printed, with retention 2s", no)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var again orderJSON
+	if code := call(t, "POST", base+"/v1/orders", order("r-1", "hot"), &again); code != 200 {
+		t.Fatalf("replay of a purged order: got %d, want 200", code)
+	}
+	if fmt.Sprint(again) != fmt.Sprint(first) {
+		t.Fatalf("replay answered %+v, want the first answer %+v", again, first)
+	}
+	if code := call(t, "POST", base+"/v1/orders", map[string]any{"order_id": "r-1", "items": []map[string]any{{"name": "other", "qty": 1, "station": "hot"}}}, nil); code != 409 {
+		t.Fatalf("the purged order id with other content: got %d, want 409", code)
+	}
+	var open []taskJSON
+	for _, st := range []string{"queued", "printing", "retry_wait"} {
+		var ts []taskJSON
+		call(t, "GET", base+"/v1/tasks?status="+st, nil, &ts)
+		open = append(open, ts...)
+	}
+	if len(open) != 0 || call(t, "GET", base+"/v1/tasks/"+no, nil, nil) != 404 {
+		t.Fatalf("the replay queued %v, want nothing to print", open)
+	}
+}

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+type rss struct{ total, anon, file int64 }
+
+// readRSS reads a process's resident set from /proc.
+func readRSS(t testing.TB, pid int) rss {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r rss
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		n, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "VmRSS:":
+			r.total = n << 10
+		case "RssAnon:":
+			r.anon = n << 10
+		case "RssFile:":
+			r.file = n << 10
+		}
+	}
+	return r
+}
