@@ -389,7 +389,7 @@ func netError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("%w (%w)", context.Cause(ctx), err)
 	}
-	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+	if closedIdle(err) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) || errors.Is(err, io.EOF) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, os.ErrDeadlineExceeded) {
 		return printerdrivers.WithState(storeprint.PrinterOffline, err)
@@ -399,4 +399,11 @@ func netError(ctx context.Context, err error) error {
 		return printerdrivers.WithState(storeprint.PrinterOffline, err)
 	}
 	return err
+}
+
+// closedIdle reports net/http's "server closed idle connection": a
+// kept-alive connection the printer closed before the request went out.
+// net/http keeps no exported value for it, so its text is matched.
+func closedIdle(err error) bool {
+	return strings.Contains(err.Error(), "server closed idle connection")
 }
