@@ -45,6 +45,10 @@ func (g *Gateway) Subscribe() (<-chan struct{}, func()) {
 	}
 }
 
+// Notify tells subscribers that something they show changed outside the
+// store: the sync link, the data disk.
+func (g *Gateway) Notify() { g.changes.signal() }
+
 // Generation grows by one with every change subscribers are told of: a
 // snapshot read at one generation is current until it moves.
 func (g *Gateway) Generation() uint64 {

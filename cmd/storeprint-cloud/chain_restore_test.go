@@ -295,18 +295,11 @@ func TestChain_DataDirFromOlderCopy(t *testing.T) {
 // gateway, whatever its tasks are doing.
 func waitPending(t testing.TB, g *gatewayProc) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
+	waitGateway(t, g, time.Minute, func() (bool, string) {
 		var h linkState
 		do(t, posToken, "GET", g.base+"/healthz", nil, &h)
-		if h.Cloud.Connected && h.Cloud.Pending == 0 && h.Cloud.LastSeq > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("link still pending: %+v", h.Cloud)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return h.Cloud.Connected && h.Cloud.Pending == 0 && h.Cloud.LastSeq > 0, fmt.Sprintf("link still pending: %+v", h.Cloud)
+	})
 }
 
 func countRows(t testing.TB, dbURL, query string) int {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -126,25 +127,17 @@ func (rc reconciler) exec(t testing.TB, env map[string]string, args ...string) r
 // waitLink waits until the gateway's sync link is up or down.
 func waitLink(t testing.TB, g *gatewayProc, connected bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waitGateway(t, g, 10*time.Second, func() (bool, string) {
 		var h linkState
 		do(t, posToken, "GET", g.base+"/healthz", nil, &h)
-		if h.Cloud.Connected == connected {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the link is still connected=%v", h.Cloud.Connected)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return h.Cloud.Connected == connected, fmt.Sprintf("the link is still connected=%v", h.Cloud.Connected)
+	})
 }
 
 // waitAudit waits until the gateway's audit log has action on taskNo.
 func waitAudit(t testing.TB, g *gatewayProc, action, taskNo string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	waitGateway(t, g, 30*time.Second, func() (bool, string) {
 		var entries []struct {
 			Action string `json:"action"`
 			TaskNo string `json:"task_no"`
@@ -152,14 +145,11 @@ func waitAudit(t testing.TB, g *gatewayProc, action, taskNo string) {
 		do(t, posToken, "GET", g.base+"/v1/audit?after=0", nil, &entries)
 		for _, e := range entries {
 			if e.Action == action && strings.Contains(e.TaskNo, taskNo) {
-				return
+				return true, ""
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s of %s in the gateway's audit log: %+v", action, taskNo, entries)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false, fmt.Sprintf("no %s of %s in the gateway's audit log: %+v", action, taskNo, entries)
+	})
 }
 
 // After an outage: a cloud order posted while the store is cut off, and a

@@ -115,10 +115,7 @@ func makeSeed(t *testing.T, dir string) error {
 		return err
 	}
 	waitPrinted(t, &sim{Printer: hot}, seedOrders, 3*time.Minute)
-	want, err := quietStates(t, p.base)
-	if err != nil {
-		return err
-	}
+	want := quietStates(t, p.base)
 	p.kill(t)
 	seed.killed = filepath.Join(dir, "killed")
 	if err := copyDir(data, seed.killed); err != nil {
@@ -126,9 +123,7 @@ func makeSeed(t *testing.T, dir string) error {
 	}
 	// Start again and stop cleanly: the memtables are written out as tables.
 	p2 := startProc(t, cfg)
-	if _, err := quietStates(t, p2.base); err != nil {
-		return err
-	}
+	quietStates(t, p2.base)
 	if e := p2.Stop(t, time.Minute); e.Code != 0 || e.Crashed() {
 		return fmt.Errorf("clean stop: exit %d:\n%s", e.Code, e.Log)
 	}
@@ -155,25 +150,22 @@ func makeSeed(t *testing.T, dir string) error {
 
 // quietStates waits until nothing is printing and returns every task's
 // status.
-func quietStates(t *testing.T, base string) (map[string]string, error) {
-	deadline := time.Now().Add(time.Minute)
-	for {
+func quietStates(t *testing.T, base string) map[string]string {
+	var out map[string]string
+	waitUntil(t, base, time.Minute, func() (bool, string) {
 		var all []taskJSON
 		call(t, "GET", base+"/v1/tasks?limit=100000", nil, &all)
-		busy := false
-		out := map[string]string{}
+		out = map[string]string{}
+		printing := 0
 		for _, tj := range all {
 			out[tj.TaskNo] = tj.Status
-			busy = busy || tj.Status == "printing"
+			if tj.Status == "printing" {
+				printing++
+			}
 		}
-		if !busy {
-			return out, nil
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("tasks still printing after a minute")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return printing == 0, fmt.Sprintf("%d tasks still printing", printing)
+	})
+	return out
 }
 
 func copyDir(from, to string) error {

@@ -116,16 +116,12 @@ func TestMain_DiskFull(t *testing.T) {
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		code := call(t, "POST", base+"/v1/orders", order("df-3", "hot"), nil)
-		if code == 201 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("orders still refused (%d) after space was freed", code)
-		}
-		time.Sleep(100 * time.Millisecond)
+	waitUntil(t, base, 10*time.Second, func() (bool, string) {
+		code := call(t, "GET", base+"/healthz", nil, nil)
+		return code == 200, fmt.Sprintf("/healthz still %d after space was freed", code)
+	})
+	if code := call(t, "POST", base+"/v1/orders", order("df-3", "hot"), nil); code != 201 {
+		t.Fatalf("order after space was freed: got %d, want 201", code)
 	}
 	hot.SetFault(printersim.FaultNone)
 	got := waitPrinted(t, hot, 3, 15*time.Second)
@@ -167,21 +163,15 @@ func TestProcess_FullDisk(t *testing.T) {
 
 	// Idle, then the disk fills up (another program's logs, say).
 	filler := fill(t, disk, 0)
-	deadline := time.Now().Add(15 * time.Second)
-	var h struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-	}
-	for {
+	waitUntil(t, g.Base, 15*time.Second, func() (bool, string) {
+		var h struct {
+			Status string `json:"status"`
+			Error  string `json:"error"`
+		}
 		code := call(t, "GET", g.Base+"/healthz", nil, &h)
-		if code == 503 && strings.Contains(h.Error, "disk low") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("idle gateway on a full disk: /healthz %d %+v, want 503 saying disk low", code, h)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return code == 503 && strings.Contains(h.Error, "disk low"),
+			fmt.Sprintf("idle gateway on a full disk: /healthz %d %+v, want 503 saying disk low", code, h)
+	})
 	var board struct {
 		Storage string `json:"storage_error"`
 	}

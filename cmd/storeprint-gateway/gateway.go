@@ -397,6 +397,7 @@ func (m *Main) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	m.Store.OnHealthChange(m.Gateway.Notify)
 	metrics.Attach(m.Gateway)
 	if err := m.holdRecovered(ctx, log); err != nil {
 		return err
@@ -427,6 +428,7 @@ func (m *Main) run(ctx context.Context) error {
 		m.Sync = &synclink.Client{
 			URL: cfg.Cloud.URL, GatewayID: cfg.Cloud.GatewayID, Token: cfg.Cloud.Token,
 			StoreID: cfg.StoreID, Version: version.String(), Gateway: m.Gateway, Logger: log, Clock: m.Clock,
+			OnChange: m.Gateway.Notify,
 		}
 		m.HTTP.SetLink(func() any { return m.linkState(gctx) })
 		go func() {

@@ -34,10 +34,7 @@ func TestProcess_BackupRestore(t *testing.T) {
 		}
 	}
 	waitPrinted(t, hot, orders, time.Minute)
-	want, err := quietStates(t, g.Base)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := quietStates(t, g.Base)
 
 	backup := filepath.Join(t.TempDir(), "nightly.backup")
 	b := testbin.Run(t, time.Minute, bin, "backup", "--config", cfg, "--gateway", g.Base, "--out", backup)
@@ -111,13 +108,10 @@ func TestMain_Retention(t *testing.T) {
 	no := first.Tasks[0].TaskNo
 	waitPrinted(t, hot, 1, 10*time.Second)
 	waitStatus(t, base, no, "done", 5*time.Second)
-	deadline := time.Now().Add(20 * time.Second)
-	for call(t, "GET", base+"/v1/tasks/"+no, nil, nil) != 404 {
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s still there 20s after it printed, with retention 2s", no)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitUntil(t, base, 20*time.Second, func() (bool, string) {
+		code := call(t, "GET", base+"/v1/tasks/"+no, nil, nil)
+		return code == 404, fmt.Sprintf("task %s still there (%d) after it printed, with retention 2s", no, code)
+	})
 	var again orderJSON
 	if code := call(t, "POST", base+"/v1/orders", order("r-1", "hot"), &again); code != 200 {
 		t.Fatalf("replay of a purged order: got %d, want 200", code)

@@ -124,6 +124,7 @@ type DB struct {
 	cmt      commitState // the last commit, owned by the writer goroutine
 	wit      *witness
 	health   atomic.Pointer[error]
+	onHealth atomic.Pointer[func()]
 	disk     atomic.Pointer[DiskState]
 	recovery atomic.Pointer[Recovery]
 
@@ -425,15 +426,28 @@ func (d *DB) Health() error {
 	return nil
 }
 
+// OnHealthChange sets a function called after Health changes (trouble
+// found, its reason changed, trouble over): the LAN page's live updates
+// follow the disk with it.
+func (d *DB) OnHealthChange(fn func()) { d.onHealth.Store(&fn) }
+
 func (d *DB) setHealth(err error) {
 	if err == nil {
 		if d.health.Swap(nil) != nil {
 			d.log.Info("storage writes succeed again")
+			d.healthChanged()
 		}
 		return
 	}
 	if old := d.health.Swap(&err); old == nil || (*old).Error() != err.Error() {
 		d.log.Error("storage trouble", "err", err)
+		d.healthChanged()
+	}
+}
+
+func (d *DB) healthChanged() {
+	if fn := d.onHealth.Load(); fn != nil && *fn != nil {
+		(*fn)()
 	}
 }
 

@@ -108,7 +108,7 @@ func (s *Server) board(ctx context.Context) (*gateway.Board, error) {
 	defer s.boardMu.Unlock()
 	if s.boardCache != nil && s.boardGen == gen {
 		b := *s.boardCache
-		b.Storage = "" // storage recovers without a change: read it now
+		b.Storage = "" // read the storage state now, not from the cache
 		if err := s.g.Health(); err != nil {
 			b.Storage = gateway.ErrorMessage(err)
 		}
@@ -177,8 +177,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		case <-s.closing:
 			return
 		case <-ping.C:
-			// Resend now and then: some states (storage recovering, the
-			// sync link) change without a notification.
+			// Resend now and then: ages move on, and a proxy between
+			// here and the page may close a silent stream.
 			if !send() {
 				return
 			}

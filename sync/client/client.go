@@ -60,6 +60,10 @@ type Client struct {
 	PingEvery  time.Duration // default 2s
 	MinBackoff time.Duration // default 500ms; doubles with every failure, ±20% jitter (internal/backoff)
 	MaxBackoff time.Duration // default 15s
+	// OnChange, when set, is called after the state shown to people
+	// changes (up or down, the cursor, a resync), outside the client's
+	// lock: the LAN page's live updates follow the link with it.
+	OnChange func()
 
 	mu    stdsync.Mutex
 	state State
@@ -99,6 +103,7 @@ func (c *Client) State() State {
 
 func (c *Client) setState(connected bool, err error) {
 	c.mu.Lock()
+	defer c.changed()
 	defer c.mu.Unlock()
 	changed := c.state.Connected != connected
 	if changed {
@@ -122,14 +127,25 @@ func (c *Client) setState(connected bool, err error) {
 
 func (c *Client) setCursor(cur uint64) {
 	c.mu.Lock()
+	moved := c.state.Cursor != cur
 	c.state.Cursor = cur
 	c.mu.Unlock()
+	if moved {
+		c.changed()
+	}
 }
 
 func (c *Client) setResync(kind string, tasks int) {
 	c.mu.Lock()
 	c.state.Resync = &Resync{Kind: kind, Tasks: tasks, At: c.Clock.Now()}
 	c.mu.Unlock()
+	c.changed()
+}
+
+func (c *Client) changed() {
+	if c.OnChange != nil {
+		c.OnChange()
+	}
 }
 
 func (c *Client) defaults() {

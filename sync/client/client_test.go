@@ -278,6 +278,35 @@ func TestClient_Run(t *testing.T) {
 		}
 	})
 
+	// Every change people see (up, the cursor, down) is announced, after
+	// it shows in State: the LAN page follows the link with it.
+	t.Run("OnChange", func(t *testing.T) {
+		t.Parallel()
+		gw := newGateway(incarnation)
+		gw.Append(100)
+		h := setup(t, gw)
+		seen := make(chan client.State, 1000)
+		h.client.OnChange = func() { seen <- h.client.State() }
+		h.run()
+		next := func(what string, ok func(client.State) bool) {
+			t.Helper()
+			for {
+				select {
+				case st := <-seen:
+					if ok(st) {
+						return
+					}
+				case <-h.ctx.Done():
+					t.Fatalf("no change announced with %s", what)
+				}
+			}
+		}
+		next("the link up", func(st client.State) bool { return st.Connected })
+		next("every event acknowledged", func(st client.State) bool { return st.Connected && st.Cursor == 100 })
+		h.cut()
+		next("the link down", func(st client.State) bool { return !st.Connected && st.LastError != "" })
+	})
+
 	// A cut link comes back after the shortest backoff and resumes from
 	// the acknowledged cursor: nothing lost, nothing sent twice.
 	t.Run("Reconnect", func(t *testing.T) {
