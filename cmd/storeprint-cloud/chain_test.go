@@ -462,7 +462,7 @@ func TestChain_ReplayThroughCuts(t *testing.T) {
 	close(stop)
 	<-cutterDone
 	// 3,000 tickets on two simulators and 18,000 events through a cut
-	// link: a minute on a quiet machine, several with its cores busy.
+	// link: minutes when the machine's cores are busy with other work.
 	waitSynced(t, g, 6*time.Minute)
 	t.Logf("synced after %s", time.Since(begin).Round(time.Millisecond))
 	n := compare(t, dbURL, g, st)
