@@ -40,6 +40,7 @@ rm -rf "$out/data" "$out/pg" "$out"/*.jsonl "$out"/*.txt
 mkdir -p "$out"
 outabs=$(cd "$out" && pwd)
 pids=()
+simpids=()
 pgdata=""
 stopped=""
 runpg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
@@ -115,6 +116,13 @@ for printer in "hot-1 $hotport $hotctl" "pass-1 $passport $passctl"; do
   "$bin/storeprint" printersim --name "$name" --listen "127.0.0.1:$port" --control "127.0.0.1:$ctl" \
     --out "$out/$name.jsonl" --paper "$out/$name.txt" 2>"$out/$name.log" &
   pids+=($!)
+  simpids+=("$!:$ctl:$name")
+done
+# The printers listen before the gateway looks at them: a port already in
+# use stops the demo with the printer's log, not a printer silently missing.
+for sim in "${simpids[@]}"; do
+  IFS=: read -r pid ctl name <<<"$sim"
+  waitfor "http://127.0.0.1:$ctl/fault" "$pid" "$out/$name.log"
 done
 "$bin/storeprint-gateway" run --config "$config" 2>"$out/gateway.log" &
 gwpid=$!

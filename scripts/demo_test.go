@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -95,11 +96,14 @@ func TestDemo(t *testing.T) {
 	}
 }
 
-// freePorts returns the first of n consecutive ports free on 127.0.0.1.
+// freePorts returns the first of n consecutive ports free on 127.0.0.1,
+// below the ephemeral range, where the outgoing connections of other
+// tests running meanwhile could take one before the demo listens on it.
 func freePorts(t *testing.T, n int) int {
 	t.Helper()
+	low := ephemeralLow()
 	for range 100 {
-		base := 20000 + rand.IntN(30000)
+		base := 10000 + rand.IntN(low-10000-n)
 		var ls []net.Listener
 		for i := range n {
 			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(base+i)))
@@ -117,6 +121,25 @@ func freePorts(t *testing.T, n int) int {
 	}
 	t.Fatalf("no %d consecutive free ports", n)
 	return 0
+}
+
+// ephemeralLow is the first port of the range the system gives outgoing
+// connections (Linux's /proc/sys/net/ipv4/ip_local_port_range; 32768 where
+// it cannot be read or is lower than makes sense).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	low, err := strconv.Atoi(f[0])
+	if err != nil || low < 12000 {
+		return 32768
+	}
+	return low
 }
 
 // output collects what the demo writes, for the test to wait on.
