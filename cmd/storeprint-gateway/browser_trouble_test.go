@@ -71,13 +71,20 @@ func TestBrowser_LANPageTrouble(t *testing.T) {
 		t.Errorf("below the fold at 1280×800: %v", below)
 	}
 
-	// The technical side is one click away.
-	within(t, ctx, 5*time.Second, "open details", chromedp.Click(`[data-printer="hot-1"] details summary`))
-	if text, err = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-printer="hot-1"] details').innerText`)); err != nil {
+	// The technical side is one click away, and stays open while the page
+	// redraws on the next change.
+	within(t, ctx, 5*time.Second, "open details", chromedp.Click(`[data-printer="hot-1"] details summary`),
+		chromedp.WaitVisible(`[data-printer="hot-1"] details[open] .tech`))
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.querySelector('[data-printer="hot-1"] details').dataset.drawn = "before", true)`)); err != nil {
+		t.Fatal(err)
+	}
+	call(t, "POST", base+"/v1/orders", order("t5", "hot"), nil)
+	within(t, ctx, 20*time.Second, "the page redrawn", chromedp.WaitReady(`[data-printer="hot-1"] details:not([data-drawn])`))
+	if text, err = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-printer="hot-1"] details[open]')?.innerText ?? "closed"`)); err != nil {
 		t.Fatal(err)
 	}
 	if !technical.MatchString(text) {
-		t.Errorf("the details of hot-1 hold no technical text: %q", text)
+		t.Errorf("the details of hot-1, opened before the page redrew, show %q, want them open with technical text", text)
 	}
 
 	if dir := os.Getenv("STOREPRINT_SCREENSHOTS"); dir != "" {

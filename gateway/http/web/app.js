@@ -87,10 +87,16 @@ function say(word) {
 
 // details is the technical side of something, folded away: the words for
 // people come first, the error text for IT behind a toggle.
-function details(...lines) {
+// A details the reader opened stays open when the page redraws on the next
+// update: openDetails holds the keys of those open now.
+const openDetails = new Set();
+
+function details(key, ...lines) {
   const text = lines.filter(Boolean);
   if (text.length === 0) return null;
-  return el("details", {}, el("summary", {}, t("details")), text.map(l => el("div", { class: "tech" }, l)));
+  return el("details", { "data-details": key, open: openDetails.has(key),
+    ontoggle: e => e.target.open ? openDetails.add(key) : openDetails.delete(key) },
+    el("summary", {}, t("details")), text.map(l => el("div", { class: "tech" }, l)));
 }
 
 // ageWords says how long a ticket has waited, as of now.
@@ -234,7 +240,7 @@ function render() {
     const text = f.active ? t("failover", { printer: p.id, backup: f.backup, stations: p.stations.join(", ") })
       : t("failover_done", { printer: p.id, backup: f.backup });
     banners.append(el("div", { class: "banner", "data-failover": p.id, role: "alert" },
-      el("span", {}, el("div", {}, text), f.word && el("div", {}, say(f.word)), details(f.reason)),
+      el("span", {}, el("div", {}, text), f.word && el("div", {}, say(f.word)), details("failover/" + p.id, f.reason)),
       el("span", { class: "row" },
         !f.acknowledged && may("staff") && el("button", { class: "big danger", type: "button", "data-action": "acknowledge",
           onclick: () => act("q_ack", { printer: p.id }, "POST", "/v1/printers/" + encodeURIComponent(p.id) + "/acknowledge") }, t("acknowledge")),
@@ -252,7 +258,7 @@ function render() {
       el("div", { class: "state bad" }, say(a.word)),
       el("div", { class: "items" }, itemsText(a)),
       el("div", { class: "muted" }, el("span", { class: "age" }, ageWords(a)), " · " + a.task_no),
-      details(a.last_error),
+      details("task/" + a.task_no, a.last_error),
       el("div", { class: "row" },
         may("staff") && el("button", { class: "big", type: "button", "data-action": "retry", onclick: () => act("q_retry", { task: a.task_no }, "POST", path + "/retry") }, t("retry")),
         may("staff") && a.status === "attention_required" && a.reason !== "stale" && el("button", { class: "big secondary", type: "button", "data-action": "resolve",
@@ -270,7 +276,7 @@ function render() {
       el("h3", {}, p.id),
       el("div", { class: "state " + (ok ? "ok" : "bad") }, statusWords(p)),
       el("div", { class: "muted" }, p.queue + " " + t("queue") + (p.stations.length ? " · " + p.stations.join(", ") : "")),
-      !ok && details(p.last_error),
+      !ok && details("printer/" + p.id, p.last_error),
       may("staff") && el("div", { class: "row" }, el("button", { class: "small secondary", type: "button", "data-action": "test-page",
         onclick: () => act("q_test", { printer: p.id }, "POST", "/v1/printers/" + encodeURIComponent(p.id) + "/test-page") }, t("test_page")))));
   }

@@ -307,10 +307,16 @@ function printerWords(p) {
 }
 
 // details is the technical side of something, folded away.
-function details(...lines) {
+// A details the reader opened stays open when the page redraws on the next
+// update: openDetails holds the keys of those open now.
+const openDetails = new Set();
+
+function details(key, ...lines) {
   const text = lines.filter(Boolean);
   if (text.length === 0) return null;
-  return el("details", {}, el("summary", {}, t("details")), text.map(l => el("div", { class: "tech" }, l)));
+  return el("details", { "data-details": key, open: openDetails.has(key),
+    ontoggle: e => e.target.open ? openDetails.add(key) : openDetails.delete(key) },
+    el("summary", {}, t("details")), text.map(l => el("div", { class: "tech" }, l)));
 }
 
 function reasonWords(a) {
@@ -348,7 +354,7 @@ function render() {
       a.kind === "command_refused" && el("div", {}, a.message),
       el("div", { class: "muted" }, el("span", { class: "age" }, t("waited", { ago: ago(a.raised_at) })),
         (a.printer_id ? " · " + a.printer_id : "") + (a.task_no ? " · " + a.task_no : "")),
-      details(a.kind === "dead_letter" ? a.message : a.last_error),
+      details(a.store_id + "/" + a.alert_id, a.kind === "dead_letter" ? a.message : a.last_error),
       acked && el("div", { class: "state warn" }, t("acked_by", { who: a.acknowledged_by, ago: ago(a.acknowledged_at) })),
       wasSent && el("div", { class: "state warn" }, t("sent")),
       el("div", { class: "row" },
