@@ -31,6 +31,15 @@ func benchSeconds() time.Duration {
 	return 5 * time.Second
 }
 
+// benchRounds is how many times a benchmark measures, to show the spread
+// (STOREPRINT_BENCH_ROUNDS, default 2).
+func benchRounds() int {
+	if n, err := strconv.Atoi(os.Getenv("STOREPRINT_BENCH_ROUNDS")); err == nil && n > 0 {
+		return n
+	}
+	return 2
+}
+
 // loadResult is what one run of the load saw.
 type loadResult struct {
 	orders   int
@@ -154,9 +163,10 @@ func startBenchGateway(b *testing.B, fault printersim.Fault) *testbin.Gateway {
 // ceiling (decode, append to one file, fdatasync shared by concurrent
 // requests), the same without the sync (HTTP alone), and the real gateway
 // (POST /v1/orders, a 201 once the tasks are synced in Badger) printing
-// on two simulators meanwhile. Each of b.N rounds measures all three and
-// prints orders/s, p50 and p99 and the gateway's ratios to the ceiling;
-// the metrics are those of the last round.
+// on two simulators meanwhile. Each round (benchRounds) measures all three
+// and prints orders/s, p50 and p99 and the gateway's ratios to the
+// ceiling; the metrics are those of the last round. Run it with
+// -benchtime 1x.
 func BenchmarkAcceptSideBySide(b *testing.B) {
 	d := benchSeconds()
 	ceiling, httpOnly := startCeiling(b, true), startCeiling(b, false)
@@ -168,12 +178,13 @@ func BenchmarkAcceptSideBySide(b *testing.B) {
 	warm(g.Base, "g")
 	b.ResetTimer()
 	var c, h, gw loadResult
-	for round := 1; round <= b.N; round++ {
+	rounds := b.N * benchRounds()
+	for round := 1; round <= rounds; round++ {
 		prefix := fmt.Sprintf("r%d-%s", round, run)
 		c = postLoad(b, ceiling, prefix, d, 0)
 		h = postLoad(b, httpOnly, prefix, d, 0)
 		gw = postLoad(b, g.Base, prefix, d, 0)
-		fmt.Printf("\naccept, round %d of %d: %d POS clients, two-station orders, %s each\n", round, b.N, posClients, d)
+		fmt.Printf("\naccept, round %d of %d: %d POS clients, two-station orders, %s each\n", round, rounds, posClients, d)
 		fmt.Printf("  %-44s %9s %8s %8s\n", "endpoint", "orders/s", "p50 ms", "p99 ms")
 		for _, r := range []struct {
 			name string
@@ -199,11 +210,13 @@ func BenchmarkAcceptSideBySide(b *testing.B) {
 // waiting and again with 100,000 tickets waiting (both printers out of
 // paper, so nothing prints): the queue's size must not slow accepting
 // down. Between the two it fills the queue with the same load and
-// reports that rate too.
+// reports that rate too. Each round (benchRounds) starts a new gateway.
+// Run it with -benchtime 1x.
 func BenchmarkAcceptBacklog(b *testing.B) {
 	const waiting = 100000 // tickets: two per order
 	d := benchSeconds()
-	for round := 1; round <= b.N; round++ {
+	rounds := b.N * benchRounds()
+	for round := 1; round <= rounds; round++ {
 		b.StopTimer()
 		g := startBenchGateway(b, printersim.FaultPaperEnd)
 		run := strconv.FormatInt(time.Now().UnixNano(), 36)
@@ -214,7 +227,7 @@ func BenchmarkAcceptBacklog(b *testing.B) {
 		fill := postLoad(b, g.Base, "fill-"+run, 0, max(0, waiting/2-sent))
 		full := postLoad(b, g.Base, "full-"+run, d, 0)
 		b.StopTimer()
-		fmt.Printf("\naccept with the queue growing, round %d of %d (printers out of paper, %d POS clients)\n", round, b.N, posClients)
+		fmt.Printf("\naccept with the queue growing, round %d of %d (printers out of paper, %d POS clients)\n", round, rounds, posClients)
 		fmt.Printf("  %-40s %9s %8s %8s\n", "queue", "orders/s", "p50 ms", "p99 ms")
 		fmt.Printf("  %-40s %9.0f %8.2f %8.2f\n", "empty", empty.rate(), ms(empty.p50), ms(empty.p99))
 		fmt.Printf("  %-40s %9.0f %8.2f %8.2f\n", fmt.Sprintf("filling to %d waiting tickets", waiting), fill.rate(), ms(fill.p50), ms(fill.p99))
