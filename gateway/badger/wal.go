@@ -36,8 +36,10 @@ import (
 // A data dir whose value log holds values (written by an earlier release,
 // which put large values there) keeps Badger's own sync: value-log
 // garbage collection rewrites those values and removes their old file
-// within one call, which only Badger's own sync makes safe. Windows keeps
-// it too (a second handle on Badger's log would stop Badger removing it).
+// within one call, which only Badger's own sync makes safe. Other systems
+// than Linux keep it too: on Windows a second handle on Badger's log
+// would stop Badger removing it, and elsewhere a sync of the file is not
+// known to write back what was written through a mapping.
 type walSync struct {
 	dir string
 	mu  stdsync.Mutex
@@ -46,9 +48,9 @@ type walSync struct {
 }
 
 // ownWALSync reports whether the store syncs Badger's log itself for the
-// data dir (see walSync): on Linux and macOS, with an empty value log.
+// data dir (see walSync): on Linux, with an empty value log.
 func ownWALSync(dir string) bool {
-	if runtime.GOOS == "windows" {
+	if runtime.GOOS != "linux" {
 		return false
 	}
 	entries, err := os.ReadDir(dir)
