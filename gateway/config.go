@@ -357,16 +357,6 @@ func (s *StorageConfig) SetDefaults() {
 	}
 }
 
-// MemoryLimit is the soft limit on the Go runtime's memory the gateway
-// sets itself (unless GOMEMLIMIT is set): room for the memtables Badger
-// holds at once (up to four, each with its transaction room) and the
-// tables its compactions build, the caches, and 16 MiB for everything
-// else; 64 MiB with the defaults. Above it the garbage collector works
-// harder rather than the heap growing.
-func (s *StorageConfig) MemoryLimit() ByteSize {
-	return 5*s.MemtableSize + s.BlockCacheSize + s.IndexCacheSize + 16<<20
-}
-
 // MinReserve is the least free space the store needs to start and stop
 // with a memtable of the given size: two memtables' logs and tables, and
 // room for the manifest and a compaction's first tables.

@@ -147,16 +147,3 @@ func TestConfig_HTTPPrinters(t *testing.T) {
 		}
 	})
 }
-
-func TestStorageConfig_MemoryLimit(t *testing.T) {
-	t.Parallel()
-	var s gateway.StorageConfig
-	s.SetDefaults()
-	if got, want := s.MemoryLimit(), gateway.ByteSize(64<<20); got != want {
-		t.Errorf("default memory limit: got %s, want %s", got, want)
-	}
-	s.MemtableSize, s.IndexCacheSize = 64<<20, 16<<20
-	if got, want := s.MemoryLimit(), gateway.ByteSize(360<<20); got != want {
-		t.Errorf("memory limit with 64MiB memtables and a 16MiB index cache: got %s, want %s", got, want)
-	}
-}

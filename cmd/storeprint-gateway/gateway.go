@@ -10,7 +10,6 @@ import (
 	"os"
 	"regexp"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -195,12 +194,6 @@ type Main struct {
 	Stdout      io.Writer
 	Stderr      io.Writer
 
-	// MemoryLimit sets the Go runtime's soft memory limit from the
-	// configuration's [storage] (see gateway.StorageConfig.MemoryLimit)
-	// unless GOMEMLIMIT is set: the program does, tests that run it in
-	// their own process do not.
-	MemoryLimit bool
-
 	// Failpoint stops the process at a named point of an attempt; set only
 	// by builds with the failpoints tag (tests).
 	Failpoint func(name string)
@@ -380,9 +373,6 @@ func (m *Main) run(ctx context.Context) error {
 		if len(t) < 12 {
 			log.Warn("an API token is short and easy to guess; use 16 or more random characters", "key", fmt.Sprintf("api_tokens[%d]", i), "length", len(t))
 		}
-	}
-	if m.MemoryLimit && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(int64(cfg.Storage.MemoryLimit()))
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data_dir: %w", err)

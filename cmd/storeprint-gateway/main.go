@@ -16,7 +16,6 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	m := NewMain()
-	m.MemoryLimit = true
 	if err := m.ParseFlags(os.Args[1:]); err != nil {
 		if errors.Is(err, errHelp) {
 			os.Exit(0)
