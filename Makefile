@@ -22,6 +22,12 @@ LDFLAGS := $(if $(VERSION),-X github.com/storeprint/storeprint/internal/version.
 # size fills about 8 GB and takes minutes; BENCH_TASKS=100 is a tenth).
 BENCH_STORES ?= 10000
 BENCH_TASKS ?= 1000
+# The size make bench runs it at: a hundredth, to keep make bench short.
+BENCH_SMALL_STORES ?= 1000
+BENCH_SMALL_TASKS ?= 100
+# The accept benchmarks: seconds each endpoint is measured, and rounds.
+export STOREPRINT_BENCH_SECONDS ?= 5
+export STOREPRINT_BENCH_ROUNDS ?= 2
 
 .PHONY: help build demo test unit fuzz lint bench bench-scale windows package screenshots clean model
 
@@ -76,13 +82,15 @@ windows: ## cross-compile and vet for Windows
 	GOOS=windows $(GO) build ./...
 	GOOS=windows $(GO) vet ./...
 
-bench: ## benchmarks: gateway throughput, latency and memory, store size and retention, cloud ingest, sync replay and idle links, HQ at chain scale
-	$(GO) test -run '^$$' -bench . -benchtime 3s -count 1 ./cmd/storeprint-gateway/ ./gateway/badger/
+bench: ## benchmarks, in minutes: gateway accept side by side with a durable ceiling, accept with 100,000 waiting, memory after a burst, idle CPU, store size and retention, cloud ingest, sync replay and idle links, HQ at a small chain scale (BENCH_SMALL_*; make bench-scale for the full size)
+	$(GO) test -run '^$$' -bench 'BenchmarkAccept(SideBySide|Backlog)$$|BenchmarkBurstRSS|BenchmarkIdleCPU' -benchtime 1x -count 1 -timeout 30m ./cmd/storeprint-gateway/
+	$(GO) test -run '^$$' -bench 'BenchmarkAcceptOrders|BenchmarkTimeToPaper' -benchtime 3s -count 1 ./cmd/storeprint-gateway/
+	$(GO) test -run '^$$' -bench . -benchtime 3s -count 1 ./gateway/badger/
 	$(GO) test -run '^$$' -bench 'BenchmarkBytesPerTask|BenchmarkRetention' -benchtime 1x -count 1 -timeout 60m ./gateway/
 	$(GO) test -run '^$$' -bench 'BenchmarkIngest/(first-delivery|replay)/batch' -benchtime 50x -count 1 ./cloud/postgres/
 	$(GO) test -run '^$$' -bench 'BenchmarkIngest/first-delivery/many' -benchtime 4000x -count 1 ./cloud/postgres/
 	$(GO) test -run '^$$' -bench 'BenchmarkReplayBacklog|BenchmarkIdleLinks' -benchtime 1x -count 1 ./cmd/storeprint-cloud/
-	$(MAKE) --no-print-directory bench-scale
+	$(MAKE) --no-print-directory bench-scale BENCH_STORES=$(BENCH_SMALL_STORES) BENCH_TASKS=$(BENCH_SMALL_TASKS)
 
 bench-scale: ## HQ at chain scale: BENCH_STORES x BENCH_TASKS through COPY, each HQ endpoint's p50/p99, dashboard viewers, ingest
 	STOREPRINT_BENCH_STORES=$(BENCH_STORES) STOREPRINT_BENCH_TASKS=$(BENCH_TASKS) \

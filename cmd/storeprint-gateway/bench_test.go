@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	stdsync "sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,46 +20,21 @@ func percentile(d []time.Duration, p float64) time.Duration {
 
 // BenchmarkAcceptOrders measures POS-to-201 with durability on (fsync before
 // the answer): orders/s and latency percentiles, from concurrent POS
-// clients over real sockets, while the printers print.
+// clients over real sockets, while the printers print. The gateway runs in
+// this process, so that go test -cpuprofile profiles its accept path (see
+// BenchmarkAcceptSideBySide for the figures that compare).
 func BenchmarkAcceptOrders(b *testing.B) {
 	hot, cold := startSim(b, printersim.FaultNone), startSim(b, printersim.FaultNone)
 	cfg := writeConfig(b, b.TempDir(),
 		[]printerConf{{id: "hot-1", addr: hot.addr}, {id: "cold-1", addr: cold.addr}},
 		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}})
 	_, base := runGateway(b, cfg)
-	const clients = 16
-	lat := make([]time.Duration, b.N)
-	var next atomic.Int64
-	var wg stdsync.WaitGroup
-	run := fmt.Sprintf("%d", time.Now().UnixNano())
 	b.ResetTimer()
-	start := time.Now()
-	for c := 0; c < clients; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= b.N {
-					return
-				}
-				body := order(fmt.Sprintf("b%s-%d", run, i), "hot", "cold")
-				t0 := time.Now()
-				code, err := postQuiet(base, body)
-				lat[i] = time.Since(t0)
-				if err != nil || code != 201 {
-					b.Errorf("order %d: %d %v", i, code, err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
+	r := postLoad(b, base, fmt.Sprintf("b%d", time.Now().UnixNano()), 0, b.N)
 	b.StopTimer()
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "orders/s")
-	b.ReportMetric(float64(percentile(lat, 0.50).Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(percentile(lat, 0.99).Microseconds())/1000, "p99-ms")
+	b.ReportMetric(r.rate(), "orders/s")
+	b.ReportMetric(ms(r.p50), "p50-ms")
+	b.ReportMetric(ms(r.p99), "p99-ms")
 }
 
 // BenchmarkTimeToPaper measures POS-to-confirmation: from posting an order

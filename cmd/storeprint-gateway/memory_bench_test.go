@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	stdsync "sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,11 +9,11 @@ import (
 )
 
 // BenchmarkBurstRSS measures the real gateway's resident memory around a
-// burst of 100,000 tasks (50,000 orders of two tickets, 16 POS clients, the
-// printers out of paper so that every ticket waits): idle before, when the
-// last order is answered, and once the store's compactions are over (the
-// lowest reading within a minute after the burst). Linux only (it reads
-// /proc).
+// burst of 100,000 tasks (50,000 orders of two tickets from posClients POS
+// clients, the printers out of paper so that every ticket waits): idle
+// before, when the last order is answered, and once the store's
+// compactions are over (the lowest reading within a minute after the
+// burst). Linux only (it reads /proc).
 func BenchmarkBurstRSS(b *testing.B) {
 	hot, cold := startSim(b, printersim.FaultPaperEnd), startSim(b, printersim.FaultPaperEnd)
 	cfg := writeConfig(b, b.TempDir(),
@@ -27,23 +24,8 @@ func BenchmarkBurstRSS(b *testing.B) {
 		b.Fatalf("gateway did not start: %s", exit.Log)
 	}
 	idle := readRSS(b, g.Pid())
-	const orders = 50000
-	var next atomic.Int64
-	var wg stdsync.WaitGroup
 	start := time.Now()
-	for c := 0; c < 16; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1)) - 1; i < orders; i = int(next.Add(1)) - 1 {
-				if code, err := postQuiet(g.Base, order(fmt.Sprintf("burst-%05d", i), "hot", "cold")); err != nil || code != 201 {
-					b.Errorf("order %d: %d %v", i, code, err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	postLoad(b, g.Base, "burst", 0, 50000)
 	took := time.Since(start)
 	end := readRSS(b, g.Pid())
 	settled := end

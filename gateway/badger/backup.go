@@ -67,6 +67,13 @@ func (d *DB) Backup(w io.Writer, storeID string) (*BackupInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("backup: %w", err)
 	}
+	// Badger's stream takes its snapshots without the visibility gate: a
+	// commit it read may have been still syncing. Once the writer lets go
+	// of the gate, it is on disk.
+	d.gate.Lock()
+	//lint:ignore SA2001 waiting for the writer to let go is the point
+	d.gate.Unlock()
+
 	info := &BackupInfo{Format: 1, StoreID: storeID, TakenAt: at, Version: v, Bytes: cw.n, SHA256: hex.EncodeToString(cw.h.Sum(nil))}
 	t, err := json.Marshal(info)
 	if err != nil {
@@ -282,7 +289,7 @@ func (d *DB) setRecovery(r *Recovery) error {
 	if err != nil {
 		return err
 	}
-	if err := d.db.Update(func(txn *bdg.Txn) error { return txn.Set(metaRecovery, b) }); err != nil {
+	if err := d.update(func(txn *bdg.Txn) error { return txn.Set(metaRecovery, b) }); err != nil {
 		return fmt.Errorf("record recovery: %w", err)
 	}
 	d.recovery.Store(r)

@@ -48,6 +48,7 @@ type Options struct {
 	Now            func() time.Time
 
 	scratch bool // a scratch copy (Check): no compactions, which delete tables
+	ownSync bool // the store syncs Badger's log itself (see walSync)
 }
 
 func (o Options) withDefaults() Options {
@@ -78,12 +79,12 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// badgerOptions are Badger's settings for the store: every write synced,
-// one version per key, checksums verified on every block read (and every
+// badgerOptions are Badger's settings for the store: every write synced
+// (by Badger, or by the store itself with o.ownSync, see walSync), one
+// version per key, checksums verified on every block read (and every
 // table read whole at start, see inspect), small memtables for a small
-// machine.
+// machine, and every value kept in the tree, none in the value log.
 func badgerOptions(dir string, o Options, readOnly bool) bdg.Options {
-	maxBatch := o.MemtableSize * 15 / 100 // Badger's own transaction limit
 	if o.scratch {
 		return badgerOptions(dir, Options{MemtableSize: o.MemtableSize, BlockCacheSize: o.BlockCacheSize, Logger: o.Logger}, readOnly).
 			WithNumCompactors(0).WithNumLevelZeroTables(1 << 20).WithNumLevelZeroTablesStall(1<<20 + 1)
@@ -92,7 +93,7 @@ func badgerOptions(dir string, o Options, readOnly bool) bdg.Options {
 	bo.TableSizeMultiplier = 1 // compactions build whole tables in memory: keep every one small
 	bo.BaseTableSize = 1 << 20
 	return bo.
-		WithSyncWrites(true).
+		WithSyncWrites(!o.ownSync).
 		WithNumVersionsToKeep(1).
 		WithMemTableSize(o.MemtableSize).
 		WithNumMemtables(2).
@@ -100,7 +101,7 @@ func badgerOptions(dir string, o Options, readOnly bool) bdg.Options {
 		WithNumLevelZeroTablesStall(8).
 		WithBlockCacheSize(o.BlockCacheSize).
 		WithIndexCacheSize(o.IndexCacheSize).
-		WithValueThreshold(min(1<<20, maxBatch/2)).
+		WithValueThreshold(valueThreshold(o.MemtableSize)).
 		WithValueLogFileSize(16 << 20).
 		WithNumCompactors(2).
 		WithChecksumVerificationMode(options.OnBlockRead).
@@ -109,6 +110,14 @@ func badgerOptions(dir string, o Options, readOnly bool) bdg.Options {
 		WithReadOnly(readOnly).
 		WithLogger(badgerLogger{o.Logger}).
 		WithMetricsEnabled(false)
+}
+
+// valueThreshold is the size from which Badger would put a value in the
+// value log instead of the tree: as large as Badger allows (1 MiB, and
+// no more than a transaction's limit). Updates with a value this large
+// are refused (ETOOLARGE), so the value log stays empty.
+func valueThreshold(memtableSize int64) int64 {
+	return min(1<<20, memtableSize*15/100)
 }
 
 // DB is the gateway's Badger store.
@@ -123,8 +132,15 @@ type DB struct {
 	ctr      counters    // owned by the writer goroutine
 	cmt      commitState // the last commit, owned by the writer goroutine
 	wit      *witness
+	wal      *walSync        // nil: Badger syncs its own log
+	gate     stdsync.RWMutex // held by the writer from a commit until it is synced; see walSync
+	witnessQ chan witnessJob // commits to witness, then answer; see witnesser
 	health   atomic.Pointer[error]
 	onHealth atomic.Pointer[func()]
+	healthMu stdsync.Mutex
+	// failedAt is the last commit (Gen) before the latest storage error:
+	// only the witness of a later commit says storage works again.
+	failedAt uint64
 	disk     atomic.Pointer[DiskState]
 	recovery atomic.Pointer[Recovery]
 
@@ -182,15 +198,17 @@ func Open(dir string, opts Options) (*DB, error) {
 	for _, n := range in.unlisted {
 		aside = append(aside, filepath.Join(unlistedDir, n))
 	}
+	opts.ownSync = ownWALSync(dir)
 	bdb, err := bdg.Open(badgerOptions(dir, opts, false))
 	if err != nil {
 		return nil, explainOpenError(dir, err)
 	}
 	d := &DB{
 		db: bdb, dir: dir, opts: opts, log: opts.Logger,
-		reqs:    make(chan *request, 4*opts.MaxBatch),
-		excl:    make(chan func()),
-		closing: make(chan struct{}),
+		reqs:     make(chan *request, 4*opts.MaxBatch),
+		excl:     make(chan func()),
+		witnessQ: make(chan witnessJob, 1),
+		closing:  make(chan struct{}),
 	}
 	maxBatch := opts.MemtableSize * 15 / 100
 	d.txnBytes = int(maxBatch * 8 / 10)
@@ -200,7 +218,15 @@ func Open(dir string, opts Options) (*DB, error) {
 		if d.wit != nil {
 			d.wit.close()
 		}
+		if d.wal != nil {
+			d.wal.close()
+		}
 		return nil, err
+	}
+	if opts.ownSync {
+		if d.wal, err = openWALSync(dir); err != nil {
+			return fail(err)
+		}
 	}
 	if err := checkTables(dir, in, bdb); err != nil {
 		return fail(err)
@@ -217,6 +243,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err := d.verify(w, aside); err != nil {
 		return fail(err)
 	}
+	if err := d.syncLog(); err != nil {
+		return fail(err) // what Open wrote (the incarnation, counters, the commit state)
+	}
 	if len(aside) > 0 {
 		// Everything committed is here without them: they held copies.
 		d.log.Info("removing tables the MANIFEST did not list; the store is whole without them", "tables", strings.Join(aside, ", "))
@@ -227,8 +256,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	d.keys.Store(d.cmt.Keys)
 	d.peak.Store(d.cmt.Keys)
 	d.readDisk()
-	d.wg.Add(2)
+	d.wg.Add(3)
 	go d.writer()
+	go d.witnesser()
 	go d.gc()
 	return d, nil
 }
@@ -347,7 +377,7 @@ func (d *DB) loadCounters() error {
 // what it has (one made before incarnations has none), and a copy of a
 // data dir carries its incarnation with it.
 func (d *DB) newIncarnation() error {
-	return d.db.Update(func(txn *bdg.Txn) error {
+	return d.update(func(txn *bdg.Txn) error {
 		it := txn.NewIterator(bdg.IteratorOptions{})
 		it.Rewind()
 		empty := !it.Valid()
@@ -370,7 +400,7 @@ var metaCounted = key(spaceMeta, "counted")
 // countStatuses sets the per-status task counters from the status index,
 // once, for data written before the counters existed.
 func (d *DB) countStatuses() error {
-	return d.db.Update(func(txn *bdg.Txn) error {
+	return d.update(func(txn *bdg.Txn) error {
 		if _, err := txn.Get(metaCounted); err == nil {
 			return nil
 		} else if !errors.Is(err, bdg.ErrKeyNotFound) {
@@ -413,9 +443,36 @@ func (d *DB) View(ctx context.Context, fn func(gateway.ReadTx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return d.db.View(func(txn *bdg.Txn) error {
-		return fn(&tx{txn: txn, now: d.opts.Now})
-	})
+	txn := d.snapshot()
+	defer txn.Discard()
+	return fn(&tx{txn: txn, now: d.opts.Now})
+}
+
+// snapshot starts a read transaction that sees every commit that is on
+// disk and none that is not yet.
+func (d *DB) snapshot() *bdg.Txn {
+	d.gate.RLock()
+	defer d.gate.RUnlock()
+	return d.db.NewTransaction(false)
+}
+
+// syncLog makes Badger's log durable when the store syncs it itself (see
+// walSync); Badger syncs it otherwise.
+func (d *DB) syncLog() error {
+	if d.wal == nil {
+		return nil
+	}
+	return d.wal.sync()
+}
+
+// update runs a Badger update outside the writer and syncs it.
+func (d *DB) update(fn func(txn *bdg.Txn) error) error {
+	d.gate.Lock()
+	defer d.gate.Unlock()
+	if err := d.db.Update(fn); err != nil {
+		return err
+	}
+	return d.syncLog()
 }
 
 // Health implements gateway.Store.
@@ -430,6 +487,23 @@ func (d *DB) Health() error {
 // found, its reason changed, trouble over): the LAN page's live updates
 // follow the disk with it.
 func (d *DB) OnHealthChange(fn func()) { d.onHealth.Store(&fn) }
+
+// fail records a storage error seen after commit gen.
+func (d *DB) fail(gen uint64, err error) {
+	d.healthMu.Lock()
+	defer d.healthMu.Unlock()
+	d.failedAt = gen
+	d.setHealth(err)
+}
+
+// witnessed clears a storage error seen before commit gen, now witnessed.
+func (d *DB) witnessed(gen uint64) {
+	d.healthMu.Lock()
+	defer d.healthMu.Unlock()
+	if gen > d.failedAt && d.Health() != nil {
+		d.setHealth(nil)
+	}
+}
 
 func (d *DB) setHealth(err error) {
 	if err == nil {
@@ -510,9 +584,11 @@ func (e *DiskLowError) Error() string {
 }
 
 // writer applies queued updates in batches, one Badger transaction and one
-// sync per batch. Every DiskCheckEvery, busy or idle, it reads the free
-// space, syncs the directory if files came or went, and gives memory back
-// after a burst.
+// sync per batch, and hands each commit to the witnesser, which answers
+// its updates: the writer commits the next batch while the witness of the
+// last one is synced. Every DiskCheckEvery, busy or idle, it reads the
+// free space, syncs the directory if files came or went, and gives memory
+// back after a burst.
 func (d *DB) writer() {
 	defer d.wg.Done()
 	tick := time.NewTicker(d.opts.DiskCheckEvery)
@@ -551,6 +627,7 @@ func (d *DB) writer() {
 				case r := <-d.reqs:
 					d.commit([]*request{r}, &dirAt)
 				default:
+					close(d.witnessQ)
 					return
 				}
 			}
@@ -577,17 +654,17 @@ func (d *DB) monitor(dirAt *int64) {
 	d.syncDirIfChanged(dirAt)
 	s := d.readDisk()
 	if s != nil && s.Low {
-		d.setHealth(d.diskLow(s))
+		d.fail(d.cmt.Gen, d.diskLow(s))
 		return
 	}
 	if d.Health() == nil {
 		return
 	}
-	err := d.db.Update(func(txn *bdg.Txn) error {
+	err := d.update(func(txn *bdg.Txn) error {
 		return txn.Set(key(spaceMeta, "probe"), []byte(d.opts.Now().UTC().Format(time.RFC3339Nano)))
 	})
 	if err != nil {
-		d.setHealth(gateway.Errorf(gateway.EUNAVAILABLE, "storage write failed: %v", err))
+		d.fail(d.cmt.Gen, gateway.Errorf(gateway.EUNAVAILABLE, "storage write failed: %v", err))
 		return
 	}
 	d.setHealth(nil)
@@ -616,7 +693,7 @@ func (d *DB) syncDirIfChanged(at *int64) {
 func (d *DB) commit(batch []*request, dirAt *int64) int {
 	if s := d.readDisk(); s != nil && s.Low {
 		err := d.diskLow(s)
-		d.setHealth(err)
+		d.fail(d.cmt.Gen, err)
 		for _, r := range batch {
 			r.done <- err
 		}
@@ -650,7 +727,7 @@ func (d *DB) commitSome(batch []*request, dirAt *int64) ([]*request, int) {
 			continue
 		}
 		s, c := t.size()
-		if s > d.txnBytes || c > d.txnCount {
+		if s > d.txnBytes || c > d.txnCount || int64(t.largest()) >= valueThreshold(d.opts.MemtableSize) {
 			r.done <- gateway.Errorf(gateway.ETOOLARGE, "update too large to store in one transaction (%d bytes)", s)
 			continue
 		}
@@ -680,11 +757,16 @@ func (d *DB) commitSome(batch []*request, dirAt *int64) ([]*request, int) {
 		err = txn.Set(metaCommit, cmt.encode())
 	}
 	if err == nil {
+		d.gate.Lock()
 		err = txn.Commit()
+		if err == nil {
+			err = d.syncLog()
+		}
+		d.gate.Unlock()
 	}
 	if err != nil {
 		err = gateway.Errorf(gateway.EUNAVAILABLE, "storage write failed: %v", err)
-		d.setHealth(err)
+		d.fail(d.cmt.Gen, err)
 		for _, r := range accepted {
 			r.done <- err
 		}
@@ -696,16 +778,53 @@ func (d *DB) commitSome(batch []*request, dirAt *int64) ([]*request, int) {
 		d.peak.Store(cmt.Keys)
 	}
 	d.syncDirIfChanged(dirAt)
-	if err := d.wit.write(cmt, ctr, d.opts.Now()); err != nil {
-		// Committed, but not witnessed: take no more until it works.
-		d.setHealth(gateway.Errorf(gateway.EUNAVAILABLE, "storage write failed: %v", err))
-	} else if d.Health() != nil {
-		d.setHealth(nil)
-	}
-	for _, r := range accepted {
-		r.done <- nil
-	}
+	d.witnessQ <- witnessJob{cmt: cmt, ctr: ctr, at: d.opts.Now(), reqs: accepted}
 	return rest, size
+}
+
+// witnessJob is a commit, synced in Badger, to record in the witness
+// before its updates are answered.
+type witnessJob struct {
+	cmt  commitState
+	ctr  counters
+	at   time.Time
+	reqs []*request
+}
+
+// witnesser records commits in the witness and answers their updates,
+// in commit order. A commit is handed over only once Badger has synced
+// it, so the witness is never ahead of the store. Commits that queued up
+// while the last witness was synced are recorded with one write of the
+// newest (the witness holds the last commit only) and one sync. An update
+// is answered once both its commit and a witness of it (or of a later
+// commit) are on disk.
+func (d *DB) witnesser() {
+	defer d.wg.Done()
+	for job := range d.witnessQ {
+		reqs := job.reqs
+	more:
+		for {
+			select {
+			case j, ok := <-d.witnessQ:
+				if !ok {
+					break more
+				}
+				job = j
+				reqs = append(reqs, j.reqs...)
+			default:
+				break more
+			}
+		}
+		if err := d.wit.write(job.cmt, job.ctr, job.at); err != nil {
+			// Committed, but not witnessed: take no more until it works.
+			d.fail(job.cmt.Gen, gateway.Errorf(gateway.EUNAVAILABLE, "storage write failed: %v", err))
+		} else {
+			d.witnessed(job.cmt.Gen)
+		}
+		for _, r := range reqs {
+			r.done <- nil
+		}
+	}
 }
 
 func callFn(fn func(gateway.Tx) error, t *tx) (err error) {
@@ -781,6 +900,15 @@ func (t *tx) before(k, next []byte) ([]byte, bool, error) {
 	return v, err == nil, err
 }
 
+// largest is the length of the overlay's largest value.
+func (t *tx) largest() int {
+	n := 0
+	for _, v := range t.overlay {
+		n = max(n, len(v))
+	}
+	return n
+}
+
 // size estimates what the overlay adds to a Badger transaction.
 func (t *tx) size() (bytes, count int) {
 	for k, v := range t.overlay {
@@ -829,6 +957,9 @@ func (d *DB) Close() error {
 		err = d.db.Close()
 		if werr := d.wit.close(); err == nil {
 			err = werr
+		}
+		if d.wal != nil {
+			d.wal.close()
 		}
 	})
 	return err
@@ -903,7 +1034,7 @@ func (d *DB) ReclaimSpace() error {
 		// Writing the memtables out blocks Badger's writes: do it between
 		// two of the writer's batches, so updates wait instead of failing.
 		err := d.exclusive(func() error {
-			if err := d.db.Update(func(txn *bdg.Txn) error { return txn.Set(metaFlush, []byte{1}) }); err != nil {
+			if err := d.update(func(txn *bdg.Txn) error { return txn.Set(metaFlush, []byte{1}) }); err != nil {
 				return err
 			}
 			return d.db.DropPrefix(metaFlush) // and with it, every memtable written out

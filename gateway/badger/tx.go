@@ -27,7 +27,8 @@ type tx struct {
 	txn     *bdg.Txn
 	overlay map[string][]byte // nil value: deleted
 	// read holds what this update read from the transaction below its
-	// overlay (nil: not there), so the digest need not read it again.
+	// overlay (nil: not there), so that neither reading it again nor the
+	// digest goes back to Badger.
 	read map[string][]byte
 	ctr  counters // counters as this update sees them
 	now  func() time.Time
@@ -59,6 +60,14 @@ func (t *tx) get(k []byte) ([]byte, error) {
 			}
 			return v, nil
 		}
+	}
+	if v, ok := t.read[string(k)]; ok {
+		// Read before in this update: the transaction below has not
+		// changed since.
+		if v == nil {
+			return nil, bdg.ErrKeyNotFound
+		}
+		return v, nil
 	}
 	item, err := t.txn.Get(k)
 	if err != nil {

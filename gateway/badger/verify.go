@@ -49,7 +49,7 @@ func (d *DB) MarkHeld(n int) error {
 	if err != nil {
 		return err
 	}
-	if err := d.db.Update(func(txn *bdg.Txn) error { return txn.Set(metaRecovery, b) }); err != nil {
+	if err := d.update(func(txn *bdg.Txn) error { return txn.Set(metaRecovery, b) }); err != nil {
 		return fmt.Errorf("record recovery: %w", err)
 	}
 	d.recovery.Store(r)
@@ -202,7 +202,7 @@ func (d *DB) startWitness(c commitState, id *[16]byte, rec *Recovery) error {
 	} else {
 		wid = newWitnessID()
 	}
-	err := d.db.Update(func(txn *bdg.Txn) error {
+	err := d.update(func(txn *bdg.Txn) error {
 		if err := txn.Set(metaCommit, c.encode()); err != nil {
 			return err
 		}

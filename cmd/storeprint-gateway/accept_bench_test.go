@@ -1,0 +1,265 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/storeprint/storeprint/internal/testbin"
+	"github.com/storeprint/storeprint/printerdrivers/printersim"
+)
+
+// The load every accept benchmark puts on an endpoint: posClients POS
+// terminals, each on its own kept-alive connection, posting two-station
+// orders one after another for benchSeconds (STOREPRINT_BENCH_SECONDS,
+// default 5).
+const posClients = 16
+
+func benchSeconds() time.Duration {
+	if s, err := strconv.ParseFloat(os.Getenv("STOREPRINT_BENCH_SECONDS"), 64); err == nil && s > 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	return 5 * time.Second
+}
+
+// benchRounds is how many times a benchmark measures, to show the spread
+// (STOREPRINT_BENCH_ROUNDS, default 2).
+func benchRounds() int {
+	if n, err := strconv.Atoi(os.Getenv("STOREPRINT_BENCH_ROUNDS")); err == nil && n > 0 {
+		return n
+	}
+	return 2
+}
+
+// loadResult is what one run of the load saw.
+type loadResult struct {
+	orders   int
+	elapsed  time.Duration
+	p50, p99 time.Duration
+}
+
+func (r loadResult) rate() float64 { return float64(r.orders) / r.elapsed.Seconds() }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// orderBody is a two-station order (hot and cold) as a POS sends it.
+func orderBody(id string) []byte {
+	return fmt.Appendf(nil, `{"order_id":%q,"table":"A1","items":[{"name":"宫保鸡丁 0","qty":1,"station":"hot","note":"少辣"},{"name":"宫保鸡丁 1","qty":2,"station":"cold","note":"少辣"}]}`, id)
+}
+
+// postLoad posts orders to base+"/v1/orders" from posClients clients until
+// d has passed, or until limit orders were sent (limit > 0). Each order
+// id is prefix-n. Every answer must be a 201.
+func postLoad(b *testing.B, base, prefix string, d time.Duration, limit int) loadResult {
+	b.Helper()
+	tr := &http.Transport{MaxIdleConnsPerHost: posClients, MaxConnsPerHost: posClients, IdleConnTimeout: time.Minute}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr, Timeout: 60 * time.Second}
+	var next atomic.Int64
+	var failed atomic.Bool
+	lats := make([][]time.Duration, posClients)
+	done := make(chan struct{})
+	start := time.Now()
+	deadline := start.Add(d)
+	for i := range posClients {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			lat := make([]time.Duration, 0, 1<<14)
+			defer func() { lats[i] = lat }()
+			for !failed.Load() {
+				n := int(next.Add(1))
+				if (limit > 0 && n > limit) || (limit <= 0 && time.Now().After(deadline)) {
+					return
+				}
+				req, err := http.NewRequest("POST", base+"/v1/orders", strings.NewReader(string(orderBody(fmt.Sprintf("%s-%d", prefix, n)))))
+				if err != nil {
+					b.Error(err)
+					failed.Store(true)
+					return
+				}
+				req.Header.Set("Authorization", "Bearer "+token)
+				req.Header.Set("Content-Type", "application/json")
+				t0 := time.Now()
+				resp, err := c.Do(req)
+				if err == nil {
+					_, err = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				lat = append(lat, time.Since(t0))
+				if err != nil || resp.StatusCode != http.StatusCreated {
+					code := 0
+					if resp != nil {
+						code = resp.StatusCode
+					}
+					b.Errorf("order %s-%d: %d %v", prefix, n, code, err)
+					failed.Store(true)
+					return
+				}
+			}
+		}()
+	}
+	for range posClients {
+		<-done
+	}
+	elapsed := time.Since(start)
+	var all []time.Duration
+	for _, l := range lats {
+		all = append(all, l...)
+	}
+	if failed.Load() {
+		b.FailNow()
+	}
+	return loadResult{orders: len(all), elapsed: elapsed, p50: percentile(all, 0.50), p99: percentile(all, 0.99)}
+}
+
+// startCeiling runs the ceiling program (internal/ceiling) with its file
+// in a new temporary directory and returns its base URL.
+func startCeiling(b *testing.B, sync bool) string {
+	b.Helper()
+	bin := testbin.Build(b, "github.com/storeprint/storeprint/internal/ceiling")
+	cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--file", filepath.Join(b.TempDir(), "orders.jsonl"), "--sync="+strconv.FormatBool(sync))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
+	if err != nil || !ok {
+		b.Fatalf("ceiling did not start: %q %v", line, err)
+	}
+	return "http://" + addr
+}
+
+// startBenchGateway runs the real gateway program with two printers (hot
+// and cold stations) on simulators with the fault.
+func startBenchGateway(b *testing.B, fault printersim.Fault) *testbin.Gateway {
+	b.Helper()
+	hot, cold := startSim(b, fault), startSim(b, fault)
+	cfg := writeConfig(b, b.TempDir(),
+		[]printerConf{{id: "hot-1", addr: hot.addr}, {id: "cold-1", addr: cold.addr}},
+		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}})
+	return testbin.StartGateway(b, testbin.Build(b, "github.com/storeprint/storeprint/cmd/storeprint-gateway"), cfg)
+}
+
+// BenchmarkAcceptSideBySide puts the same load on three endpoints in
+// turn, each its own process on this machine and disk: the durable
+// ceiling (decode, append to one file, fdatasync shared by concurrent
+// requests), the same without the sync (HTTP alone), and the real gateway
+// (POST /v1/orders, a 201 once the tasks are synced in Badger) printing
+// on two simulators meanwhile. Each round (benchRounds) measures all three
+// and prints orders/s, p50 and p99 and the gateway's ratios to the
+// ceiling; the metrics are those of the last round. Run it with
+// -benchtime 1x.
+func BenchmarkAcceptSideBySide(b *testing.B) {
+	d := benchSeconds()
+	ceiling, httpOnly := startCeiling(b, true), startCeiling(b, false)
+	g := startBenchGateway(b, printersim.FaultNone)
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	warm := func(base, name string) { postLoad(b, base, "warm-"+name+"-"+run, 0, 2*posClients) }
+	warm(ceiling, "c")
+	warm(httpOnly, "h")
+	warm(g.Base, "g")
+	b.ResetTimer()
+	var c, h, gw loadResult
+	rounds := b.N * benchRounds()
+	for round := 1; round <= rounds; round++ {
+		prefix := fmt.Sprintf("r%d-%s", round, run)
+		c = postLoad(b, ceiling, prefix, d, 0)
+		h = postLoad(b, httpOnly, prefix, d, 0)
+		gw = postLoad(b, g.Base, prefix, d, 0)
+		fmt.Printf("\naccept, round %d of %d: %d POS clients, two-station orders, %s each\n", round, rounds, posClients, d)
+		fmt.Printf("  %-44s %9s %8s %8s\n", "endpoint", "orders/s", "p50 ms", "p99 ms")
+		for _, r := range []struct {
+			name string
+			r    loadResult
+		}{{"durable ceiling (append + shared fdatasync)", c}, {"HTTP only (no sync)", h}, {"storeprint-gateway, printing on two sims", gw}} {
+			fmt.Printf("  %-44s %9.0f %8.2f %8.2f\n", r.name, r.r.rate(), ms(r.r.p50), ms(r.r.p99))
+		}
+		fmt.Printf("  gateway/ceiling: throughput %.2f (aim >= 0.80), p99 %.2fx (aim <= 1.25x); gateway/HTTP only: throughput %.2f\n",
+			gw.rate()/c.rate(), ms(gw.p99)/ms(c.p99), gw.rate()/h.rate())
+	}
+	b.StopTimer()
+	b.ReportMetric(gw.rate(), "gateway-orders/s")
+	b.ReportMetric(ms(gw.p99), "gateway-p99-ms")
+	b.ReportMetric(c.rate(), "ceiling-orders/s")
+	b.ReportMetric(ms(c.p99), "ceiling-p99-ms")
+	b.ReportMetric(h.rate(), "http-only-orders/s")
+	b.ReportMetric(gw.rate()/c.rate(), "throughput-ratio")
+	b.ReportMetric(ms(gw.p99)/ms(c.p99), "p99-ratio")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkAcceptBacklog measures the gateway's accept rate with nothing
+// waiting and again with 100,000 tickets waiting (both printers out of
+// paper, so nothing prints): the queue's size must not slow accepting
+// down. Between the two it fills the queue with the same load and
+// reports that rate too. Each round (benchRounds) starts a new gateway.
+// Run it with -benchtime 1x.
+func BenchmarkAcceptBacklog(b *testing.B) {
+	const waiting = 100000 // tickets: two per order
+	d := benchSeconds()
+	rounds := b.N * benchRounds()
+	for round := 1; round <= rounds; round++ {
+		b.StopTimer()
+		g := startBenchGateway(b, printersim.FaultPaperEnd)
+		run := strconv.FormatInt(time.Now().UnixNano(), 36)
+		postLoad(b, g.Base, "warm-"+run, 0, 2*posClients)
+		b.StartTimer()
+		empty := postLoad(b, g.Base, "empty-"+run, d, 0)
+		sent := 2*posClients + empty.orders
+		fill := postLoad(b, g.Base, "fill-"+run, 0, max(0, waiting/2-sent))
+		full := postLoad(b, g.Base, "full-"+run, d, 0)
+		b.StopTimer()
+		fmt.Printf("\naccept with the queue growing, round %d of %d (printers out of paper, %d POS clients)\n", round, rounds, posClients)
+		fmt.Printf("  %-40s %9s %8s %8s\n", "queue", "orders/s", "p50 ms", "p99 ms")
+		fmt.Printf("  %-40s %9.0f %8.2f %8.2f\n", "empty", empty.rate(), ms(empty.p50), ms(empty.p99))
+		fmt.Printf("  %-40s %9.0f %8.2f %8.2f\n", fmt.Sprintf("filling to %d waiting tickets", waiting), fill.rate(), ms(fill.p50), ms(fill.p99))
+		fmt.Printf("  %-40s %9.0f %8.2f %8.2f\n", fmt.Sprintf("%d+ waiting tickets", waiting), full.rate(), ms(full.p50), ms(full.p99))
+		fmt.Printf("  full/empty: throughput %.2f, p99 %.2fx\n", full.rate()/empty.rate(), ms(full.p99)/ms(empty.p99))
+		b.ReportMetric(empty.rate(), "empty-orders/s")
+		b.ReportMetric(full.rate(), "100k-waiting-orders/s")
+		b.ReportMetric(full.rate()/empty.rate(), "full/empty")
+		b.ReportMetric(0, "ns/op")
+	}
+}
+
+// BenchmarkIdleCPU measures the CPU an idle gateway uses (two printers
+// ready, nothing to print, no cloud) over STOREPRINT_BENCH_IDLE_SECONDS
+// (default 10), as a percentage of one core. Linux only (it reads /proc).
+func BenchmarkIdleCPU(b *testing.B) {
+	d := 10 * time.Second
+	if s, err := strconv.ParseFloat(os.Getenv("STOREPRINT_BENCH_IDLE_SECONDS"), 64); err == nil && s > 0 {
+		d = time.Duration(s * float64(time.Second))
+	}
+	for range b.N {
+		b.StopTimer()
+		g := startBenchGateway(b, printersim.FaultNone)
+		postLoad(b, g.Base, "idle-"+strconv.FormatInt(time.Now().UnixNano(), 36), 0, 4)
+		time.Sleep(3 * time.Second) // the start and the four orders' printing are over
+		b.StartTimer()
+		before, t0 := readCPU(b, g.Pid()), time.Now()
+		time.Sleep(d)
+		used, el := readCPU(b, g.Pid())-before, time.Since(t0)
+		pct := 100 * used.Seconds() / el.Seconds()
+		fmt.Printf("\nidle gateway: %.2f%% of a core over %s (aim < 0.5%%)\n", pct, el.Round(time.Second))
+		b.ReportMetric(pct, "cpu-%")
+		b.ReportMetric(0, "ns/op")
+	}
+}

@@ -1,0 +1,133 @@
+//go:build linux
+
+package badger
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storeprint/storeprint"
+	"github.com/storeprint/storeprint/gateway"
+)
+
+// newestLog is the highest-numbered memtable log in dir.
+func newestLog(t *testing.T, dir string) int {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fid := -1
+	for _, e := range entries {
+		var n int
+		if _, err := fmt.Sscanf(e.Name(), "%05d.mem", &n); err == nil && strings.HasSuffix(e.Name(), ".mem") && n > fid {
+			fid = n
+		}
+	}
+	return fid
+}
+
+func TestWALSync(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	put := func(d *DB, no string, note string) error {
+		return d.Update(ctx, func(tx gateway.Tx) error {
+			return tx.PutTask(&gateway.Task{TaskNo: no, OrderID: no, Station: "hot", PrinterID: "p1", Note: note,
+				Status: storeprint.StatusQueued, Seq: tx.NextTaskSeq(), CreatedAt: time.Now()})
+		})
+	}
+
+	t.Run("OK", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		d, err := Open(dir, Options{MinFreeBytes: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.wal == nil {
+			t.Fatal("got Badger's own sync, want the store's")
+		}
+		first := d.wal.fid
+		// Enough to fill several memtables: the store follows Badger to
+		// each new log.
+		note := strings.Repeat("x", 16000)
+		for i := range 1500 {
+			if err := put(d, fmt.Sprintf("t%05d", i), note); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, want := d.wal.fid, newestLog(t, dir); got != want || got == first {
+			t.Fatalf("syncing log %d (first %d), want the newest, %d", got, first, want)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		d, err = Open(dir, Options{MinFreeBytes: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		err = d.View(ctx, func(tx gateway.ReadTx) error {
+			n, err := tx.Count(storeprint.StatusQueued)
+			if err == nil && n != 1500 {
+				err = fmt.Errorf("got %d queued tasks after a restart, want 1500", n)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("ErrTooLarge", func(t *testing.T) {
+		t.Parallel()
+		d, err := Open(t.TempDir(), Options{MinFreeBytes: 1, MemtableSize: 64 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		err = put(d, "big", strings.Repeat("x", 1<<20))
+		if gateway.ErrorCode(err) != gateway.ETOOLARGE {
+			t.Fatalf("a value of 1 MiB: got %v, want ETOOLARGE", err)
+		}
+		if err := put(d, "small", "x"); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("ValueLogInUse", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		d, err := Open(dir, Options{MinFreeBytes: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if !ownWALSync(dir) {
+			t.Fatal("an empty value log: got Badger's own sync, want the store's")
+		}
+		vlogs, _ := filepath.Glob(filepath.Join(dir, "*.vlog"))
+		if len(vlogs) == 0 {
+			t.Fatal("no value log")
+		}
+		f, err := os.OpenFile(vlogs[0], os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// An entry after the header, as an earlier release wrote there.
+		if _, err := f.WriteAt([]byte{1, 2, 3}, vlogHeaderSize+100); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if ownWALSync(dir) {
+			t.Fatal("a value log that holds values: got the store's sync, want Badger's own")
+		}
+	})
+}
