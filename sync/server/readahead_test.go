@@ -156,6 +156,43 @@ func TestServer_ReadAhead(t *testing.T) {
 			t.Fatalf("got %s frame with cursor %d, want ack 10", f.Type, f.Cursor)
 		}
 	})
+	// Events frames read while a batch waits are stored together, in
+	// the order they came, and acked once.
+	t.Run("WaitingFramesStoredTogether", func(t *testing.T) {
+		t.Parallel()
+		c, l, batches := setupRecorded(t, 0)
+		release := c.Hold()
+		defer release()
+		l.send(t, events(1, 10))
+		if n := <-batches; n != 10 {
+			t.Fatalf("got a first batch of %d events, want 10", n)
+		}
+		for i := range uint64(4) {
+			l.send(t, events(11+10*i, 10))
+		}
+		// The pong comes once the frames before the ping were read.
+		if err := l.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(10*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		<-l.pongs
+		release()
+		if n := <-batches; n != 40 {
+			t.Fatalf("got a second batch of %d events, want the 40 that waited", n)
+		}
+		for _, want := range []uint64{10, 50} {
+			if f := l.next(t); f.Type != sync.FrameAck || f.Cursor != want {
+				t.Fatalf("got %s frame with cursor %d, want ack %d", f.Type, f.Cursor, want)
+			}
+		}
+		if got := c.Link(l.gatewayID, "inc-1"); got.Cursor != 50 || len(got.Events) != 50 {
+			t.Fatalf("got cursor %d with %d events stored, want 50 and 50", got.Cursor, len(got.Events))
+		}
+		for i, e := range c.Link(l.gatewayID, "inc-1").Events {
+			if e.Seq != uint64(i+1) {
+				t.Fatalf("got event %d stored as the %dth, want them in order", e.Seq, i+1)
+			}
+		}
+	})
 	// A frame larger than the node's whole read-ahead budget is still
 	// read, alone.
 	t.Run("FrameLargerThanTheBudget", func(t *testing.T) {

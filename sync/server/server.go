@@ -350,15 +350,19 @@ func (l *link) run(ctx context.Context) error {
 // upstream handles the gateway's frames. One goroutine reads them ahead
 // (readAhead) while this one handles them in order: a link waiting for an
 // ingest slot, or for its batch to commit, still reads the gateway's pings
-// and answers them, so a node busy with a chain reconnecting at once does
-// not look dead to the gateways it is serving, nor they to it.
+// and answers them. Events frames waiting behind one another are stored
+// in one ingest (see nextFrame).
 func (l *link) upstream(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	frames := make(chan readFrame, readAheadFrames)
 	rerr := make(chan error, 1)
 	go func() { rerr <- l.readAhead(ctx, frames) }()
+	var held *readFrame // taken from frames, not handled yet
 	defer func() {
+		if held != nil {
+			l.s.readAhead.Release(held.size)
+		}
 		// readAhead ends once run closes the connection.
 		go func() {
 			for q := range frames {
@@ -366,14 +370,59 @@ func (l *link) upstream(ctx context.Context) error {
 			}
 		}()
 	}()
-	for q := range frames {
-		err := l.handle(ctx, q.f)
-		l.s.readAhead.Release(q.size)
+	for {
+		f, size, ok := nextFrame(frames, &held)
+		if !ok {
+			return <-rerr
+		}
+		err := l.handle(ctx, f)
+		l.s.readAhead.Release(size)
 		if err != nil {
 			return err
 		}
 	}
-	return <-rerr
+}
+
+// maxCoalesced bounds the events of one ingest made of several events
+// frames: the sync client's default send window, well within
+// cloud.MaxIngestBatch.
+const maxCoalesced = 5000
+
+// nextFrame returns the next frame to handle and the read-ahead budget it
+// holds; ok is false once frames is closed. An events frame comes with
+// the events frames already read behind it, up to maxCoalesced events in
+// all: one transaction instead of several, its round trips and fixed
+// statements paid once. The first frame of another kind, or one that
+// would go past the bound, is kept in held for the next call.
+func nextFrame(frames <-chan readFrame, held **readFrame) (f *sync.Frame, size int64, ok bool) {
+	var q readFrame
+	if *held != nil {
+		q, *held = **held, nil
+	} else if q, ok = <-frames; !ok {
+		return nil, 0, false
+	}
+	f, size = q.f, q.size
+	if f.Type != sync.FrameEvents {
+		return f, size, true
+	}
+	for len(f.Events) < maxCoalesced {
+		var n readFrame
+		more := false
+		select {
+		case n, more = <-frames:
+		default: // nothing read behind it yet
+		}
+		if !more {
+			break
+		}
+		if n.f.Type != sync.FrameEvents || len(f.Events)+len(n.f.Events) > maxCoalesced {
+			*held = &n
+			break
+		}
+		f.Events = append(f.Events, n.f.Events...)
+		size += n.size
+	}
+	return f, size, true
 }
 
 // readAheadFrames bounds the frames one link reads ahead: more than a
