@@ -41,9 +41,11 @@ import (
 // STOREPRINT_BENCH_GATEWAYS (1000) and STOREPRINT_BENCH_BACKLOG (2000
 // events a gateway). The nodes run as storeprint-cloud processes, so that
 // each one's memory is its own; STOREPRINT_BENCH_INPROCESS=1 runs them in
-// this process instead, for a CPU profile of both ends:
+// this process instead, for a CPU profile of both ends. make bench runs
+// it with STOREPRINT_BENCH_BACKLOG=500, a quarter of the rows; the full
+// size and a profile:
 //
-//	go test -run '^$' -bench BenchmarkChainReconnect -benchtime 1x ./cmd/storeprint-cloud/
+//	go test -run '^$' -bench BenchmarkChainReconnect -benchtime 1x -timeout 60m ./cmd/storeprint-cloud/
 //	STOREPRINT_BENCH_INPROCESS=1 go test -run '^$' -bench BenchmarkChainReconnect -benchtime 1x -cpuprofile cpu.out ./cmd/storeprint-cloud/
 
 // rawParallel is the raw ceiling's connections: two nodes, each ingesting
@@ -368,7 +370,7 @@ type replayResult struct {
 	total      time.Duration   // the last gateway cleared
 	perGateway []time.Duration // each gateway cleared, from the start
 	sessions   int             // links opened, over all gateways
-	breaks     map[string]int  // why links broke, as the gateways logged it
+	breaks     map[string]int  // why links broke, as the gateways logged it (once until the reason changes)
 }
 
 // breakCounter is a log handler that counts the gateways' "sync link
@@ -614,12 +616,16 @@ func BenchmarkChainReconnect(b *testing.B) {
 	}
 }
 
-// printBreaks prints why links broke, most frequent first.
+// printBreaks prints why links broke, most frequent first. A gateway
+// logs a reason once, until it changes: these are not counts of breaks.
 func printBreaks(breaks map[string]int) {
 	reasons := slices.Collect(maps.Keys(breaks))
+	if len(reasons) > 0 {
+		fmt.Printf("  why links broke, as the gateways logged it (once until the reason changes):\n")
+	}
 	sort.Slice(reasons, func(i, j int) bool { return breaks[reasons[i]] > breaks[reasons[j]] })
 	for _, r := range reasons[:min(len(reasons), 5)] {
-		fmt.Printf("    %5d links broke: %s\n", breaks[r], r)
+		fmt.Printf("    %5d x %s\n", breaks[r], r)
 	}
 }
 
