@@ -47,9 +47,10 @@ type Server struct {
 	// update memory.
 	PresenceEvery time.Duration
 	// ReadAheadBytes bounds the frames this node holds read and not yet
-	// handled, over all its links (default 128 MiB). Within it a link
-	// keeps reading while its batch waits for the database, so pings
-	// are answered; past it links read no more until frames are handled.
+	// handled, over all its links, in bytes as sent (default 32 MiB).
+	// Within it a link keeps reading while its batch waits for the
+	// database, so pings are answered; past it a link holds the one
+	// frame it read and reads no more until frames are handled.
 	ReadAheadBytes int64
 
 	once      stdsync.Once
@@ -86,7 +87,7 @@ func (s *Server) init() {
 		}
 		s.slots = make(chan struct{}, s.IngestSlots)
 		if s.ReadAheadBytes <= 0 {
-			s.ReadAheadBytes = 128 << 20
+			s.ReadAheadBytes = 32 << 20
 		}
 		s.readAhead = semaphore.NewWeighted(s.ReadAheadBytes)
 		s.base, s.stop = context.WithCancel(context.Background())
