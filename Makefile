@@ -89,7 +89,7 @@ bench: ## benchmarks, in minutes: gateway accept side by side with a durable cei
 	$(GO) test -run '^$$' -bench 'BenchmarkBytesPerTask|BenchmarkRetention' -benchtime 1x -count 1 -timeout 60m ./gateway/
 	$(GO) test -run '^$$' -bench 'BenchmarkIngest/(first-delivery|replay)/batch' -benchtime 50x -count 1 ./cloud/postgres/
 	$(GO) test -run '^$$' -bench 'BenchmarkIngest/first-delivery/many' -benchtime 4000x -count 1 ./cloud/postgres/
-	$(GO) test -run '^$$' -bench 'BenchmarkReplayBacklog|BenchmarkIdleLinks' -benchtime 1x -count 1 ./cmd/storeprint-cloud/
+	STOREPRINT_BENCH_BACKLOG=500 $(GO) test -run '^$$' -bench 'BenchmarkReplayBacklog|BenchmarkIdleLinks|BenchmarkChainReconnect' -benchtime 1x -count 1 -timeout 30m ./cmd/storeprint-cloud/
 	$(MAKE) --no-print-directory bench-scale BENCH_STORES=$(BENCH_SMALL_STORES) BENCH_TASKS=$(BENCH_SMALL_TASKS)
 
 bench-scale: ## HQ at chain scale: BENCH_STORES x BENCH_TASKS through COPY, each HQ endpoint's p50/p99, dashboard viewers, ingest

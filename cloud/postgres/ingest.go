@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -145,21 +146,32 @@ func itemTaskNos(items []*item) []string {
 	return out
 }
 
-// lockTasks locks the rows of the named tasks (in task_no order) and
-// returns what the rules need of them.
+// lockTasks locks the rows of the named tasks (in task_no order, bytewise)
+// and returns what the rules need of them.
+//
+// Each task is one lookup by the full primary key, a lateral subquery per
+// task_no: a filter "task_no = ANY(...)" over the store's rows is planned
+// from statistics, and before the table's first ANALYZE (a new
+// deployment, a store's first backlog) that plan reads every task of the
+// store for each batch. Planned each time with the batch's values, never
+// as a cached generic plan made while the table was small.
 func lockTasks(ctx context.Context, tx pgx.Tx, storeID string, taskNos []string) (map[string]*heldTask, error) {
 	held := make(map[string]*heldTask, len(taskNos))
 	if len(taskNos) == 0 {
 		return held, nil
 	}
+	taskNos = slices.Clone(taskNos)
+	slices.Sort(taskNos)
 	rows, err := tx.Query(ctx, `
 		SELECT t.task_no, t.rank, t.version, t.status, t.gateway_id,
 		       t.gateway_id <> '' AND (g.gateway_id IS NULL OR g.revoked_at IS NOT NULL)
-		FROM print_tasks t
-		LEFT JOIN gateways g ON g.store_id = t.store_id AND g.gateway_id = t.gateway_id
-		WHERE t.store_id = $1 AND t.task_no = ANY($2)
-		ORDER BY t.task_no
-		FOR UPDATE OF t`, storeID, taskNos)
+		FROM unnest($2::text[]) AS n(task_no)
+		CROSS JOIN LATERAL (
+		    SELECT t.task_no, t.rank, t.version, t.status, t.gateway_id FROM print_tasks t
+		    WHERE t.store_id = $1 AND t.task_no = n.task_no
+		    FOR UPDATE
+		) t
+		LEFT JOIN gateways g ON g.store_id = $1 AND g.gateway_id = t.gateway_id`, pgx.QueryExecModeExec, storeID, taskNos)
 	if err != nil {
 		return nil, fmt.Errorf("lock tasks: %w", interpret(err))
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
@@ -45,14 +46,21 @@ type Server struct {
 	// each of its links (cloud.PresenceEvery by default). Pings only
 	// update memory.
 	PresenceEvery time.Duration
+	// ReadAheadBytes bounds the frames this node holds read and not yet
+	// handled, over all its links, in bytes as sent (default 32 MiB).
+	// Within it a link keeps reading while its batch waits for the
+	// database, so pings are answered; past it a link holds the one
+	// frame it read and reads no more until frames are handled.
+	ReadAheadBytes int64
 
-	once     stdsync.Once
-	base     context.Context
-	stop     context.CancelFunc
-	slots    chan struct{}
-	upgrader websocket.Upgrader
-	links    atomic.Int64
-	started  time.Time // the zero of the links' heard clocks (monotonic)
+	once      stdsync.Once
+	base      context.Context
+	stop      context.CancelFunc
+	slots     chan struct{}
+	readAhead *semaphore.Weighted
+	upgrader  websocket.Upgrader
+	links     atomic.Int64
+	started   time.Time // the zero of the links' heard clocks (monotonic)
 
 	mu   stdsync.Mutex
 	open map[*link]struct{} // links whose connect is recorded
@@ -78,6 +86,10 @@ func (s *Server) init() {
 			s.Logger = slog.Default()
 		}
 		s.slots = make(chan struct{}, s.IngestSlots)
+		if s.ReadAheadBytes <= 0 {
+			s.ReadAheadBytes = 32 << 20
+		}
+		s.readAhead = semaphore.NewWeighted(s.ReadAheadBytes)
 		s.base, s.stop = context.WithCancel(context.Background())
 		go s.presence(s.base)
 		s.upgrader = websocket.Upgrader{
@@ -229,6 +241,10 @@ func (l *link) read() (*sync.Frame, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeFrame(typ, b)
+}
+
+func decodeFrame(typ int, b []byte) (*sync.Frame, error) {
 	if typ != websocket.TextMessage {
 		return nil, fmt.Errorf("unexpected message type %d", typ)
 	}
@@ -332,49 +348,163 @@ func (l *link) run(ctx context.Context) error {
 	return err
 }
 
-// upstream handles the gateway's frames.
+// upstream handles the gateway's frames. One goroutine reads them ahead
+// (readAhead) while this one handles them in order: a link waiting for an
+// ingest slot, or for its batch to commit, still reads the gateway's pings
+// and answers them. Events frames waiting behind one another are stored
+// in one ingest (see nextFrame).
 func (l *link) upstream(ctx context.Context) error {
-	s := l.s
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	frames := make(chan readFrame, readAheadFrames)
+	rerr := make(chan error, 1)
+	go func() { rerr <- l.readAhead(ctx, frames) }()
+	var held *readFrame // taken from frames, not handled yet
+	defer func() {
+		if held != nil {
+			l.s.readAhead.Release(held.size)
+		}
+		// readAhead ends once run closes the connection.
+		go func() {
+			for q := range frames {
+				l.s.readAhead.Release(q.size)
+			}
+		}()
+	}()
 	for {
-		f, err := l.read()
+		f, size, ok := nextFrame(frames, &held)
+		if !ok {
+			return <-rerr
+		}
+		err := l.handle(ctx, f)
+		l.s.readAhead.Release(size)
 		if err != nil {
 			return err
 		}
-		l.conn.SetReadDeadline(time.Now().Add(s.PingWait))
-		l.hear()
-		switch f.Type {
-		case sync.FrameEvents:
-			if err := l.ingest(ctx, f.Events); err != nil {
-				return err
-			}
-		case sync.FrameSnapshot:
-			if err := l.takeSnapshot(ctx, f); err != nil {
-				return err
-			}
-		case sync.FrameStates:
-			// The gateway applied the states it was sent.
-			if err := s.Ingester.Learned(ctx, l.gw.ID, l.gw.StoreID, l.incarnation); err != nil {
-				return err
-			}
-		case sync.FrameStatus:
-			ps := make([]*cloud.Printer, 0, len(f.Printers))
-			for _, p := range f.Printers {
-				ps = append(ps, &cloud.Printer{ID: p.ID, Status: storeprint.PrinterState(p.Status), Stations: p.Stations, Backup: p.Backup, Failover: p.Failover, Word: p.Word, UpdatedAt: p.At})
-			}
-			if err := s.Gateways.UpdatePrinters(ctx, l.gw.StoreID, l.gw.ID, ps); err != nil {
-				if cloud.ErrorCode(err) == cloud.EINTERNAL {
-					return err
-				}
-				return l.fail("status refused: " + cloud.ErrorMessage(err))
-			}
-		case sync.FrameDownAck:
-			if err := s.Commands.AckDownstream(ctx, l.gw.StoreID, f.Seq); err != nil {
-				return err
-			}
-		default:
-			return l.fail("unexpected " + f.Type + " frame")
-		}
 	}
+}
+
+// maxCoalesced bounds the events of one ingest made of several events
+// frames: the sync client's default send window, well within
+// cloud.MaxIngestBatch.
+const maxCoalesced = 5000
+
+// nextFrame returns the next frame to handle and the read-ahead budget it
+// holds; ok is false once frames is closed. An events frame comes with
+// the events frames already read behind it, up to maxCoalesced events in
+// all: one transaction instead of several, its round trips and fixed
+// statements paid once. The first frame of another kind, or one that
+// would go past the bound, is kept in held for the next call.
+func nextFrame(frames <-chan readFrame, held **readFrame) (f *sync.Frame, size int64, ok bool) {
+	var q readFrame
+	if *held != nil {
+		q, *held = **held, nil
+	} else if q, ok = <-frames; !ok {
+		return nil, 0, false
+	}
+	f, size = q.f, q.size
+	if f.Type != sync.FrameEvents {
+		return f, size, true
+	}
+	for len(f.Events) < maxCoalesced {
+		var n readFrame
+		more := false
+		select {
+		case n, more = <-frames:
+		default: // nothing read behind it yet
+		}
+		if !more {
+			break
+		}
+		if n.f.Type != sync.FrameEvents || len(f.Events)+len(n.f.Events) > maxCoalesced {
+			*held = &n
+			break
+		}
+		f.Events = append(f.Events, n.f.Events...)
+		size += n.size
+	}
+	return f, size, true
+}
+
+// readAheadFrames bounds the frames one link reads ahead: more than a
+// gateway's send window holds (sync/client sends 10 batches ahead).
+const readAheadFrames = 16
+
+// readFrame is a frame read ahead, with what it holds of the node's
+// read-ahead budget.
+type readFrame struct {
+	f    *sync.Frame
+	size int64
+}
+
+// readAhead reads the gateway's frames until the link breaks or ctx ends,
+// each within the node's ReadAheadBytes, and closes frames. The gateway's
+// silence counts from when a frame is handed on: time spent waiting for
+// room is the node's, not the gateway's.
+func (l *link) readAhead(ctx context.Context, frames chan<- readFrame) error {
+	defer close(frames)
+	s := l.s
+	for {
+		typ, b, err := l.conn.ReadMessage()
+		if err != nil {
+			return err
+		}
+		l.hear()
+		size := min(int64(len(b)), s.ReadAheadBytes)
+		if err := s.readAhead.Acquire(ctx, size); err != nil {
+			return err
+		}
+		f, err := decodeFrame(typ, b)
+		if err != nil {
+			s.readAhead.Release(size)
+			return err
+		}
+		select {
+		case frames <- readFrame{f, size}:
+		case <-ctx.Done():
+			s.readAhead.Release(size)
+			return ctx.Err()
+		}
+		l.conn.SetReadDeadline(time.Now().Add(s.PingWait))
+	}
+}
+
+// handle applies one frame of the gateway's.
+func (l *link) handle(ctx context.Context, f *sync.Frame) error {
+	s := l.s
+	switch f.Type {
+	case sync.FrameEvents:
+		if err := l.ingest(ctx, f.Events); err != nil {
+			return err
+		}
+	case sync.FrameSnapshot:
+		if err := l.takeSnapshot(ctx, f); err != nil {
+			return err
+		}
+	case sync.FrameStates:
+		// The gateway applied the states it was sent.
+		if err := s.Ingester.Learned(ctx, l.gw.ID, l.gw.StoreID, l.incarnation); err != nil {
+			return err
+		}
+	case sync.FrameStatus:
+		ps := make([]*cloud.Printer, 0, len(f.Printers))
+		for _, p := range f.Printers {
+			ps = append(ps, &cloud.Printer{ID: p.ID, Status: storeprint.PrinterState(p.Status), Stations: p.Stations, Backup: p.Backup, Failover: p.Failover, Word: p.Word, UpdatedAt: p.At})
+		}
+		if err := s.Gateways.UpdatePrinters(ctx, l.gw.StoreID, l.gw.ID, ps); err != nil {
+			if cloud.ErrorCode(err) == cloud.EINTERNAL {
+				return err
+			}
+			return l.fail("status refused: " + cloud.ErrorMessage(err))
+		}
+	case sync.FrameDownAck:
+		if err := s.Commands.AckDownstream(ctx, l.gw.StoreID, f.Seq); err != nil {
+			return err
+		}
+	default:
+		return l.fail("unexpected " + f.Type + " frame")
+	}
+	return nil
 }
 
 // watch sends the store's commands after the gateway's cursor and cuts the

@@ -1,0 +1,642 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	nethttp "net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	stdsync "sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/storeprint/storeprint"
+	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
+	"github.com/storeprint/storeprint/internal/testbin"
+	"github.com/storeprint/storeprint/sync"
+	synclink "github.com/storeprint/storeprint/sync/client"
+)
+
+// The chain reconnecting at once: many gateways, each back from an outage
+// with a backlog in its outbox, link to two cloud nodes on one PostgreSQL
+// at the same moment, each through the real sync client. The same rows go
+// into PostgreSQL raw (INSERT ... SELECT FROM unnest ... ON CONFLICT DO
+// NOTHING in batches of the link's size, on one connection and on as many
+// as the two nodes ingest on at once) for the ceiling. Sizes from
+// STOREPRINT_BENCH_GATEWAYS (1000) and STOREPRINT_BENCH_BACKLOG (2000
+// events a gateway). The nodes run as storeprint-cloud processes, so that
+// each one's memory is its own; STOREPRINT_BENCH_INPROCESS=1 runs them in
+// this process instead, for a CPU profile of both ends. make bench runs
+// it with STOREPRINT_BENCH_BACKLOG=500, a quarter of the rows; the full
+// size and a profile:
+//
+//	go test -run '^$' -bench BenchmarkChainReconnect -benchtime 1x -timeout 60m ./cmd/storeprint-cloud/
+//	STOREPRINT_BENCH_INPROCESS=1 go test -run '^$' -bench BenchmarkChainReconnect -benchtime 1x -cpuprofile cpu.out ./cmd/storeprint-cloud/
+
+// rawParallel is the raw ceiling's connections: two nodes, each ingesting
+// on at most syncserver's default IngestSlots (4) at once.
+const rawParallel = 8
+
+// backlogEvents is a gateway's outbox after an outage: tasks that were
+// accepted, printed and confirmed while the cloud was away, six events a
+// task as the gateway writes them (queued, printing, the receipt's three
+// steps, done); the last task may be cut short. The events are the same
+// for every store (task_nos are per store).
+func backlogEvents(n int) []sync.Event {
+	base := time.Date(2024, 5, 1, 11, 0, 0, 0, time.UTC)
+	out := make([]sync.Event, 0, n)
+	for i := 0; len(out) < n; i++ {
+		no := fmt.Sprintf("order_b%07d_station_hot", i)
+		created := base.Add(time.Duration(i) * time.Second)
+		task := func(v uint64, st storeprint.Status, at time.Time) {
+			t := sync.TaskEvent{TaskNo: no, Version: v, OrderID: fmt.Sprintf("b%07d", i), Station: "hot", PrinterID: "hot-1",
+				Status: st, CreatedAt: created, UpdatedAt: at}
+			if st != storeprint.StatusQueued {
+				t.Attempt = 1
+			}
+			if st == storeprint.StatusDone {
+				t.PrintedAt = &at
+			}
+			b, _ := json.Marshal(t)
+			out = append(out, sync.Event{Seq: uint64(len(out) + 1), Kind: sync.KindTask, TaskNo: no, At: at, Data: b})
+		}
+		receipt := func(st storeprint.ReceiptState, at time.Time) {
+			b, _ := json.Marshal(sync.ReceiptEvent{TaskNo: no, Attempt: 1, State: st, PrinterID: "hot-1",
+				PayloadSHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", ProcessID: fmt.Sprintf("%04d", i%10000), At: at})
+			out = append(out, sync.Event{Seq: uint64(len(out) + 1), Kind: sync.KindReceipt, TaskNo: no, At: at, Data: b})
+		}
+		steps := []func(){
+			func() { task(1, storeprint.StatusQueued, created) },
+			func() { task(2, storeprint.StatusPrinting, created.Add(10*time.Millisecond)) },
+			func() { receipt(storeprint.ReceiptPrepared, created.Add(11*time.Millisecond)) },
+			func() { receipt(storeprint.ReceiptSubmitted, created.Add(20*time.Millisecond)) },
+			func() { receipt(storeprint.ReceiptPrinted, created.Add(900*time.Millisecond)) },
+			func() { task(3, storeprint.StatusDone, created.Add(901*time.Millisecond)) },
+		}
+		for _, s := range steps {
+			if len(out) < n {
+				s()
+			}
+		}
+	}
+	return out
+}
+
+// backlogTasks is the number of tasks backlogEvents(n) names.
+func backlogTasks(n int) int { return (n + 5) / 6 }
+
+var _ synclink.Gateway = (*backlogGateway)(nil)
+
+// backlogGateway is a store's gateway as the link sees it, in memory: an
+// outbox holding a backlog, one printer, nothing else to do. It counts
+// the sessions the link opened (its Hello calls) and notes when the cloud
+// has acknowledged the whole backlog.
+type backlogGateway struct {
+	events      []sync.Event // shared by every gateway: read only
+	incarnation string
+	link        *synclink.Client
+	start       time.Time
+	sessions    atomic.Int32
+
+	once    stdsync.Once
+	cleared chan struct{} // closed once the link's cursor reached the last event
+	took    time.Duration // from start to cleared
+
+	mu   stdsync.Mutex
+	down uint64
+}
+
+func newBacklogGateway(events []sync.Event, incarnation string) *backlogGateway {
+	return &backlogGateway{events: events, incarnation: incarnation, cleared: make(chan struct{})}
+}
+
+// check notes the moment the link's cursor reaches the backlog's end. The
+// link asks the outbox for more events after each acknowledgement it
+// takes, so checking there sees the last one at once.
+func (g *backlogGateway) check() {
+	if g.link.State().Cursor >= uint64(len(g.events)) {
+		g.once.Do(func() {
+			g.took = time.Since(g.start)
+			close(g.cleared)
+		})
+	}
+}
+
+func (g *backlogGateway) OutboxEvents(ctx context.Context, after uint64, limit int) ([]sync.Event, error) {
+	g.check()
+	from := min(int(after), len(g.events))
+	return slices.Clone(g.events[from:min(from+limit, len(g.events))]), nil
+}
+
+func (g *backlogGateway) OutboxAcked(ctx context.Context, cursor uint64) error {
+	g.check()
+	return nil
+}
+
+func (g *backlogGateway) Hello(ctx context.Context) (sync.Hello, error) {
+	g.sessions.Add(1)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return sync.Hello{Incarnation: g.incarnation, LastSeq: uint64(len(g.events)), DownCursor: g.down}, nil
+}
+
+func (g *backlogGateway) ApplyDown(ctx context.Context, cmds []sync.Command, through uint64) (uint64, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, c := range cmds {
+		g.down = max(g.down, c.Seq)
+	}
+	g.down = max(g.down, through)
+	return g.down, nil
+}
+
+func (g *backlogGateway) ApplyStates(ctx context.Context, states []sync.TaskEvent) ([]sync.TaskEvent, error) {
+	return states, nil
+}
+
+func (g *backlogGateway) Learned() {}
+
+func (g *backlogGateway) Snapshot(ctx context.Context, after string, limit int) ([]sync.TaskEvent, []sync.ReceiptEvent, error) {
+	return nil, nil, nil
+}
+
+func (g *backlogGateway) PrinterStatuses(ctx context.Context) ([]sync.PrinterStatus, error) {
+	return []sync.PrinterStatus{{ID: "hot-1", Status: storeprint.PrinterReady, Stations: []string{"hot"}}}, nil
+}
+
+func (g *backlogGateway) Subscribe() (<-chan struct{}, func()) { return nil, func() {} }
+
+// benchNode is a cloud node: a storeprint-cloud process, or (in process)
+// the program on this process's Main.
+type benchNode struct {
+	base string
+	pid  int // 0 in process
+	peak func() int64
+}
+
+// cpu is the node process's CPU time so far (user and system).
+func (n *benchNode) cpu() time.Duration {
+	if n.pid == 0 {
+		return 0
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", n.pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command's closing parenthesis; utime and
+	// stime are the 14th and 15th of the line, in clock ticks (100/s).
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// startBenchNodes starts n cloud nodes on the database.
+func startBenchNodes(b *testing.B, dbURL string, n int) []*benchNode {
+	b.Helper()
+	var nodes []*benchNode
+	inProcess := os.Getenv("STOREPRINT_BENCH_INPROCESS") == "1"
+	for i := 0; i < n; i++ {
+		if inProcess {
+			c := startCloud(b, dbURL, "127.0.0.1:0", func(m *Main) { m.Stderr = io.Discard })
+			nodes = append(nodes, &benchNode{base: c.base})
+			continue
+		}
+		nodes = append(nodes, startCloudProcess(b, dbURL))
+	}
+	return nodes
+}
+
+var cloudListenLine = "storeprint-cloud listening on "
+
+// startCloudProcess runs storeprint-cloud on dbURL; its log goes to a file
+// shown if the benchmark fails.
+func startCloudProcess(b *testing.B, dbURL string) *benchNode {
+	b.Helper()
+	bin := testbin.Build(b, "github.com/storeprint/storeprint/cmd/storeprint-cloud")
+	logPath := filepath.Join(b.TempDir(), "cloud.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(bin, "run", "--listen", "127.0.0.1:0", "--admin-token", adminToken, "--database-url", dbURL)
+	cmd.Stderr = logFile
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+		logFile.Close()
+		if b.Failed() {
+			log, _ := os.ReadFile(logPath)
+			b.Logf("cloud log (last lines):\n%s", lastLines(string(log), 40))
+		}
+	})
+	base := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if s, ok := strings.CutPrefix(sc.Text(), cloudListenLine); ok {
+				base <- s
+			}
+		}
+	}()
+	n := &benchNode{pid: cmd.Process.Pid}
+	n.peak = func() int64 { return procStatusKB(n.pid, "VmHWM") * 1024 }
+	select {
+	case n.base = <-base:
+	case <-time.After(60 * time.Second):
+		log, _ := os.ReadFile(logPath)
+		b.Fatalf("storeprint-cloud did not start:\n%s", log)
+	}
+	return n
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// procStatusKB reads a kB field of /proc/<pid>/status (VmRSS, VmHWM).
+func procStatusKB(pid int, field string) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// createStores makes n stores of one tenant, each with a gateway, through
+// the admin API, a few at a time.
+func createStores(b *testing.B, base, prefix string, n int) []store {
+	b.Helper()
+	do(b, adminToken, "POST", base+"/v1/admin/tenants", map[string]string{"tenant_id": "chain", "name": "chain"}, nil)
+	stores := make([]store, n)
+	errs := make(chan error, n)
+	var next atomic.Int64
+	var wg stdsync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				st, err := newStore(base, "chain", fmt.Sprintf("%s-%04d", prefix, i))
+				if err != nil {
+					errs <- err
+					return
+				}
+				stores[i] = st
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatal(err)
+	}
+	return stores
+}
+
+// newStore is createStore for other goroutines than the benchmark's.
+func newStore(base, tenant, id string) (store, error) {
+	var gw struct {
+		GatewayID string `json:"gateway_id"`
+		Token     string `json:"token"`
+	}
+	for _, r := range []struct {
+		url  string
+		body map[string]string
+		out  any
+	}{
+		{base + "/v1/admin/stores", map[string]string{"store_id": id, "tenant_id": tenant, "name": id}, nil},
+		{base + "/v1/admin/stores/" + id + "/gateways", map[string]string{"reason": "bench"}, &gw},
+	} {
+		body, _ := json.Marshal(r.body)
+		req, err := nethttp.NewRequest("POST", r.url, bytes.NewReader(body))
+		if err != nil {
+			return store{}, err
+		}
+		req.Header.Set("Authorization", "Bearer "+adminToken)
+		resp, err := httpc.Do(req)
+		if err != nil {
+			return store{}, err
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 201 {
+			return store{}, fmt.Errorf("POST %s: %d %s", r.url, resp.StatusCode, data)
+		}
+		if r.out != nil {
+			if err := json.Unmarshal(data, r.out); err != nil {
+				return store{}, err
+			}
+		}
+	}
+	return store{id: id, gatewayID: gw.GatewayID, token: gw.Token}, nil
+}
+
+// replayResult is one run of gateways replaying their backlogs at once.
+type replayResult struct {
+	total      time.Duration   // the last gateway cleared
+	perGateway []time.Duration // each gateway cleared, from the start
+	sessions   int             // links opened, over all gateways
+	breaks     map[string]int  // why links broke, as the gateways logged it (once until the reason changes)
+}
+
+// breakCounter is a log handler that counts the gateways' "sync link
+// down" lines by their error.
+type breakCounter struct {
+	mu     stdsync.Mutex
+	counts map[string]int
+}
+
+func (h *breakCounter) Enabled(context.Context, slog.Level) bool { return true }
+func (h *breakCounter) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *breakCounter) WithGroup(string) slog.Handler            { return h }
+func (h *breakCounter) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "sync link down" {
+		return nil
+	}
+	msg := ""
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "err" {
+			msg = a.Value.String()
+			// Ports and addresses differ from link to link.
+			if i := strings.LastIndex(msg, ": "); i >= 0 && len(msg) > 80 {
+				msg = msg[i+2:]
+			}
+		}
+		return true
+	})
+	h.mu.Lock()
+	h.counts[msg]++
+	h.mu.Unlock()
+	return nil
+}
+
+func (r replayResult) quantile(q float64) time.Duration {
+	s := slices.Clone(r.perGateway)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
+// replayAll links every store's gateway to the nodes (round robin) at the
+// same moment and waits until each one's backlog is acknowledged.
+func replayAll(b *testing.B, nodes []*benchNode, stores []store, events []sync.Event) replayResult {
+	b.Helper()
+	breaks := &breakCounter{counts: map[string]int{}}
+	quiet := slog.New(breaks)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clients := make([]*synclink.Client, len(stores))
+	gws := make([]*backlogGateway, len(stores))
+	for i, st := range stores {
+		gws[i] = newBacklogGateway(events, fmt.Sprintf("inc-%04d", i))
+		clients[i] = &synclink.Client{URL: "ws://" + strings.TrimPrefix(nodes[i%len(nodes)].base, "http://") + sync.Path,
+			GatewayID: st.gatewayID, Token: st.token, StoreID: st.id, Gateway: gws[i], Logger: quiet}
+		gws[i].link = clients[i]
+	}
+	res := replayResult{perGateway: make([]time.Duration, len(stores))}
+	var wg stdsync.WaitGroup
+	start := time.Now()
+	for i, c := range clients {
+		gws[i].start = start
+		wg.Add(1)
+		go func() { defer wg.Done(); c.Run(ctx) }()
+	}
+	timeout := time.NewTimer(15 * time.Minute)
+	defer timeout.Stop()
+	for i, g := range gws {
+		select {
+		case <-g.cleared:
+			res.perGateway[i] = g.took
+		case <-timeout.C:
+			left := 0
+			for _, g := range gws {
+				select {
+				case <-g.cleared:
+				default:
+					left++
+				}
+			}
+			b.Fatalf("%d of %d gateways not cleared after %s", left, len(gws), time.Since(start))
+		}
+	}
+	res.total = slices.Max(res.perGateway)
+	breaks.mu.Lock()
+	res.breaks = maps.Clone(breaks.counts)
+	breaks.mu.Unlock()
+	cancel()
+	wg.Wait()
+	for _, g := range gws {
+		res.sessions += int(g.sessions.Load())
+	}
+	return res
+}
+
+// rawInsert inserts every store's events into table through the same
+// statement ingest stores events with, batch rows at a time, on conns
+// connections at once, and returns how long it took.
+func rawInsert(b *testing.B, dbURL, table string, stores []store, events []sync.Event, batch, conns int) time.Duration {
+	b.Helper()
+	ctx := context.Background()
+	type job struct{ st, from int }
+	jobs := make(chan job)
+	errs := make(chan error, conns)
+	var pool []*pgx.Conn
+	for i := 0; i < conns; i++ {
+		c, err := pgx.Connect(ctx, dbURL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close(ctx)
+		pool = append(pool, c)
+	}
+	sql := `
+		INSERT INTO ` + table + ` (store_id, gateway_id, seq, kind, task_no, at, data)
+		SELECT $1, $2, u.seq, u.kind, u.task_no, u.at, u.data::json
+		FROM unnest($3::bigint[], $4::text[], $5::text[], $6::timestamptz[], $7::text[]) AS u(seq, kind, task_no, at, data)
+		ON CONFLICT (store_id, gateway_id, seq) DO NOTHING`
+	start := time.Now()
+	var wg stdsync.WaitGroup
+	for _, c := range pool {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				evs := events[j.from:min(j.from+batch, len(events))]
+				seqs, kinds, taskNos, ats, datas := make([]int64, len(evs)), make([]string, len(evs)), make([]string, len(evs)), make([]time.Time, len(evs)), make([]string, len(evs))
+				for i, e := range evs {
+					seqs[i], kinds[i], taskNos[i], ats[i], datas[i] = int64(e.Seq), e.Kind, e.TaskNo, e.At, string(e.Data)
+				}
+				st := stores[j.st]
+				if _, err := c.Exec(ctx, sql, st.id, st.gatewayID, seqs, kinds, taskNos, ats, datas); err != nil {
+					errs <- err
+					for range jobs {
+					}
+					return
+				}
+			}
+		}()
+	}
+	for s := range stores {
+		for from := 0; from < len(events); from += batch {
+			jobs <- job{s, from}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	el := time.Since(start)
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatalf("raw insert: %v", err)
+	}
+	return el
+}
+
+// rawTable makes a table like task_events (its keys and indexes) for the
+// raw ceiling, emptied first.
+func rawTable(b *testing.B, dbURL, name string) {
+	b.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, `DROP TABLE IF EXISTS `+name+`; CREATE TABLE `+name+` (LIKE task_events INCLUDING ALL)`); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// checkIngested checks the cloud holds every event and task, each task
+// done, and set nothing aside.
+func checkIngested(b *testing.B, dbURL string, stores, backlog int) {
+	b.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var events, tasks, done, receipts, dead int
+	err = c.QueryRow(ctx, `SELECT (SELECT count(*) FROM task_events), (SELECT count(*) FROM print_tasks),
+		(SELECT count(*) FROM print_tasks WHERE status = 'done'), (SELECT count(*) FROM receipts), (SELECT count(*) FROM dead_letters)`).
+		Scan(&events, &tasks, &done, &receipts, &dead)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if events != stores*backlog || tasks != stores*backlogTasks(backlog) || dead != 0 {
+		b.Fatalf("got %d events, %d tasks (%d done), %d receipts, %d dead letters; want %d events, %d tasks, none set aside",
+			events, tasks, done, receipts, dead, stores*backlog, stores*backlogTasks(backlog))
+	}
+}
+
+// BenchmarkChainReconnect: 1,000 gateways, each back with a 2,000-event
+// backlog, link to two cloud nodes on one PostgreSQL at once. It reports
+// the time until every backlog is acknowledged against the raw ceiling,
+// each gateway's time (median, p99), and each node's peak memory.
+func BenchmarkChainReconnect(b *testing.B) {
+	gateways, backlog := envInt(b, "STOREPRINT_BENCH_GATEWAYS", 1000), envInt(b, "STOREPRINT_BENCH_BACKLOG", 2000)
+	events := backlogEvents(backlog)
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		dbURL := pgtest.NewDatabase(b)
+		nodes := startBenchNodes(b, dbURL, 2)
+		setup := time.Now()
+		stores := createStores(b, nodes[0].base, fmt.Sprintf("c%d", i), gateways)
+		fmt.Printf("chain: %d stores with a gateway made in %.1fs\n", gateways, time.Since(setup).Seconds())
+
+		rows := float64(gateways * backlog)
+		rawTable(b, dbURL, "raw_events")
+		raw1 := rawInsert(b, dbURL, "raw_events", stores, events, 500, 1)
+		rawTable(b, dbURL, "raw_events")
+		rawN := rawInsert(b, dbURL, "raw_events", stores, events, 500, rawParallel)
+		rawTable(b, dbURL, "raw_events")
+
+		runtime.GC()
+		cpu0, self0 := []time.Duration{nodes[0].cpu(), nodes[1].cpu()}, selfCPU()
+		b.StartTimer()
+		res := replayAll(b, nodes, stores, events)
+		b.StopTimer()
+		cpu1, self1 := []time.Duration{nodes[0].cpu(), nodes[1].cpu()}, selfCPU()
+		checkIngested(b, dbURL, gateways, backlog)
+
+		p50, p99 := res.quantile(0.5), res.quantile(0.99)
+		fmt.Printf("chain: %d gateways x %d events (%.0f rows)\n", gateways, backlog, rows)
+		fmt.Printf("  raw unnest, 1 connection:   %6.1fs  %8.0f rows/s\n", raw1.Seconds(), rows/raw1.Seconds())
+		fmt.Printf("  raw unnest, %d connections:  %6.1fs  %8.0f rows/s\n", rawParallel, rawN.Seconds(), rows/rawN.Seconds())
+		fmt.Printf("  through the link, 2 nodes:  %6.1fs  %8.0f events/s  %.2f x raw (%d conns; aim <= 2), %.2f x raw (1 conn)\n",
+			res.total.Seconds(), rows/res.total.Seconds(), res.total.Seconds()/rawN.Seconds(), rawParallel, res.total.Seconds()/raw1.Seconds())
+		fmt.Printf("  per gateway: median %.2fs, p99 %.2fs: p99 %.2f x median (aim <= 3); %d links opened for %d gateways\n",
+			p50.Seconds(), p99.Seconds(), p99.Seconds()/p50.Seconds(), res.sessions, gateways)
+		printBreaks(res.breaks)
+		for j, n := range nodes {
+			if n.peak != nil {
+				fmt.Printf("  node %d: peak RSS %.0f MiB, CPU %.1fs\n", j+1, float64(n.peak())/(1<<20), (cpu1[j] - cpu0[j]).Seconds())
+				b.ReportMetric(float64(n.peak())/(1<<20), fmt.Sprintf("MiB-node%d", j+1))
+			}
+		}
+		fmt.Printf("  the gateways' side (this process): CPU %.1fs\n", (self1 - self0).Seconds())
+		b.ReportMetric(res.total.Seconds(), "s-to-clear")
+		b.ReportMetric(res.total.Seconds()/rawN.Seconds(), "x-raw")
+		b.ReportMetric(p50.Seconds(), "s-p50-gateway")
+		b.ReportMetric(p99.Seconds(), "s-p99-gateway")
+		b.ReportMetric(rows/res.total.Seconds(), "events/s")
+	}
+}
+
+// printBreaks prints why links broke, most frequent first. A gateway
+// logs a reason once, until it changes: these are not counts of breaks.
+func printBreaks(breaks map[string]int) {
+	reasons := slices.Collect(maps.Keys(breaks))
+	if len(reasons) > 0 {
+		fmt.Printf("  why links broke, as the gateways logged it (once until the reason changes):\n")
+	}
+	sort.Slice(reasons, func(i, j int) bool { return breaks[reasons[i]] > breaks[reasons[j]] })
+	for _, r := range reasons[:min(len(reasons), 5)] {
+		fmt.Printf("    %5d x %s\n", breaks[r], r)
+	}
+}
+
+func envInt(b *testing.B, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		b.Fatalf("%s: %q is not a number of at least 1", name, v)
+	}
+	return n
+}

@@ -1,0 +1,210 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/storeprint/storeprint"
+	"github.com/storeprint/storeprint/cloud"
+	"github.com/storeprint/storeprint/cloud/cloudtest"
+	"github.com/storeprint/storeprint/sync"
+	"github.com/storeprint/storeprint/sync/server"
+)
+
+// testLink is a gateway's side of a link to a server on an in-memory
+// cloud: frames and pongs as the gateway receives them.
+type testLink struct {
+	gatewayID string
+	conn      *websocket.Conn
+	frames    chan *sync.Frame // closed when the link breaks
+	pongs     chan struct{}
+}
+
+// recordingIngester is the in-memory cloud, telling each batch it is
+// asked to store as the ingest starts.
+type recordingIngester struct {
+	*cloudtest.Cloud
+	batches chan int // the events of each batch
+}
+
+func (r recordingIngester) Ingest(ctx context.Context, gatewayID, storeID, incarnation string, events []sync.Event) (*cloud.IngestResult, error) {
+	r.batches <- len(events)
+	return r.Cloud.Ingest(ctx, gatewayID, storeID, incarnation, events)
+}
+
+// setupLink starts a server on an in-memory cloud (readAhead as its
+// ReadAheadBytes, 0 for the default), opens a link for a new gateway and
+// reads its welcome.
+func setupLink(t *testing.T, readAhead int64) (*cloudtest.Cloud, *testLink) {
+	t.Helper()
+	c, l, _ := setupRecorded(t, readAhead)
+	return c, l
+}
+
+// setupRecorded is setupLink with the batches the server stores.
+func setupRecorded(t *testing.T, readAhead int64) (*cloudtest.Cloud, *testLink, <-chan int) {
+	t.Helper()
+	ctx := context.Background()
+	c := cloudtest.New()
+	gw, token, err := c.CreateGateway(ctx, "store-1", cloud.Note{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches := make(chan int, 100)
+	srv := &server.Server{Gateways: c, Ingester: recordingIngester{c, batches}, Commands: c, Notifier: c,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Poll: time.Hour, PingWait: 10 * time.Minute, ReadAheadBytes: readAhead}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	t.Cleanup(srv.Close)
+	h := http.Header{"Authorization": {"Bearer " + token}, sync.HeaderGateway: {gw.ID}}
+	conn, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(hs.URL, "http")+sync.Path, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	// A link that does not answer within this fails the test rather than
+	// hanging it.
+	conn.SetReadDeadline(time.Now().Add(time.Minute))
+	l := &testLink{gatewayID: gw.ID, conn: conn, frames: make(chan *sync.Frame, 16), pongs: make(chan struct{}, 16)}
+	conn.SetPongHandler(func(string) error { l.pongs <- struct{}{}; return nil })
+	l.send(t, &sync.Frame{Type: sync.FrameHello, GatewayID: gw.ID, StoreID: gw.StoreID, Incarnation: "inc-1"})
+	go func() {
+		defer close(l.frames)
+		for {
+			typ, b, err := conn.ReadMessage()
+			if err != nil || typ != websocket.TextMessage {
+				return
+			}
+			f, err := sync.Decode(b)
+			if err != nil {
+				return
+			}
+			l.frames <- f
+		}
+	}()
+	if f := l.next(t); f.Type != sync.FrameWelcome {
+		t.Fatalf("got %s frame, want welcome", f.Type)
+	}
+	return c, l, batches
+}
+
+func (l *testLink) send(t *testing.T, f *sync.Frame) {
+	t.Helper()
+	b, err := sync.Encode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.conn.WriteMessage(websocket.TextMessage, b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// next returns the next frame the cloud sent.
+func (l *testLink) next(t *testing.T) *sync.Frame {
+	t.Helper()
+	f, ok := <-l.frames
+	if !ok {
+		t.Fatal("the link broke")
+	}
+	return f
+}
+
+// events is a frame of task events from seq to seq+n-1.
+func events(seq uint64, n int) *sync.Frame {
+	f := &sync.Frame{Type: sync.FrameEvents}
+	for i := range uint64(n) {
+		no := fmt.Sprintf("order_%d_station_hot", seq+i)
+		data, _ := json.Marshal(sync.TaskEvent{TaskNo: no, Version: 1, OrderID: fmt.Sprint(seq + i), Station: "hot",
+			Status: storeprint.StatusQueued, CreatedAt: time.Unix(0, 0).UTC()})
+		f.Events = append(f.Events, sync.Event{Seq: seq + i, Kind: sync.KindTask, TaskNo: no, Data: data})
+	}
+	return f
+}
+
+func TestServer_ReadAhead(t *testing.T) {
+	t.Parallel()
+	// While a batch waits for the cloud, the link still reads the
+	// gateway's frames behind it and answers its pings.
+	t.Run("PingAnsweredWhileIngestWaits", func(t *testing.T) {
+		t.Parallel()
+		c, l := setupLink(t, 0)
+		release := c.Hold()
+		defer release()
+		l.send(t, events(1, 10))
+		if err := l.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(10*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		fallback := time.NewTimer(30 * time.Second)
+		defer fallback.Stop()
+		select {
+		case <-l.pongs:
+		case <-fallback.C:
+			t.Fatal("got no pong while the batch waited for the cloud")
+		}
+		release()
+		if f := l.next(t); f.Type != sync.FrameAck || f.Cursor != 10 {
+			t.Fatalf("got %s frame with cursor %d, want ack 10", f.Type, f.Cursor)
+		}
+	})
+	// Events frames read while a batch waits are stored together, in
+	// the order they came, and acked once.
+	t.Run("WaitingFramesStoredTogether", func(t *testing.T) {
+		t.Parallel()
+		c, l, batches := setupRecorded(t, 0)
+		release := c.Hold()
+		defer release()
+		l.send(t, events(1, 10))
+		if n := <-batches; n != 10 {
+			t.Fatalf("got a first batch of %d events, want 10", n)
+		}
+		for i := range uint64(4) {
+			l.send(t, events(11+10*i, 10))
+		}
+		// The pong comes once the frames before the ping were read.
+		if err := l.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(10*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		<-l.pongs
+		release()
+		if n := <-batches; n != 40 {
+			t.Fatalf("got a second batch of %d events, want the 40 that waited", n)
+		}
+		for _, want := range []uint64{10, 50} {
+			if f := l.next(t); f.Type != sync.FrameAck || f.Cursor != want {
+				t.Fatalf("got %s frame with cursor %d, want ack %d", f.Type, f.Cursor, want)
+			}
+		}
+		if got := c.Link(l.gatewayID, "inc-1"); got.Cursor != 50 || len(got.Events) != 50 {
+			t.Fatalf("got cursor %d with %d events stored, want 50 and 50", got.Cursor, len(got.Events))
+		}
+		for i, e := range c.Link(l.gatewayID, "inc-1").Events {
+			if e.Seq != uint64(i+1) {
+				t.Fatalf("got event %d stored as the %dth, want them in order", e.Seq, i+1)
+			}
+		}
+	})
+	// A frame larger than the node's whole read-ahead budget is still
+	// read, alone.
+	t.Run("FrameLargerThanTheBudget", func(t *testing.T) {
+		t.Parallel()
+		_, l := setupLink(t, 1)
+		for i := range uint64(3) {
+			l.send(t, events(1+100*i, 100))
+		}
+		for i := range uint64(3) {
+			if f := l.next(t); f.Type != sync.FrameAck || f.Cursor != 100*(i+1) {
+				t.Fatalf("got %s frame with cursor %d, want ack %d", f.Type, f.Cursor, 100*(i+1))
+			}
+		}
+	})
+}
