@@ -84,7 +84,7 @@ func (a *appender) run() {
 		}
 		_, err := a.f.Write(buf)
 		if err == nil && a.sync {
-			err = syscall.Fdatasync(int(a.f.Fd()))
+			err = syncData(a.f)
 		}
 		for _, w := range batch {
 			w.done <- err
