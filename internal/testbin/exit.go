@@ -1,7 +1,6 @@
 package testbin
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"strings"
@@ -73,37 +72,7 @@ func TryGateway(t testing.TB, bin, cfg string, env ...string) (*Gateway, *Exit) 
 	t.Helper()
 	cmd := exec.Command(bin, "run", "--config", cfg)
 	cmd.Env = append(os.Environ(), env...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	g := &Gateway{cmd: cmd, Exited: make(chan struct{})}
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			g.mu.Lock()
-			g.log.WriteString(line + "\n")
-			g.mu.Unlock()
-			if m := listenRE.FindStringSubmatch(line); m != nil {
-				addr <- m[1]
-			}
-		}
-		cmd.Wait()
-		close(g.Exited)
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-g.Exited
-		if t.Failed() {
-			t.Logf("gateway log (last lines):\n%s", lastLines(g.Log(), 60))
-		}
-	})
+	g, addr := launch(t, cmd)
 	select {
 	case a := <-addr:
 		g.Base = "http://" + a

@@ -40,6 +40,24 @@ func StartGateway(t testing.TB, bin, cfg string, env ...string) *Gateway {
 // serves.
 func StartGatewayCmd(t testing.TB, cmd *exec.Cmd) *Gateway {
 	t.Helper()
+	g, addr := launch(t, cmd)
+	select {
+	case a := <-addr:
+		g.Base = "http://" + a
+	case <-g.Exited:
+		t.Fatalf("gateway exited at start:\n%s", g.Log())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("gateway did not start:\n%s", g.Log())
+	}
+	return g
+}
+
+// launch starts cmd, a gateway's "run" command line, keeps what it logs,
+// and returns the gateway and the address it says it serves on, once it
+// says so. The test's end kills it, with its last log lines if the test
+// failed.
+func launch(t testing.TB, cmd *exec.Cmd) (*Gateway, <-chan string) {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -71,15 +89,7 @@ func StartGatewayCmd(t testing.TB, cmd *exec.Cmd) *Gateway {
 			t.Logf("gateway log (last lines):\n%s", lastLines(g.Log(), 60))
 		}
 	})
-	select {
-	case a := <-addr:
-		g.Base = "http://" + a
-	case <-g.Exited:
-		t.Fatalf("gateway exited at start:\n%s", g.Log())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("gateway did not start:\n%s", g.Log())
-	}
-	return g
+	return g, addr
 }
 
 // Log returns what the gateway logged so far.
