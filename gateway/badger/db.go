@@ -133,8 +133,14 @@ type DB struct {
 	cmt      commitState // the last commit, owned by the writer goroutine
 	wit      *witness
 	wal      *walSync        // nil: Badger syncs its own log
-	gate     stdsync.RWMutex // held by the writer from a commit until it is synced; see walSync
-	witnessQ chan witnessJob // commits to witness, then answer; see witnesser
+	gate     stdsync.RWMutex // taken by the writer for a commit, let go by the syncer once it is synced; see walSync
+	syncQ    chan syncJob    // commits to sync, then answer; see syncer
+	witMu    stdsync.Mutex
+	witNext  *syncJob      // the newest synced commit not yet witnessed
+	witKick  chan struct{} // witNext is set; see witnesser
+	dirMu    stdsync.Mutex
+	dirAt    int64 // the data dir's stamp when it was last synced
+	syncHook func() error // tests: runs before each commit's sync; an error fails it
 	health   atomic.Pointer[error]
 	onHealth atomic.Pointer[func()]
 	healthMu stdsync.Mutex
@@ -205,10 +211,11 @@ func Open(dir string, opts Options) (*DB, error) {
 	}
 	d := &DB{
 		db: bdb, dir: dir, opts: opts, log: opts.Logger,
-		reqs:     make(chan *request, 4*opts.MaxBatch),
-		excl:     make(chan func()),
-		witnessQ: make(chan witnessJob, 1),
-		closing:  make(chan struct{}),
+		reqs:    make(chan *request, 4*opts.MaxBatch),
+		excl:    make(chan func()),
+		syncQ:   make(chan syncJob, 1),
+		witKick: make(chan struct{}, 1),
+		closing: make(chan struct{}),
 	}
 	maxBatch := opts.MemtableSize * 15 / 100
 	d.txnBytes = int(maxBatch * 8 / 10)
@@ -256,8 +263,10 @@ func Open(dir string, opts Options) (*DB, error) {
 	d.keys.Store(d.cmt.Keys)
 	d.peak.Store(d.cmt.Keys)
 	d.readDisk()
-	d.wg.Add(3)
+	d.dirAt, _ = dirStamp(d.dir)
+	d.wg.Add(4)
 	go d.writer()
+	go d.syncer()
 	go d.witnesser()
 	go d.gc()
 	return d, nil
@@ -584,16 +593,15 @@ func (e *DiskLowError) Error() string {
 }
 
 // writer applies queued updates in batches, one Badger transaction and one
-// sync per batch, and hands each commit to the witnesser, which answers
-// its updates: the writer commits the next batch while the witness of the
-// last one is synced. Every DiskCheckEvery, busy or idle, it reads the
-// free space, syncs the directory if files came or went, and gives memory
-// back after a burst.
+// sync per batch. It commits a batch and hands it to the syncer, which
+// syncs it and answers its updates, and meanwhile runs the next batch's
+// updates; it commits that one once the last is synced (see syncer). Every
+// DiskCheckEvery, busy or idle, it reads the free space, syncs the
+// directory if files came or went, and gives memory back after a burst.
 func (d *DB) writer() {
 	defer d.wg.Done()
 	tick := time.NewTicker(d.opts.DiskCheckEvery)
 	defer tick.Stop()
-	dirAt, _ := dirStamp(d.dir)
 	var sinceTrim int64 // bytes committed since memory was last given back
 	trims := 0          // times left to give memory back after a burst
 	lastWrite := time.Now()
@@ -605,7 +613,7 @@ func (d *DB) writer() {
 			fn()
 			continue
 		case <-tick.C:
-			d.monitor(&dirAt)
+			d.monitor()
 			if sinceTrim > 4*d.opts.MemtableSize {
 				trims, sinceTrim = 30, 0
 			}
@@ -625,9 +633,9 @@ func (d *DB) writer() {
 			for {
 				select {
 				case r := <-d.reqs:
-					d.commit([]*request{r}, &dirAt)
+					d.commit([]*request{r})
 				default:
-					close(d.witnessQ)
+					close(d.syncQ)
 					return
 				}
 			}
@@ -642,7 +650,7 @@ func (d *DB) writer() {
 				break fill
 			}
 		}
-		sinceTrim += int64(d.commit(batch, &dirAt))
+		sinceTrim += int64(d.commit(batch))
 		lastWrite = time.Now()
 	}
 }
@@ -650,8 +658,8 @@ func (d *DB) writer() {
 // monitor reads the free space: below the reserve the store is unhealthy
 // ("disk low") at once, idle or not; while in trouble it tries a tiny
 // write, so the gateway resumes by itself once writes succeed again.
-func (d *DB) monitor(dirAt *int64) {
-	d.syncDirIfChanged(dirAt)
+func (d *DB) monitor() {
+	d.syncDirIfChanged()
 	s := d.readDisk()
 	if s != nil && s.Low {
 		d.fail(d.cmt.Gen, d.diskLow(s))
@@ -675,22 +683,24 @@ func (d *DB) monitor(dirAt *int64) {
 // log or flushing one to a table, so a power cut could lose the entry of a
 // file that holds acknowledged writes on file systems that do not order
 // metadata.
-func (d *DB) syncDirIfChanged(at *int64) {
+func (d *DB) syncDirIfChanged() {
+	d.dirMu.Lock()
+	defer d.dirMu.Unlock()
 	now, err := dirStamp(d.dir)
-	if err != nil || now == *at {
+	if err != nil || now == d.dirAt {
 		return
 	}
 	if err := syncDir(d.dir); err != nil {
 		d.log.Error("sync data dir", "err", err)
 		return
 	}
-	*at = now
+	d.dirAt = now
 }
 
 // commit applies a batch and returns the bytes it committed. Updates that
 // fail are answered with their error and leave nothing behind; the rest
 // are committed together.
-func (d *DB) commit(batch []*request, dirAt *int64) int {
+func (d *DB) commit(batch []*request) int {
 	if s := d.readDisk(); s != nil && s.Low {
 		err := d.diskLow(s)
 		d.fail(d.cmt.Gen, err)
@@ -702,15 +712,18 @@ func (d *DB) commit(batch []*request, dirAt *int64) int {
 	n := 0
 	for len(batch) > 0 {
 		var c int
-		batch, c = d.commitSome(batch, dirAt)
+		batch, c = d.commitSome(batch)
 		n += c
 	}
 	return n
 }
 
-// commitSome commits a prefix of the batch in one transaction and returns
-// the updates still to run.
-func (d *DB) commitSome(batch []*request, dirAt *int64) ([]*request, int) {
+// commitSome commits a prefix of the batch in one transaction, hands it to
+// the syncer and returns the updates still to run. The updates run against
+// everything committed before, synced or not: none of it is seen outside
+// the writer, or answered, before it is synced, and a commit is synced
+// only after the ones before it.
+func (d *DB) commitSome(batch []*request) ([]*request, int) {
 	txn := d.db.NewTransaction(true)
 	defer txn.Discard()
 	ctr, cmt := d.ctr, d.cmt
@@ -721,7 +734,7 @@ func (d *DB) commitSome(batch []*request, dirAt *int64) ([]*request, int) {
 			r.done <- err
 			continue
 		}
-		t := &tx{txn: txn, overlay: map[string][]byte{}, read: map[string][]byte{}, ctr: ctr, now: d.opts.Now}
+		t := &tx{txn: txn, overlay: map[string][]byte{}, read: map[string][]byte{}, ctr: ctr, from: ctr, now: d.opts.Now}
 		if err := callFn(r.fn, t); err != nil {
 			r.done <- err
 			continue
@@ -757,12 +770,12 @@ func (d *DB) commitSome(batch []*request, dirAt *int64) ([]*request, int) {
 		err = txn.Set(metaCommit, cmt.encode())
 	}
 	if err == nil {
+		// Wait for the last commit's sync; readers see this one only once
+		// the syncer has synced it too.
 		d.gate.Lock()
-		err = txn.Commit()
-		if err == nil {
-			err = d.syncLog()
+		if err = txn.Commit(); err != nil {
+			d.gate.Unlock()
 		}
-		d.gate.Unlock()
 	}
 	if err != nil {
 		err = gateway.Errorf(gateway.EUNAVAILABLE, "storage write failed: %v", err)
@@ -777,52 +790,80 @@ func (d *DB) commitSome(batch []*request, dirAt *int64) ([]*request, int) {
 	if cmt.Keys > d.peak.Load() {
 		d.peak.Store(cmt.Keys)
 	}
-	d.syncDirIfChanged(dirAt)
-	d.witnessQ <- witnessJob{cmt: cmt, ctr: ctr, at: d.opts.Now(), reqs: accepted}
+	d.syncQ <- syncJob{cmt: cmt, ctr: ctr, at: d.opts.Now(), reqs: accepted}
 	return rest, size
 }
 
-// witnessJob is a commit, synced in Badger, to record in the witness
-// before its updates are answered.
-type witnessJob struct {
+// syncJob is a commit, in Badger's memtable and log, to sync and answer.
+type syncJob struct {
 	cmt  commitState
 	ctr  counters
 	at   time.Time
 	reqs []*request
 }
 
-// witnesser records commits in the witness and answers their updates,
-// in commit order. A commit is handed over only once Badger has synced
-// it, so the witness is never ahead of the store. Commits that queued up
-// while the last witness was synced are recorded with one write of the
-// newest (the witness holds the last commit only) and one sync. An update
-// is answered once both its commit and a witness of it (or of a later
-// commit) are on disk.
+// syncer syncs each commit, with the new files' directory entries, lets
+// readers see it (the gate the writer took for it), answers its updates,
+// and gives it to the witnesser. The writer commits the next batch only
+// after that, so commits are synced and answered in order, one sync each.
+func (d *DB) syncer() {
+	defer d.wg.Done()
+	defer close(d.witKick)
+	for job := range d.syncQ {
+		var err error
+		if d.syncHook != nil {
+			err = d.syncHook()
+		}
+		if err == nil {
+			err = d.syncLog()
+		}
+		if err == nil {
+			d.syncDirIfChanged()
+		}
+		d.gate.Unlock()
+		if err != nil {
+			err = gateway.Errorf(gateway.EUNAVAILABLE, "storage write failed: %v", err)
+			d.fail(job.cmt.Gen, err)
+		}
+		for _, r := range job.reqs {
+			r.done <- err
+		}
+		if err == nil {
+			job.reqs = nil
+			d.witMu.Lock()
+			d.witNext = &job
+			d.witMu.Unlock()
+			select {
+			case d.witKick <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// witnesser records synced commits in the witness, newest first: commits
+// synced while the last witness was written are recorded with one write of
+// the newest (the witness holds the last commit only) and one sync. It
+// follows the syncer by one witness sync, a few milliseconds: the witness
+// is never ahead of the store, and at most the commits answered during
+// that sync are missing from it. A power cut then leaves the store ahead
+// of its witness, which is sound; only the loss of those last commits
+// could go unseen.
 func (d *DB) witnesser() {
 	defer d.wg.Done()
-	for job := range d.witnessQ {
-		reqs := job.reqs
-	more:
-		for {
-			select {
-			case j, ok := <-d.witnessQ:
-				if !ok {
-					break more
-				}
-				job = j
-				reqs = append(reqs, j.reqs...)
-			default:
-				break more
-			}
+	for range d.witKick {
+		d.witMu.Lock()
+		job := d.witNext
+		d.witNext = nil
+		d.witMu.Unlock()
+		if job == nil {
+			continue
 		}
 		if err := d.wit.write(job.cmt, job.ctr, job.at); err != nil {
 			// Committed, but not witnessed: take no more until it works.
 			d.fail(job.cmt.Gen, gateway.Errorf(gateway.EUNAVAILABLE, "storage write failed: %v", err))
 		} else {
 			d.witnessed(job.cmt.Gen)
-		}
-		for _, r := range reqs {
-			r.done <- nil
 		}
 	}
 }
@@ -886,7 +927,7 @@ func (t *tx) before(k, next []byte) ([]byte, bool, error) {
 	if v, ok := t.read[string(k)]; ok {
 		return v, v != nil, nil
 	}
-	if next != nil && len(k) == 10 && (k[0] == spaceEvent || k[0] == spaceAudit) && k[1] == 0 {
+	if next != nil && t.numberedHere(k) {
 		return nil, false, nil // a new sequence number: never stored before
 	}
 	item, err := t.txn.Get(k)
@@ -898,6 +939,23 @@ func (t *tx) before(k, next []byte) ([]byte, bool, error) {
 	}
 	v, err := item.ValueCopy(nil)
 	return v, err == nil, err
+}
+
+// numberedHere reports whether k is the key of a sequence number this
+// update took: an outbox event or audit entry (whose numbers a set always
+// takes), or a task's status or queue entry under a task seq above the
+// one before the update.
+func (t *tx) numberedHere(k []byte) bool {
+	if len(k) < 10 || k[1] != 0 {
+		return false
+	}
+	switch k[0] {
+	case spaceEvent, spaceAudit:
+		return len(k) == 10
+	case spaceStatus, spaceQueue:
+		return len(k) >= 11 && k[len(k)-9] == 0 && binary.BigEndian.Uint64(k[len(k)-8:]) > t.from.task
+	}
+	return false
 }
 
 // largest is the length of the overlay's largest value.

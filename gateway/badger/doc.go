@@ -4,10 +4,10 @@
 //
 // All writes go through one writer goroutine that applies every waiting
 // update in one Badger transaction and commits it with one fsync of
-// Badger's write-ahead log (group commit, see walSync); the witness of the
-// commit is synced while the writer commits the next batch, and only then
-// are the updates answered (see witnesser). Readers never see a commit
-// before it is on disk. Each update sees the writes of the updates before
+// Badger's write-ahead log (group commit, see walSync). The syncer syncs
+// a commit and answers its updates while the writer runs the next batch's
+// updates (see syncer); the witness of the commit follows (see
+// witnesser). Readers never see a commit before it is on disk. Each update sees the writes of the updates before
 // it in the batch and its own; an update that fails leaves nothing behind.
 //
 // Key layout (every key starts with a one-letter space and a zero byte; ids

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	bdg "github.com/dgraph-io/badger/v4"
@@ -31,6 +32,7 @@ type tx struct {
 	// digest goes back to Badger.
 	read map[string][]byte
 	ctr  counters // counters as this update sees them
+	from counters // the counters before this update: what it numbers above them is new
 	now  func() time.Time
 }
 
@@ -164,11 +166,22 @@ func (t *tx) Task(taskNo string) (*gateway.Task, error) {
 	var task gateway.Task
 	if err := t.getValue(key(spaceTask, taskNo), &task); err != nil {
 		if errors.Is(err, bdg.ErrKeyNotFound) {
-			return nil, gateway.Errorf(gateway.ENOTFOUND, "task %q not found", taskNo)
+			return nil, &gateway.Error{Code: gateway.ENOTFOUND, Message: "task " + quote(taskNo) + " not found"}
 		}
 		return nil, fmt.Errorf("read task %q: %w", taskNo, err)
 	}
 	return &task, nil
+}
+
+// quote is strconv.Quote, quick for the plain ids every order's lookups
+// miss on.
+func quote(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return strconv.Quote(s)
+		}
+	}
+	return `"` + s + `"`
 }
 
 func (t *tx) getValue(k []byte, v any) error {
@@ -183,7 +196,7 @@ func (t *tx) Order(orderID string) (*gateway.OrderRecord, error) {
 	b, err := t.get(key(spaceOrder, orderID))
 	if err != nil {
 		if errors.Is(err, bdg.ErrKeyNotFound) {
-			return nil, gateway.Errorf(gateway.ENOTFOUND, "order %q not found", orderID)
+			return nil, &gateway.Error{Code: gateway.ENOTFOUND, Message: "order " + quote(orderID) + " not found"}
 		}
 		return nil, fmt.Errorf("read order %q: %w", orderID, err)
 	}
@@ -421,14 +434,21 @@ func (t *tx) PutTask(task *gateway.Task) error {
 	task.UpdatedAt = t.now()
 	// The task remembers the seq of the event that tells its state, so
 	// retention knows when the cloud has it.
-	if err := t.put(key(spaceTask, task.TaskNo), storedTask{Task: *task, EventSeq: t.ctr.event + 1}); err != nil {
-		return err
+	b, err := appendStoredTask([]byte{formatVersion}, &storedTask{Task: *task, EventSeq: t.ctr.event + 1})
+	if err != nil {
+		return fmt.Errorf("encode value: %w", err)
 	}
+	t.set(key(spaceTask, task.TaskNo), b)
 	t.set(seqKey(spaceStatus, task.Seq, string(task.Status)), []byte(task.TaskNo))
 	if task.Status.Open() {
 		t.set(seqKey(spaceQueue, task.Seq, task.PrinterID), []byte(task.TaskNo))
 	}
-	return t.appendEvent(sync.KindTask, task.TaskNo, task.Event())
+	e := task.Event()
+	data, err := appendTaskEvent(nil, &e)
+	if err != nil {
+		return fmt.Errorf("encode event: %w", err)
+	}
+	return t.appendEventData(sync.KindTask, task.TaskNo, data)
 }
 
 func (t *tx) PutOrder(o *gateway.OrderRecord) error {
@@ -468,10 +488,20 @@ func (t *tx) appendEvent(kind, taskNo string, data any) error {
 	if err != nil {
 		return err
 	}
+	return t.appendEventData(kind, taskNo, b)
+}
+
+// appendEventData appends an outbox event of compact JSON data.
+func (t *tx) appendEventData(kind, taskNo string, data []byte) error {
 	t.ctr.event++
-	return t.put(seqKey(spaceEvent, t.ctr.event), sync.Event{
-		Seq: t.ctr.event, Kind: kind, TaskNo: taskNo, At: t.now(), Data: b,
+	b, err := appendEvent([]byte{formatVersion}, &sync.Event{
+		Seq: t.ctr.event, Kind: kind, TaskNo: taskNo, At: t.now(), Data: data,
 	})
+	if err != nil {
+		return fmt.Errorf("encode value: %w", err)
+	}
+	t.set(seqKey(spaceEvent, t.ctr.event), b)
+	return nil
 }
 
 func (t *tx) Meta(name string) (uint64, error) {

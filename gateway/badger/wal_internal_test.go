@@ -131,3 +131,81 @@ func TestWALSync(t *testing.T) {
 		}
 	})
 }
+
+// A commit's sync runs while the writer runs the next batch's updates:
+// those see it, nobody outside the writer does, and nothing is answered
+// before its own sync.
+func TestWALSync_Pipelined(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d, err := Open(t.TempDir(), Options{MinFreeBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	release := make(chan error)
+	syncing := make(chan struct{}, 16)
+	d.syncHook = func() error {
+		syncing <- struct{}{}
+		return <-release
+	}
+	newTask := func(tx gateway.Tx, no string) *gateway.Task {
+		return &gateway.Task{TaskNo: no, OrderID: no, Station: "hot", PrinterID: "p1",
+			Status: storeprint.StatusQueued, Seq: tx.NextTaskSeq(), CreatedAt: time.Now()}
+	}
+
+	first := make(chan error, 1)
+	go func() { first <- d.Update(ctx, func(tx gateway.Tx) error { return tx.PutTask(newTask(tx, "a")) }) }()
+	<-syncing // "a" is committed, its sync held
+
+	ran := make(chan error, 1)
+	second := make(chan error, 1)
+	go func() {
+		second <- d.Update(ctx, func(tx gateway.Tx) error {
+			_, err := tx.Task("a")
+			ran <- err
+			return tx.PutTask(newTask(tx, "b"))
+		})
+	}()
+	if err := <-ran; err != nil {
+		t.Fatalf("the next batch does not see the commit being synced: %v", err)
+	}
+	// The syncer holds the gate until the sync is over: a reader waits.
+	if d.gate.TryRLock() {
+		t.Fatal("a reader could take a snapshot before the commit is synced")
+	}
+	select {
+	case err := <-first:
+		t.Fatalf("answered before its sync: %v", err)
+	default:
+	}
+	seen := make(chan error, 1)
+	go func() {
+		seen <- d.View(ctx, func(tx gateway.ReadTx) error {
+			_, err := tx.Task("a")
+			return err
+		})
+	}()
+
+	release <- nil
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-seen; err != nil {
+		t.Fatalf("once synced, a reader does not see it: %v", err)
+	}
+	<-syncing // "b" committed after "a" was synced
+	select {
+	case err := <-second:
+		t.Fatalf("answered before its sync: %v", err)
+	default:
+	}
+	release <- fmt.Errorf("injected")
+	if err := <-second; gateway.ErrorCode(err) != gateway.EUNAVAILABLE {
+		t.Fatalf("a failed sync: got %v, want EUNAVAILABLE", err)
+	}
+	if d.Health() == nil {
+		t.Fatal("a failed sync leaves the store healthy")
+	}
+	close(release) // later syncs go through
+}
