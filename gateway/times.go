@@ -33,16 +33,22 @@ type times struct {
 	startWall time.Time
 	startMono time.Duration
 
-	mu   stdsync.Mutex
-	born map[string]time.Duration // monotonic reading at acceptance
-	due  map[string]time.Duration // monotonic reading of the next attempt
-	ours map[string]bool          // accepted by this process
+	mu    stdsync.Mutex
+	tasks map[string]taskTimes // tasks accepted, rescheduled or made due by this process
+}
+
+// taskTimes are a task's monotonic readings: at acceptance when this
+// process accepted it (ours), and of its next attempt when this process
+// set it (dueSet).
+type taskTimes struct {
+	born, due    time.Duration
+	ours, dueSet bool
 }
 
 func newTimes(c clock.Clock, maxWait time.Duration) *times {
 	return &times{
 		clock: c, maxWait: maxWait, startWall: c.Now(), startMono: c.Mono(),
-		born: map[string]time.Duration{}, due: map[string]time.Duration{}, ours: map[string]bool{},
+		tasks: map[string]taskTimes{},
 	}
 }
 
@@ -51,14 +57,14 @@ func (s *times) accepted(taskNo string, d time.Duration) {
 	now := s.clock.Mono()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.born[taskNo], s.due[taskNo], s.ours[taskNo] = now, now+max(d, 0), true
+	s.tasks[taskNo] = taskTimes{born: now, due: now + max(d, 0), ours: true, dueSet: true}
 }
 
 // fresh reports whether the task was accepted by this process.
 func (s *times) fresh(taskNo string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.ours[taskNo]
+	return s.tasks[taskNo].ours
 }
 
 // dueIn makes a task due d from now (d may be 0).
@@ -66,16 +72,16 @@ func (s *times) dueIn(taskNo string, d time.Duration) {
 	now := s.clock.Mono()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.due[taskNo] = now + max(d, 0)
+	tt := s.tasks[taskNo]
+	tt.due, tt.dueSet = now+max(d, 0), true
+	s.tasks[taskNo] = tt
 }
 
 // forget drops what is kept of a task that no longer waits.
 func (s *times) forget(taskNo string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.born, taskNo)
-	delete(s.due, taskNo)
-	delete(s.ours, taskNo)
+	delete(s.tasks, taskNo)
 }
 
 // age returns how long the task has waited since it was accepted.
@@ -83,8 +89,9 @@ func (s *times) age(t *Task) time.Duration {
 	now := s.clock.Mono()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	born, ok := s.born[t.TaskNo]
-	if !ok {
+	tt := s.tasks[t.TaskNo]
+	born := tt.born
+	if !tt.ours {
 		born = s.startMono - max(s.startWall.Sub(t.CreatedAt), 0) // the same every time: nothing to keep
 	}
 	return now - born
@@ -95,8 +102,9 @@ func (s *times) wait(t *Task) time.Duration {
 	now := s.clock.Mono()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	due, ok := s.due[t.TaskNo]
-	if !ok {
+	tt := s.tasks[t.TaskNo]
+	due := tt.due
+	if !tt.dueSet {
 		due = s.startMono + min(max(t.NextAt.Sub(s.startWall), 0), s.maxWait)
 	}
 	return max(due-now, 0)

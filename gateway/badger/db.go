@@ -1,6 +1,7 @@
 package badger
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -139,8 +140,9 @@ type DB struct {
 	witNext  *syncJob      // the newest synced commit not yet witnessed
 	witKick  chan struct{} // witNext is set; see witnesser
 	dirMu    stdsync.Mutex
-	dirAt    int64 // the data dir's stamp when it was last synced
+	dirAt    int64        // the data dir's stamp when it was last synced
 	syncHook func() error // tests: runs before each commit's sync; an error fails it
+	refused  []refusal    // updates that failed, to answer after the syncs before them; owned by the writer
 	health   atomic.Pointer[error]
 	onHealth atomic.Pointer[func()]
 	healthMu stdsync.Mutex
@@ -715,6 +717,10 @@ func (d *DB) commit(batch []*request) int {
 		batch, c = d.commitSome(batch)
 		n += c
 	}
+	if len(d.refused) > 0 {
+		d.syncQ <- syncJob{refused: d.refused}
+		d.refused = nil
+	}
 	return n
 }
 
@@ -736,12 +742,12 @@ func (d *DB) commitSome(batch []*request) ([]*request, int) {
 		}
 		t := &tx{txn: txn, overlay: map[string][]byte{}, read: map[string][]byte{}, ctr: ctr, from: ctr, now: d.opts.Now}
 		if err := callFn(r.fn, t); err != nil {
-			r.done <- err
+			d.refused = append(d.refused, refusal{r, err})
 			continue
 		}
 		s, c := t.size()
 		if s > d.txnBytes || c > d.txnCount || int64(t.largest()) >= valueThreshold(d.opts.MemtableSize) {
-			r.done <- gateway.Errorf(gateway.ETOOLARGE, "update too large to store in one transaction (%d bytes)", s)
+			d.refused = append(d.refused, refusal{r, gateway.Errorf(gateway.ETOOLARGE, "update too large to store in one transaction (%d bytes)", s)})
 			continue
 		}
 		if size+s > d.txnBytes || count+c > d.txnCount {
@@ -754,7 +760,7 @@ func (d *DB) commitSome(batch []*request) ([]*request, int) {
 		if err := t.flush(&next); err != nil {
 			// The transaction may hold part of this update: drop it and
 			// run the accepted updates again without this one.
-			r.done <- fmt.Errorf("stage update: %w", err)
+			d.refused = append(d.refused, refusal{r, fmt.Errorf("stage update: %w", err)})
 			return append(accepted, batch[i+1:]...), 0
 		}
 		size, count = size+s, count+c
@@ -790,16 +796,27 @@ func (d *DB) commitSome(batch []*request) ([]*request, int) {
 	if cmt.Keys > d.peak.Load() {
 		d.peak.Store(cmt.Keys)
 	}
-	d.syncQ <- syncJob{cmt: cmt, ctr: ctr, at: d.opts.Now(), reqs: accepted}
+	d.syncQ <- syncJob{commit: true, cmt: cmt, ctr: ctr, at: d.opts.Now(), reqs: accepted, refused: d.refused}
+	d.refused = nil
 	return rest, size
 }
 
-// syncJob is a commit, in Badger's memtable and log, to sync and answer.
+// syncJob is a commit, in Badger's memtable and log, to sync and answer,
+// and updates that failed since the last commit. Those ran against
+// commits not synced yet, so their answers wait for those syncs too.
 type syncJob struct {
-	cmt  commitState
-	ctr  counters
-	at   time.Time
-	reqs []*request
+	commit  bool // false: no commit, only refusals
+	cmt     commitState
+	ctr     counters
+	at      time.Time
+	reqs    []*request
+	refused []refusal
+}
+
+// refusal is an update that failed, with its error.
+type refusal struct {
+	r   *request
+	err error
 }
 
 // syncer syncs each commit, with the new files' directory entries, lets
@@ -809,7 +826,14 @@ type syncJob struct {
 func (d *DB) syncer() {
 	defer d.wg.Done()
 	defer close(d.witKick)
+	var last error // of the last sync
 	for job := range d.syncQ {
+		if !job.commit {
+			for _, f := range job.refused {
+				f.r.done <- cmp.Or(last, f.err)
+			}
+			continue
+		}
 		var err error
 		if d.syncHook != nil {
 			err = d.syncHook()
@@ -824,6 +848,11 @@ func (d *DB) syncer() {
 		if err != nil {
 			err = gateway.Errorf(gateway.EUNAVAILABLE, "storage write failed: %v", err)
 			d.fail(job.cmt.Gen, err)
+		}
+		last = err
+		for _, f := range job.refused {
+			// What it read may not be on disk: say so rather than answer from it.
+			f.r.done <- cmp.Or(err, f.err)
 		}
 		for _, r := range job.reqs {
 			r.done <- err

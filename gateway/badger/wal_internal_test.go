@@ -170,6 +170,17 @@ func TestWALSync_Pipelined(t *testing.T) {
 	if err := <-ran; err != nil {
 		t.Fatalf("the next batch does not see the commit being synced: %v", err)
 	}
+	// An update refused for what it read of a commit not yet synced: its
+	// answer waits for the sync too.
+	refused := make(chan error, 1)
+	go func() {
+		refused <- d.Update(ctx, func(tx gateway.Tx) error {
+			if _, err := tx.Task("a"); err == nil {
+				return gateway.Errorf(gateway.ECONFLICT, "a is there")
+			}
+			return nil
+		})
+	}()
 	// The syncer holds the gate until the sync is over: a reader waits.
 	if d.gate.TryRLock() {
 		t.Fatal("a reader could take a snapshot before the commit is synced")
@@ -179,20 +190,14 @@ func TestWALSync_Pipelined(t *testing.T) {
 		t.Fatalf("answered before its sync: %v", err)
 	default:
 	}
-	seen := make(chan error, 1)
-	go func() {
-		seen <- d.View(ctx, func(tx gateway.ReadTx) error {
-			_, err := tx.Task("a")
-			return err
-		})
-	}()
-
+	select {
+	case err := <-refused:
+		t.Fatalf("refused before the sync of what it read: %v", err)
+	default:
+	}
 	release <- nil
 	if err := <-first; err != nil {
 		t.Fatal(err)
-	}
-	if err := <-seen; err != nil {
-		t.Fatalf("once synced, a reader does not see it: %v", err)
 	}
 	<-syncing // "b" committed after "a" was synced
 	select {
@@ -204,8 +209,18 @@ func TestWALSync_Pipelined(t *testing.T) {
 	if err := <-second; gateway.ErrorCode(err) != gateway.EUNAVAILABLE {
 		t.Fatalf("a failed sync: got %v, want EUNAVAILABLE", err)
 	}
+	if err := <-refused; gateway.ErrorCode(err) != gateway.ECONFLICT && gateway.ErrorCode(err) != gateway.EUNAVAILABLE {
+		t.Fatalf("the refused update: got %v, want its own error or EUNAVAILABLE", err)
+	}
 	if d.Health() == nil {
 		t.Fatal("a failed sync leaves the store healthy")
 	}
 	close(release) // later syncs go through
+	err = d.View(ctx, func(tx gateway.ReadTx) error {
+		_, err := tx.Task("a")
+		return err
+	})
+	if err != nil {
+		t.Fatalf("once synced, a reader does not see it: %v", err)
+	}
 }
