@@ -111,7 +111,7 @@ func (t *tx) scanFrom(p, start []byte, fn func(k, v []byte) (bool, error)) error
 	sort.Strings(ov)
 
 	opts := bdg.DefaultIteratorOptions
-	opts.Prefix = p
+	opts.Prefix, opts.PrefetchValues = p, false // values sit in the tree: read as iterated, not 100 ahead
 	it := t.txn.NewIterator(opts)
 	defer it.Close()
 	it.Seek(start)
