@@ -45,6 +45,16 @@ type loadResult struct {
 	orders   int
 	elapsed  time.Duration
 	p50, p99 time.Duration
+	cpu      time.Duration // the endpoint's process, where measured
+}
+
+// measureCPU runs the load and adds the CPU the process pid used
+// meanwhile (the gateway's includes printing the tickets it accepts).
+func measureCPU(b *testing.B, pid int, load func() loadResult) loadResult {
+	before := readCPU(b, pid)
+	r := load()
+	r.cpu = readCPU(b, pid) - before
+	return r
 }
 
 func (r loadResult) rate() float64 { return float64(r.orders) / r.elapsed.Seconds() }
@@ -122,8 +132,8 @@ func postLoad(b *testing.B, base, prefix string, d time.Duration, limit int) loa
 }
 
 // startCeiling runs the ceiling program (internal/ceiling) with its file
-// in a new temporary directory and returns its base URL.
-func startCeiling(b *testing.B, sync bool) string {
+// in a new temporary directory and returns its base URL and process id.
+func startCeiling(b *testing.B, sync bool) (string, int) {
 	b.Helper()
 	bin := testbin.Build(b, "github.com/storeprint/storeprint/internal/ceiling")
 	cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--file", filepath.Join(b.TempDir(), "orders.jsonl"), "--sync="+strconv.FormatBool(sync))
@@ -144,7 +154,7 @@ func startCeiling(b *testing.B, sync bool) string {
 	if err != nil || !ok {
 		b.Fatalf("ceiling did not start: %q %v", line, err)
 	}
-	return "http://" + addr
+	return "http://" + addr, cmd.Process.Pid
 }
 
 // startBenchGateway runs the real gateway program with two printers (hot
@@ -169,7 +179,8 @@ func startBenchGateway(b *testing.B, fault printersim.Fault) *testbin.Gateway {
 // -benchtime 1x.
 func BenchmarkAcceptSideBySide(b *testing.B) {
 	d := benchSeconds()
-	ceiling, httpOnly := startCeiling(b, true), startCeiling(b, false)
+	ceiling, cPid := startCeiling(b, true)
+	httpOnly, hPid := startCeiling(b, false)
 	g := startBenchGateway(b, printersim.FaultNone)
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 	warm := func(base, name string) { postLoad(b, base, "warm-"+name+"-"+run, 0, 2*posClients) }
@@ -181,16 +192,16 @@ func BenchmarkAcceptSideBySide(b *testing.B) {
 	rounds := b.N * benchRounds()
 	for round := 1; round <= rounds; round++ {
 		prefix := fmt.Sprintf("r%d-%s", round, run)
-		c = postLoad(b, ceiling, prefix, d, 0)
-		h = postLoad(b, httpOnly, prefix, d, 0)
-		gw = postLoad(b, g.Base, prefix, d, 0)
+		c = measureCPU(b, cPid, func() loadResult { return postLoad(b, ceiling, prefix, d, 0) })
+		h = measureCPU(b, hPid, func() loadResult { return postLoad(b, httpOnly, prefix, d, 0) })
+		gw = measureCPU(b, g.Pid(), func() loadResult { return postLoad(b, g.Base, prefix, d, 0) })
 		fmt.Printf("\naccept, round %d of %d: %d POS clients, two-station orders, %s each\n", round, rounds, posClients, d)
-		fmt.Printf("  %-44s %9s %8s %8s\n", "endpoint", "orders/s", "p50 ms", "p99 ms")
+		fmt.Printf("  %-44s %9s %8s %8s %12s\n", "endpoint", "orders/s", "p50 ms", "p99 ms", "CPU µs/order")
 		for _, r := range []struct {
 			name string
 			r    loadResult
 		}{{"durable ceiling (append + shared fdatasync)", c}, {"HTTP only (no sync)", h}, {"storeprint-gateway, printing on two sims", gw}} {
-			fmt.Printf("  %-44s %9.0f %8.2f %8.2f\n", r.name, r.r.rate(), ms(r.r.p50), ms(r.r.p99))
+			fmt.Printf("  %-44s %9.0f %8.2f %8.2f %12.0f\n", r.name, r.r.rate(), ms(r.r.p50), ms(r.r.p99), float64(r.r.cpu.Microseconds())/float64(r.r.orders))
 		}
 		fmt.Printf("  gateway/ceiling: throughput %.2f (aim >= 0.80), p99 %.2fx (aim <= 1.25x); gateway/HTTP only: throughput %.2f\n",
 			gw.rate()/c.rate(), ms(gw.p99)/ms(c.p99), gw.rate()/h.rate())

@@ -14,12 +14,11 @@ import (
 
 // The witness is a small file beside Badger's own that records the last
 // commit: its number, the digest of everything stored after it and the
-// counters. It is written in place and synced after every commit, right
-// after the commit's callers are answered (see witnesser), so an
-// acknowledged write that later goes missing from Badger's files (a log
-// cut short, a table the MANIFEST forgot) shows at the next start as a
-// store behind its witness. It trails the answers by one witness sync at
-// most: only the loss of the commits answered within that last sync
+// counters. It is written in place and synced once a commit is answered,
+// at most witnessEvery later (see witnesser), so an acknowledged write
+// that later goes missing from Badger's files (a log cut short, a table
+// the MANIFEST forgot) shows at the next start as a store behind its
+// witness. Only the loss of the commits answered within that last stretch
 // before a power cut could go unseen.
 //
 // The file holds two slots of 4 KiB; commits write them in turn, so a
