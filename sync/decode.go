@@ -62,8 +62,8 @@ func DecodeEvent(ev *Event) (Decoded, error) {
 	if !utf8.Valid(data) {
 		return d, fmt.Errorf("event %d: data is not valid UTF-8", ev.Seq)
 	}
-	// json.Unmarshal checks the whole of data before it decodes any of
-	// it: the known kinds need no check of their own.
+	// The known kinds' data is checked as it is decoded (by the scanner,
+	// or by json.Unmarshal, which checks all of it before it decodes any).
 	known := ev.Kind == KindTask || ev.Kind == KindReceipt || ev.Kind == KindAudit
 	if !known && !json.Valid(data) {
 		return d, fmt.Errorf("event %d: data is not valid JSON", ev.Seq)
@@ -72,12 +72,20 @@ func DecodeEvent(ev *Event) (Decoded, error) {
 	switch ev.Kind {
 	case KindTask:
 		d.Task = new(TaskEvent)
-		if err = json.Unmarshal(data, d.Task); err == nil {
+		if !scanTask(data, d.Task) {
+			*d.Task = TaskEvent{}
+			err = json.Unmarshal(data, d.Task)
+		}
+		if err == nil {
 			err = d.Task.check(ev)
 		}
 	case KindReceipt:
 		d.Receipt = new(ReceiptEvent)
-		if err = json.Unmarshal(data, d.Receipt); err == nil {
+		if !scanReceipt(data, d.Receipt) {
+			*d.Receipt = ReceiptEvent{}
+			err = json.Unmarshal(data, d.Receipt)
+		}
+		if err == nil {
 			err = d.Receipt.check(ev)
 		}
 	case KindAudit:
@@ -142,7 +150,7 @@ func (t *TaskEvent) check(ev *Event) error {
 	if err := storeprint.CheckTaskNo("task_no", t.TaskNo); err != nil {
 		return err
 	}
-	if err := checkIDs(map[string]string{"order_id": t.OrderID, "station": t.Station, "printer_id": t.PrinterID, "backup_from": t.BackupFrom}); err != nil {
+	if err := checkIDs("order_id", t.OrderID, "station", t.Station, "printer_id", t.PrinterID, "backup_from", t.BackupFrom); err != nil {
 		return err
 	}
 	if t.CopyOf != "" {
@@ -172,13 +180,11 @@ func (r *ReceiptEvent) check(ev *Event) error {
 	if err := storeprint.CheckTaskNo("task_no", r.TaskNo); err != nil {
 		return err
 	}
-	if err := checkIDs(map[string]string{"printer_id": r.PrinterID}); err != nil {
+	if err := checkIDs("printer_id", r.PrinterID); err != nil {
 		return err
 	}
-	for name, s := range map[string]string{"payload_sha256": r.PayloadSHA256, "process_id": r.ProcessID, "job_id": r.JobID} {
-		if err := checkText(name, s); err != nil {
-			return err
-		}
+	if err := checkTexts("payload_sha256", r.PayloadSHA256, "process_id", r.ProcessID, "job_id", r.JobID); err != nil {
+		return err
 	}
 	r.At = orAt(r.At, ev.At)
 	return nil
@@ -193,22 +199,30 @@ func (a *AuditEvent) check(ev *Event) error {
 	if err := storeprint.CheckID("action", string(a.Action)); err != nil {
 		return err
 	}
-	for name, s := range map[string]string{"id": a.ID, "operator": a.Operator, "reason": a.Reason, "task_no": a.TaskNo} {
-		if err := checkText(name, s); err != nil {
-			return err
-		}
+	if err := checkTexts("id", a.ID, "operator", a.Operator, "reason", a.Reason, "task_no", a.TaskNo); err != nil {
+		return err
 	}
 	a.At = orAt(a.At, ev.At)
 	return nil
 }
 
-// checkIDs checks the ids that are set.
-func checkIDs(ids map[string]string) error {
-	for name, id := range ids {
-		if id == "" {
+// checkIDs checks the ids that are set, given as name, value pairs.
+func checkIDs(pairs ...string) error {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i+1] == "" {
 			continue
 		}
-		if err := storeprint.CheckID(name, id); err != nil {
+		if err := storeprint.CheckID(pairs[i], pairs[i+1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkTexts is checkText for name, value pairs.
+func checkTexts(pairs ...string) error {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if err := checkText(pairs[i], pairs[i+1]); err != nil {
 			return err
 		}
 	}

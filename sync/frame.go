@@ -133,8 +133,11 @@ const MaxFrameBytes = 16 << 20
 // Decode parses a frame and checks its version and type.
 func Decode(b []byte) (*Frame, error) {
 	var f Frame
-	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("decode frame: %w", err)
+	if !scanEventsFrame(b, &f) {
+		f = Frame{}
+		if err := json.Unmarshal(b, &f); err != nil {
+			return nil, fmt.Errorf("decode frame: %w", err)
+		}
 	}
 	if f.V != ProtocolVersion {
 		return nil, fmt.Errorf("frame version %d, this side speaks %d", f.V, ProtocolVersion)
