@@ -154,6 +154,9 @@ func Decode(b []byte) (*Frame, error) {
 // Encode serializes a frame, setting its version.
 func Encode(f *Frame) ([]byte, error) {
 	f.V = ProtocolVersion
+	if b, ok := appendEventsFrame(make([]byte, 0, eventsFrameSize(f.Events)), f); ok {
+		return b, nil
+	}
 	b, err := json.Marshal(f)
 	if err != nil {
 		return nil, fmt.Errorf("encode frame: %w", err)

@@ -3,6 +3,8 @@ package sync
 import (
 	"encoding/json"
 	"math"
+	"reflect"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -23,13 +25,20 @@ import (
 type scanner struct {
 	b []byte
 	i int
+	// compact: note in spaced whether white space was skipped between
+	// tokens.
+	compact, spaced bool
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 func (s *scanner) ws() {
+	from := s.i
 	for s.i < len(s.b) && isSpace(s.b[s.i]) {
 		s.i++
+	}
+	if s.compact && s.i > from {
+		s.spaced = true
 	}
 }
 
@@ -434,4 +443,86 @@ func scanReceipt(b []byte, r *ReceiptEvent) bool {
 		return ok
 	})
 	return ok && s.end()
+}
+
+// appendEventsFrame writes an events frame as encoding/json would, for
+// the frames the gateway sends: ids without characters to escape, data
+// that is compact JSON with nothing to escape. It reports false for
+// anything else, and the frame goes to encoding/json.
+func appendEventsFrame(b []byte, f *Frame) ([]byte, bool) {
+	rest := *f
+	rest.V, rest.Events = 0, nil
+	if f.Type != FrameEvents || len(f.Events) == 0 || !reflect.DeepEqual(rest, Frame{Type: FrameEvents}) {
+		return nil, false
+	}
+	b = append(b, `{"v":`...)
+	b = strconv.AppendInt(b, int64(f.V), 10)
+	b = append(b, `,"type":"events","events":[`...)
+	for i := range f.Events {
+		ev := &f.Events[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if !plainText(ev.Kind) || !plainText(ev.TaskNo) || !compactData(ev.Data) {
+			return nil, false
+		}
+		b = append(b, `{"seq":`...)
+		b = strconv.AppendUint(b, ev.Seq, 10)
+		b = append(b, `,"kind":"`...)
+		b = append(b, ev.Kind...)
+		if ev.TaskNo != "" {
+			b = append(b, `","task_no":"`...)
+			b = append(b, ev.TaskNo...)
+		}
+		b = append(b, `","at":"`...)
+		var err error
+		if b, err = ev.At.AppendText(b); err != nil {
+			return nil, false
+		}
+		b = append(b, `","data":`...)
+		if ev.Data == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, ev.Data...)
+		}
+		b = append(b, '}')
+	}
+	return append(b, "]}"...), true
+}
+
+// eventsFrameSize is about the bytes of an events frame of events.
+func eventsFrameSize(events []Event) int {
+	n := 64
+	for i := range events {
+		n += len(events[i].Kind) + len(events[i].TaskNo) + len(events[i].Data) + 96
+	}
+	return n
+}
+
+// plainText reports whether encoding/json writes s as it is: printable
+// ASCII without quotes, backslashes or the characters it escapes for HTML.
+func plainText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// compactData reports whether encoding/json writes data (a
+// json.RawMessage) as it is, nil as null: valid JSON without white space between its
+// tokens and without the characters it escapes (<, >, &, U+2028, U+2029).
+func compactData(data []byte) bool {
+	if data == nil {
+		return true // null
+	}
+	for i, c := range data {
+		if c == '<' || c == '>' || c == '&' || (c == 0xE2 && i+2 < len(data) && data[i+1] == 0x80 && data[i+2]&^1 == 0xA8) {
+			return false
+		}
+	}
+	s := &scanner{b: data, compact: true}
+	_, ok := s.value(0)
+	return ok && s.i == len(data) && !s.spaced
 }

@@ -75,3 +75,26 @@ func TestScan_GatewayShapes(t *testing.T) {
 		t.Errorf("frame %s: not scanned", frame)
 	}
 }
+
+// appendEventsFrame writes what encoding/json writes, byte for byte.
+func FuzzAppendEventsFrame(f *testing.F) {
+	f.Add(uint64(1), KindTask, "order_1_station_hot", `{"task_no":"order_1_station_hot","version":1}`, int64(1764590400), int64(5), 8*3600)
+	f.Add(uint64(2), "x<", "", `[1, 2]`, int64(-62135596800), int64(0), 0)
+	f.Add(uint64(3), KindReceipt, "t", `"a\u2028&"`, int64(253402300800), int64(999999999), -3600)
+	f.Add(uint64(4), KindAudit, "", ``, int64(0), int64(1), 60)
+	f.Fuzz(func(t *testing.T, seq uint64, kind, taskNo, data string, sec, nsec int64, offset int) {
+		at := time.Unix(sec, nsec).In(time.FixedZone("", offset%(48*3600)))
+		fr := &Frame{V: ProtocolVersion, Type: FrameEvents, Events: []Event{
+			{Seq: seq, Kind: kind, TaskNo: taskNo, At: at, Data: json.RawMessage(data)},
+			{Seq: seq + 1, Kind: KindTask, At: at, Data: json.RawMessage(`{}`)},
+		}}
+		got, ok := appendEventsFrame(nil, fr)
+		if !ok {
+			return
+		}
+		want, err := json.Marshal(fr)
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("wrote %s\nencoding/json %s, %v", got, want, err)
+		}
+	})
+}
