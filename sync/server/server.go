@@ -385,8 +385,9 @@ func (l *link) upstream(ctx context.Context) error {
 }
 
 // maxCoalesced bounds the events of one ingest made of several events
-// frames: the sync client's default send window, well within
-// cloud.MaxIngestBatch.
+// frames: half the sync client's default send window, well within
+// cloud.MaxIngestBatch, so that the next batch arrives and is decoded
+// while one commits.
 const maxCoalesced = 5000
 
 // nextFrame returns the next frame to handle and the read-ahead budget it
@@ -427,8 +428,8 @@ func nextFrame(frames <-chan readFrame, held **readFrame) (f *sync.Frame, size i
 }
 
 // readAheadFrames bounds the frames one link reads ahead: more than a
-// gateway's send window holds (sync/client sends 10 batches ahead).
-const readAheadFrames = 16
+// gateway's send window holds (sync/client sends 20 batches ahead).
+const readAheadFrames = 24
 
 // readFrame is a frame read ahead, with what it holds of the node's
 // read-ahead budget.
