@@ -34,9 +34,10 @@ const incarnationBlock = 1 << 40
 //  1. lock the incarnation's cursor row (serializes batches of one
 //     incarnation, refuses an unknown or revoked gateway);
 //  2. drop the events at or below the cursor (stored already: a replay
-//     stops here) and past the send window, decode the others (one that
-//     does not decode is kept aside, made safe), insert them all with ON
-//     CONFLICT DO NOTHING and learn which seqs are new;
+//     stops here) and past the send window, keep the others as decoded
+//     before the transaction began (one that does not decode is kept
+//     aside, made safe), insert them all with ON CONFLICT DO NOTHING and
+//     learn which seqs are new;
 //  3. lock the rows of the tasks the new events name and decide each
 //     event by the rules of ingest_rules.go;
 //  4. in one pipelined batch: take over the tasks of revoked owners,
@@ -49,13 +50,14 @@ func (s *IngestService) Ingest(ctx context.Context, gatewayID, storeID, incarnat
 		return nil, cloud.Errorf(cloud.EINVALID, "a batch holds at most %d events, got %d", cloud.MaxIngestBatch, len(events))
 	}
 	res := &cloud.IngestResult{}
+	dec := decodeEvents(events)
 	err := s.db.tx(ctx, func(tx pgx.Tx) error {
 		c, err := lockCursor(ctx, tx, storeID, gatewayID, incarnation)
 		if err != nil {
 			return err
 		}
 		res.Cursor = c.wire()
-		b := newBatch(events, c, s.now())
+		b := newBatch(events, dec, c, s.now())
 		if len(b.seqs) == 0 {
 			return nil
 		}

@@ -2,7 +2,9 @@ package postgres
 
 import (
 	"encoding/json"
+	"runtime"
 	"strings"
+	stdsync "sync"
 	"time"
 	"unicode/utf8"
 
@@ -37,11 +39,49 @@ type item struct {
 // maxDeadLetterData bounds the data kept of a dead-lettered event.
 const maxDeadLetterData = 64 << 10
 
+// decoded is one event of a batch decoded, or why it could not be.
+type decoded struct {
+	d   sync.Decoded
+	err error
+}
+
+// decodeChunk is the events one goroutine of decodeEvents decodes.
+const decodeChunk = 1000
+
+// decodeEvents decodes every event of a batch, before its transaction
+// begins: the transaction holds its locks only for the database's work. A
+// large batch is decoded on several cores at once, while the link it
+// came from waits.
+func decodeEvents(events []sync.Event) []decoded {
+	out := make([]decoded, len(events))
+	decode := func(from, to int) {
+		for i := from; i < to; i++ {
+			out[i].d, out[i].err = sync.DecodeEvent(&events[i])
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), (len(events)+decodeChunk-1)/decodeChunk)
+	if workers <= 1 {
+		decode(0, len(events))
+		return out
+	}
+	var wg stdsync.WaitGroup
+	per := (len(events) + workers - 1) / workers
+	for from := 0; from < len(events); from += per {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			decode(from, min(from+per, len(events)))
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
 // newBatch takes the events of a batch after the cursor and within the send
-// window past it. An event that does not decode is kept, made safe, to be
-// dead-lettered: one bad event never refuses the batch. A seq sent twice
-// counts once.
-func newBatch(events []sync.Event, c *cursorRow, now time.Time) *batch {
+// window past it, with what decodeEvents made of them. An event that does
+// not decode is kept, made safe, to be dead-lettered: one bad event never
+// refuses the batch. A seq sent twice counts once.
+func newBatch(events []sync.Event, dec []decoded, c *cursorRow, now time.Time) *batch {
 	b := &batch{items: make(map[int64]*item, len(events))}
 	cursor := c.wire()
 	for i := range events {
@@ -58,7 +98,7 @@ func newBatch(events []sync.Event, c *cursorRow, now time.Time) *batch {
 			continue
 		}
 		it := &item{seq: seq, wire: ev.Seq, ev: ev}
-		d, err := sync.DecodeEvent(ev)
+		d, err := dec[i].d, dec[i].err
 		if err != nil {
 			it.invalid = "the event could not be read: " + err.Error()
 		}
