@@ -71,7 +71,7 @@ func (s *IngestService) Ingest(ctx context.Context, gatewayID, storeID, incarnat
 		}
 		p := c.planEvents(items, held)
 		res.DeadLetters = p.deadLetters()
-		return p.apply(ctx, tx, c, res)
+		return p.apply(ctx, tx, c, storedRun(c.seq, b.seqs), res)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ingest %d events of gateway %s: %w", len(events), gatewayID, err)
