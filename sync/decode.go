@@ -41,6 +41,31 @@ type Decoded struct {
 // A kind this side does not know is accepted when its data is valid JSON:
 // a newer gateway's event is stored and applied by a newer cloud.
 func DecodeEvent(ev *Event) (Decoded, error) {
+	if ev.checked != nil {
+		return ev.checked.d, ev.checked.err
+	}
+	return decodeEvent(ev)
+}
+
+// checked is what DecodeEvent made of an event.
+type checked struct {
+	d   Decoded
+	err error
+}
+
+// CheckEvents decodes each event with DecodeEvent ahead of its use and
+// keeps the result with the event, so that DecodeEvent on it later (on
+// the event or a copy of it) answers without decoding again: a reader of
+// frames calls it so that decoding overlaps the work on the batch before.
+// The events must not change afterwards.
+func CheckEvents(events []Event) {
+	for i := range events {
+		d, err := decodeEvent(&events[i])
+		events[i].checked = &checked{d, err}
+	}
+}
+
+func decodeEvent(ev *Event) (Decoded, error) {
 	var d Decoded
 	if ev.Seq == 0 || ev.Seq > MaxSeq {
 		return d, fmt.Errorf("seq %d is out of range", ev.Seq)

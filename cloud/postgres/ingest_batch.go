@@ -2,9 +2,7 @@ package postgres
 
 import (
 	"encoding/json"
-	"runtime"
 	"strings"
-	stdsync "sync"
 	"time"
 	"unicode/utf8"
 
@@ -45,35 +43,15 @@ type decoded struct {
 	err error
 }
 
-// decodeChunk is the events one goroutine of decodeEvents decodes.
-const decodeChunk = 1000
-
 // decodeEvents decodes every event of a batch, before its transaction
-// begins: the transaction holds its locks only for the database's work. A
-// large batch is decoded on several cores at once, while the link it
-// came from waits.
+// begins: the transaction holds its locks only for the database's work.
+// Events the sync server checked as it read them (sync.CheckEvents) are
+// not decoded again.
 func decodeEvents(events []sync.Event) []decoded {
 	out := make([]decoded, len(events))
-	decode := func(from, to int) {
-		for i := from; i < to; i++ {
-			out[i].d, out[i].err = sync.DecodeEvent(&events[i])
-		}
+	for i := range events {
+		out[i].d, out[i].err = sync.DecodeEvent(&events[i])
 	}
-	workers := min(runtime.GOMAXPROCS(0), (len(events)+decodeChunk-1)/decodeChunk)
-	if workers <= 1 {
-		decode(0, len(events))
-		return out
-	}
-	var wg stdsync.WaitGroup
-	per := (len(events) + workers - 1) / workers
-	for from := 0; from < len(events); from += per {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			decode(from, min(from+per, len(events)))
-		}()
-	}
-	wg.Wait()
 	return out
 }
 

@@ -439,7 +439,8 @@ type readFrame struct {
 }
 
 // readAhead reads the gateway's frames until the link breaks or ctx ends,
-// each within the node's ReadAheadBytes, and closes frames. The gateway's
+// each within the node's ReadAheadBytes, decodes them with the events they
+// carry, and closes frames. The gateway's
 // silence counts from when a frame is handed on: time spent waiting for
 // room is the node's, not the gateway's.
 func (l *link) readAhead(ctx context.Context, frames chan<- readFrame) error {
@@ -459,6 +460,9 @@ func (l *link) readAhead(ctx context.Context, frames chan<- readFrame) error {
 		if err != nil {
 			s.readAhead.Release(size)
 			return err
+		}
+		if f.Type == sync.FrameEvents {
+			sync.CheckEvents(f.Events) // here, while the batch before is stored
 		}
 		select {
 		case frames <- readFrame{f, size}:
