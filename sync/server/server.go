@@ -47,7 +47,9 @@ type Server struct {
 	// update memory.
 	PresenceEvery time.Duration
 	// ReadAheadBytes bounds the frames this node holds read and not yet
-	// handled, over all its links, in bytes as sent (default 32 MiB).
+	// handled, over all its links (default 32 MiB). A frame counts twice
+	// its bytes as sent: its events are decoded as they are read, and
+	// the decoded events hold about as much again.
 	// Within it a link keeps reading while its batch waits for the
 	// database, so pings are answered; past it a link holds the one
 	// frame it read and reads no more until frames are handled.
@@ -431,6 +433,10 @@ func nextFrame(frames <-chan readFrame, held **readFrame) (f *sync.Frame, size i
 // gateway's send window holds (sync/client sends 20 batches ahead).
 const readAheadFrames = 24
 
+// readAheadSize is what a frame of n bytes holds of the read-ahead
+// budget: the bytes and its decoded events.
+func readAheadSize(n int) int64 { return 2 * int64(n) }
+
 // readFrame is a frame read ahead, with what it holds of the node's
 // read-ahead budget.
 type readFrame struct {
@@ -452,7 +458,7 @@ func (l *link) readAhead(ctx context.Context, frames chan<- readFrame) error {
 			return err
 		}
 		l.hear()
-		size := min(int64(len(b)), s.ReadAheadBytes)
+		size := min(readAheadSize(len(b)), s.ReadAheadBytes)
 		if err := s.readAhead.Acquire(ctx, size); err != nil {
 			return err
 		}
