@@ -354,7 +354,9 @@ func (l *link) run(ctx context.Context) error {
 // (readAhead) while this one handles them in order: a link waiting for an
 // ingest slot, or for its batch to commit, still reads the gateway's pings
 // and answers them. Events frames waiting behind one another are stored
-// in one ingest (see nextFrame).
+// in one ingest (see nextFrame). With an Ingester that stages batches,
+// the next batch's events are stored while the one before finishes (see
+// stage.go).
 func (l *link) upstream(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -362,9 +364,14 @@ func (l *link) upstream(ctx context.Context) error {
 	rerr := make(chan error, 1)
 	go func() { rerr <- l.readAhead(ctx, frames) }()
 	var held *readFrame // taken from frames, not handled yet
+	var fin *finishing  // the batch finishing, its ack not sent yet
 	defer func() {
 		if held != nil {
 			l.s.readAhead.Release(held.size)
+		}
+		if fin != nil {
+			<-fin.done
+			l.s.readAhead.Release(fin.size)
 		}
 		// readAhead ends once run closes the connection.
 		go func() {
@@ -373,10 +380,57 @@ func (l *link) upstream(ctx context.Context) error {
 			}
 		}()
 	}()
+	staging, _ := l.s.Ingester.(cloud.StagedIngester)
 	for {
-		f, size, ok := nextFrame(frames, &held)
+		var finished <-chan struct{}
+		if fin != nil {
+			finished = fin.done
+		}
+		f, size, ok := nextFrame(frames, &held, finished)
+		if f == nil && ok { // the batch finished before another frame came
+			err := l.acked(fin)
+			fin = nil
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		if !ok {
+			if fin != nil {
+				<-fin.done
+				err := l.acked(fin)
+				fin = nil
+				if err != nil {
+					return err
+				}
+			}
 			return <-rerr
+		}
+		if f.Type == sync.FrameEvents && staging != nil {
+			next, err := l.stage(ctx, staging, f.Events, size)
+			if err != nil {
+				l.s.readAhead.Release(size)
+				return err
+			}
+			if fin != nil {
+				<-fin.done
+				if err := l.acked(fin); err != nil {
+					fin = nil
+					next.abort()
+					return err
+				}
+			}
+			fin = next.finish(ctx)
+			continue
+		}
+		if fin != nil {
+			<-fin.done
+			err := l.acked(fin)
+			fin = nil
+			if err != nil {
+				l.s.readAhead.Release(size)
+				return err
+			}
 		}
 		err := l.handle(ctx, f)
 		l.s.readAhead.Release(size)
@@ -397,13 +451,21 @@ const maxCoalesced = 5000
 // the events frames already read behind it, up to maxCoalesced events in
 // all: one transaction instead of several, its round trips and fixed
 // statements paid once. The first frame of another kind, or one that
-// would go past the bound, is kept in held for the next call.
-func nextFrame(frames <-chan readFrame, held **readFrame) (f *sync.Frame, size int64, ok bool) {
+// would go past the bound, is kept in held for the next call. When
+// finished closes before a frame comes, nextFrame returns no frame and ok.
+func nextFrame(frames <-chan readFrame, held **readFrame, finished <-chan struct{}) (f *sync.Frame, size int64, ok bool) {
 	var q readFrame
 	if *held != nil {
 		q, *held = **held, nil
-	} else if q, ok = <-frames; !ok {
-		return nil, 0, false
+	} else {
+		select {
+		case q, ok = <-frames:
+			if !ok {
+				return nil, 0, false
+			}
+		case <-finished:
+			return nil, 0, true
+		}
 	}
 	f, size = q.f, q.size
 	if f.Type != sync.FrameEvents {
