@@ -407,16 +407,32 @@ func (l *link) upstream(ctx context.Context) error {
 			return <-rerr
 		}
 		if f.Type == sync.FrameEvents && staging != nil {
-			next, err := l.stage(ctx, staging, f.Events, size)
-			if err != nil {
-				l.s.readAhead.Release(size)
-				return err
-			}
+			// A slot free now stages this batch while fin finishes;
+			// with none free, the node is busy with other links, and
+			// this one waits for fin first, holding one slot only.
+			var next *stagedBatch
 			if fin != nil {
+				var err error
+				if next, err = l.tryStage(ctx, staging, f.Events, size); err != nil {
+					l.s.readAhead.Release(size)
+					return err
+				}
 				<-fin.done
-				if err := l.acked(fin); err != nil {
-					fin = nil
-					next.abort()
+				err = l.acked(fin)
+				fin = nil
+				if err != nil {
+					if next != nil {
+						next.abort()
+					} else {
+						l.s.readAhead.Release(size)
+					}
+					return err
+				}
+			}
+			if next == nil {
+				var err error
+				if next, err = l.stage(ctx, staging, f.Events, size); err != nil {
+					l.s.readAhead.Release(size)
 					return err
 				}
 			}

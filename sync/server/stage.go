@@ -14,7 +14,8 @@ import (
 // N+1 finishes only once N has finished and its ack is sent: batches are
 // applied, committed and acknowledged in order, each ack after its commit.
 // A staged batch holds an ingest slot until it ends, so a link holds two
-// at most.
+// at most; a link stages ahead only on a slot free at once, so that on a
+// busy node it holds one and leaves the others to other links.
 
 // stagedBatch is a batch staged on this link.
 type stagedBatch struct {
@@ -43,6 +44,23 @@ func (l *link) stage(ctx context.Context, in cloud.StagedIngester, events []sync
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+	return l.staged(ctx, in, events, size)
+}
+
+// tryStage stages a batch if an ingest slot is free now; with none free
+// it returns nil and no error.
+func (l *link) tryStage(ctx context.Context, in cloud.StagedIngester, events []sync.Event, size int64) (*stagedBatch, error) {
+	select {
+	case l.s.slots <- struct{}{}:
+	default:
+		return nil, nil
+	}
+	return l.staged(ctx, in, events, size)
+}
+
+// staged stores the events of a batch on a slot taken.
+func (l *link) staged(ctx context.Context, in cloud.StagedIngester, events []sync.Event, size int64) (*stagedBatch, error) {
+	s := l.s
 	start := time.Now()
 	b, err := in.Stage(ctx, l.gw.ID, l.gw.StoreID, l.incarnation, events)
 	if err != nil {
