@@ -412,6 +412,7 @@ func (l *link) upstream(ctx context.Context) error {
 			// this one waits for fin first, holding one slot only.
 			var next *stagedBatch
 			if fin != nil {
+				size += gather(frames, &held, f, fin.done)
 				var err error
 				if next, err = l.tryStage(ctx, staging, f.Events, size); err != nil {
 					l.s.readAhead.Release(size)
@@ -505,6 +506,30 @@ func nextFrame(frames <-chan readFrame, held **readFrame, finished <-chan struct
 		size += n.size
 	}
 	return f, size, true
+}
+
+// gather adds the events frames read behind f to it as they come, until
+// it holds maxCoalesced events, another kind of frame comes (kept in
+// held), or finished closes, and returns the read-ahead budget they hold:
+// a batch staged while the one before finishes is a full one.
+func gather(frames <-chan readFrame, held **readFrame, f *sync.Frame, finished <-chan struct{}) (size int64) {
+	for *held == nil && len(f.Events) < maxCoalesced {
+		select {
+		case n, ok := <-frames:
+			if !ok {
+				return size // closed: nextFrame sees it next
+			}
+			if n.f.Type != sync.FrameEvents || len(f.Events)+len(n.f.Events) > maxCoalesced {
+				*held = &n
+				return size
+			}
+			f.Events = append(f.Events, n.f.Events...)
+			size += n.size
+		case <-finished:
+			return size
+		}
+	}
+	return size
 }
 
 // readAheadFrames bounds the frames one link reads ahead: more than a
