@@ -86,6 +86,27 @@ type Ingester interface {
 	Learned(ctx context.Context, gatewayID, storeID, incarnation string) error
 }
 
+// StagedIngester is an Ingester that takes a batch in two steps, so that
+// a link can store the events of its next batch while the one before is
+// still being applied. Stage begins the batch's transaction and stores
+// its events; the StagedBatch applies them, moves the cursor and commits
+// (Finish), or gives them up (Abort). A link finishes its batches in the
+// order it staged them, each once the one before has finished; Stage
+// then Finish is Ingest.
+type StagedIngester interface {
+	Ingester
+	Stage(ctx context.Context, gatewayID, storeID, incarnation string, events []sync.Event) (StagedBatch, error)
+}
+
+// StagedBatch is a batch whose events are stored, not yet committed.
+type StagedBatch interface {
+	// Finish is the rest of Ingest: it applies the batch, moves the
+	// cursor and commits. It ends the batch, whatever it returns.
+	Finish(ctx context.Context) (*IngestResult, error)
+	// Abort gives the batch up; after Finish, it does nothing.
+	Abort()
+}
+
 // SnapshotPart is one frame of a gateway's snapshot.
 type SnapshotPart struct {
 	Tasks    []sync.TaskEvent

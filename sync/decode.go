@@ -3,6 +3,7 @@ package sync
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -40,6 +41,31 @@ type Decoded struct {
 // A kind this side does not know is accepted when its data is valid JSON:
 // a newer gateway's event is stored and applied by a newer cloud.
 func DecodeEvent(ev *Event) (Decoded, error) {
+	if ev.checked != nil {
+		return ev.checked.d, ev.checked.err
+	}
+	return decodeEvent(ev)
+}
+
+// checked is what DecodeEvent made of an event.
+type checked struct {
+	d   Decoded
+	err error
+}
+
+// CheckEvents decodes each event with DecodeEvent ahead of its use and
+// keeps the result with the event, so that DecodeEvent on it later (on
+// the event or a copy of it) answers without decoding again: a reader of
+// frames calls it so that decoding overlaps the work on the batch before.
+// The events must not change afterwards.
+func CheckEvents(events []Event) {
+	for i := range events {
+		d, err := decodeEvent(&events[i])
+		events[i].checked = &checked{d, err}
+	}
+}
+
+func decodeEvent(ev *Event) (Decoded, error) {
 	var d Decoded
 	if ev.Seq == 0 || ev.Seq > MaxSeq {
 		return d, fmt.Errorf("seq %d is out of range", ev.Seq)
@@ -55,25 +81,36 @@ func DecodeEvent(ev *Event) (Decoded, error) {
 		data = json.RawMessage("null")
 	}
 	// PostgreSQL's text and jsonb hold no NUL character.
-	if bytes.IndexByte(data, 0) >= 0 || bytes.Contains(bytes.ToLower(data), []byte(`\u0000`)) {
+	if bytes.IndexByte(data, 0) >= 0 || hasEscapedNUL(data) {
 		return d, fmt.Errorf("event %d: data holds a NUL character", ev.Seq)
 	}
 	if !utf8.Valid(data) {
 		return d, fmt.Errorf("event %d: data is not valid UTF-8", ev.Seq)
 	}
-	if !json.Valid(data) {
+	// The known kinds' data is checked as it is decoded (by the scanner,
+	// or by json.Unmarshal, which checks all of it before it decodes any).
+	known := ev.Kind == KindTask || ev.Kind == KindReceipt || ev.Kind == KindAudit
+	if !known && !json.Valid(data) {
 		return d, fmt.Errorf("event %d: data is not valid JSON", ev.Seq)
 	}
 	var err error
 	switch ev.Kind {
 	case KindTask:
 		d.Task = new(TaskEvent)
-		if err = json.Unmarshal(data, d.Task); err == nil {
+		if !scanTask(data, d.Task) {
+			*d.Task = TaskEvent{}
+			err = json.Unmarshal(data, d.Task)
+		}
+		if err == nil {
 			err = d.Task.check(ev)
 		}
 	case KindReceipt:
 		d.Receipt = new(ReceiptEvent)
-		if err = json.Unmarshal(data, d.Receipt); err == nil {
+		if !scanReceipt(data, d.Receipt) {
+			*d.Receipt = ReceiptEvent{}
+			err = json.Unmarshal(data, d.Receipt)
+		}
+		if err == nil {
 			err = d.Receipt.check(ev)
 		}
 	case KindAudit:
@@ -87,9 +124,28 @@ func DecodeEvent(ev *Event) (Decoded, error) {
 		err = storeprint.CheckID("kind", ev.Kind) // a newer gateway's kind reads like one
 	}
 	if err != nil {
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			return Decoded{}, fmt.Errorf("event %d: data is not valid JSON", ev.Seq)
+		}
 		return Decoded{}, fmt.Errorf("event %d (%s): %w", ev.Seq, ev.Kind, err)
 	}
 	return d, nil
+}
+
+// hasEscapedNUL reports whether data holds the escape \u0000 (its hex
+// digits in either case), without a lower-cased copy of data.
+func hasEscapedNUL(data []byte) bool {
+	for {
+		i := bytes.Index(data, []byte(`\u00`))
+		if i < 0 {
+			return false
+		}
+		data = data[i+4:]
+		if len(data) >= 2 && data[0] == '0' && data[1] == '0' {
+			return true
+		}
+	}
 }
 
 // CheckTask checks a task state that travels outside an event (snapshot
@@ -119,7 +175,7 @@ func (t *TaskEvent) check(ev *Event) error {
 	if err := storeprint.CheckTaskNo("task_no", t.TaskNo); err != nil {
 		return err
 	}
-	if err := checkIDs(map[string]string{"order_id": t.OrderID, "station": t.Station, "printer_id": t.PrinterID, "backup_from": t.BackupFrom}); err != nil {
+	if err := checkIDs("order_id", t.OrderID, "station", t.Station, "printer_id", t.PrinterID, "backup_from", t.BackupFrom); err != nil {
 		return err
 	}
 	if t.CopyOf != "" {
@@ -149,13 +205,11 @@ func (r *ReceiptEvent) check(ev *Event) error {
 	if err := storeprint.CheckTaskNo("task_no", r.TaskNo); err != nil {
 		return err
 	}
-	if err := checkIDs(map[string]string{"printer_id": r.PrinterID}); err != nil {
+	if err := checkIDs("printer_id", r.PrinterID); err != nil {
 		return err
 	}
-	for name, s := range map[string]string{"payload_sha256": r.PayloadSHA256, "process_id": r.ProcessID, "job_id": r.JobID} {
-		if err := checkText(name, s); err != nil {
-			return err
-		}
+	if err := checkTexts("payload_sha256", r.PayloadSHA256, "process_id", r.ProcessID, "job_id", r.JobID); err != nil {
+		return err
 	}
 	r.At = orAt(r.At, ev.At)
 	return nil
@@ -170,22 +224,30 @@ func (a *AuditEvent) check(ev *Event) error {
 	if err := storeprint.CheckID("action", string(a.Action)); err != nil {
 		return err
 	}
-	for name, s := range map[string]string{"id": a.ID, "operator": a.Operator, "reason": a.Reason, "task_no": a.TaskNo} {
-		if err := checkText(name, s); err != nil {
-			return err
-		}
+	if err := checkTexts("id", a.ID, "operator", a.Operator, "reason", a.Reason, "task_no", a.TaskNo); err != nil {
+		return err
 	}
 	a.At = orAt(a.At, ev.At)
 	return nil
 }
 
-// checkIDs checks the ids that are set.
-func checkIDs(ids map[string]string) error {
-	for name, id := range ids {
-		if id == "" {
+// checkIDs checks the ids that are set, given as name, value pairs.
+func checkIDs(pairs ...string) error {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i+1] == "" {
 			continue
 		}
-		if err := storeprint.CheckID(name, id); err != nil {
+		if err := storeprint.CheckID(pairs[i], pairs[i+1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkTexts is checkText for name, value pairs.
+func checkTexts(pairs ...string) error {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if err := checkText(pairs[i], pairs[i+1]); err != nil {
 			return err
 		}
 	}

@@ -129,3 +129,19 @@ func FuzzDecodeEvent(f *testing.F) {
 		}
 	})
 }
+
+func TestCheckEvents(t *testing.T) {
+	t.Parallel()
+	events := []sync.Event{*mustEvent(t, 1, sync.KindTask, task(storeprint.StatusQueued, "", storeprint.SourcePOS)),
+		{Seq: 2, Kind: sync.KindTask, At: at, Data: json.RawMessage(`{`)}}
+	sync.CheckEvents(events)
+	copied := append([]sync.Event(nil), events...)
+	d1, err1 := sync.DecodeEvent(&events[0])
+	d2, err2 := sync.DecodeEvent(&copied[0])
+	if err1 != nil || err2 != nil || d1.Task == nil || d1.Task != d2.Task || d1.Task.TaskNo != "order_1_station_hot" {
+		t.Fatalf("got %+v %v and %+v %v, want the one task checked ahead", d1, err1, d2, err2)
+	}
+	if _, err := sync.DecodeEvent(&events[1]); err == nil || !strings.Contains(err.Error(), "JSON") {
+		t.Fatalf("got %v, want the error found ahead", err)
+	}
+}

@@ -26,6 +26,8 @@ type Event struct {
 	TaskNo string          `json:"task_no,omitempty"`
 	At     time.Time       `json:"at"`
 	Data   json.RawMessage `json:"data"`
+
+	checked *checked // set by CheckEvents
 }
 
 // TaskEvent is a task's full state after a change. Version grows by one with

@@ -133,8 +133,11 @@ const MaxFrameBytes = 16 << 20
 // Decode parses a frame and checks its version and type.
 func Decode(b []byte) (*Frame, error) {
 	var f Frame
-	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("decode frame: %w", err)
+	if !scanEventsFrame(b, &f) {
+		f = Frame{}
+		if err := json.Unmarshal(b, &f); err != nil {
+			return nil, fmt.Errorf("decode frame: %w", err)
+		}
 	}
 	if f.V != ProtocolVersion {
 		return nil, fmt.Errorf("frame version %d, this side speaks %d", f.V, ProtocolVersion)
@@ -151,6 +154,9 @@ func Decode(b []byte) (*Frame, error) {
 // Encode serializes a frame, setting its version.
 func Encode(f *Frame) ([]byte, error) {
 	f.V = ProtocolVersion
+	if b, ok := appendEventsFrame(make([]byte, 0, eventsFrameSize(f.Events)), f); ok {
+		return b, nil
+	}
 	b, err := json.Marshal(f)
 	if err != nil {
 		return nil, fmt.Errorf("encode frame: %w", err)

@@ -27,54 +27,124 @@ func NewIngestService(db *DB) *IngestService { return &IngestService{db: db, now
 // incarnation of a gateway stores its events from the next block on.
 const incarnationBlock = 1 << 40
 
-// Ingest implements cloud.Ingester.
+// Ingest implements cloud.Ingester: Stage, then Finish.
+func (s *IngestService) Ingest(ctx context.Context, gatewayID, storeID, incarnation string, events []sync.Event) (*cloud.IngestResult, error) {
+	st, err := s.Stage(ctx, gatewayID, storeID, incarnation, events)
+	if err != nil {
+		return nil, err
+	}
+	return st.Finish(ctx)
+}
+
+var _ cloud.StagedIngester = (*IngestService)(nil)
+
+// Stage implements cloud.StagedIngester.
 //
-// One transaction, a fixed number of round trips whatever the batch size:
+// One transaction, a fixed number of round trips whatever the batch size.
+// Stage:
 //
-//  1. lock the incarnation's cursor row (serializes batches of one
-//     incarnation, refuses an unknown or revoked gateway);
-//  2. drop the events at or below the cursor (stored already: a replay
-//     stops here) and past the send window, decode the others (one that
-//     does not decode is kept aside, made safe), insert them all with ON
-//     CONFLICT DO NOTHING and learn which seqs are new;
-//  3. lock the rows of the tasks the new events name and decide each
+//  1. read the incarnation's cursor (refuses an unknown or revoked
+//     gateway);
+//  2. drop the events at or below it (stored already: a replay) and past
+//     the send window, keep the others as decoded before the transaction
+//     began (one that does not decode is kept aside, made safe), insert
+//     them all with ON CONFLICT DO NOTHING and learn which seqs are new.
+//
+// The cursor read in 1 may be behind by the batches still finishing:
+// that keeps more events (they are found stored before, not new) and
+// refuses more past the window, never fewer. Finish:
+//
+//  3. lock the incarnation's cursor row (serializes the rest of the
+//     batches of one incarnation) and read it again;
+//  4. lock the rows of the tasks the new events name and decide each
 //     event by the rules of ingest_rules.go;
-//  4. in one pipelined batch: take over the tasks of revoked owners,
+//  5. in one pipelined batch: take over the tasks of revoked owners,
 //     upsert tasks and raise or resolve their alerts, insert receipts,
 //     audit events, dead letters with their alerts, and the printers the
 //     tasks name; then move the cursor to the highest contiguous seq
-//     stored.
-func (s *IngestService) Ingest(ctx context.Context, gatewayID, storeID, incarnation string, events []sync.Event) (*cloud.IngestResult, error) {
+//     stored, and commit.
+//
+// Until step 3 the transaction holds no lock but on the keys of the
+// events it inserted, and the holder of a cursor lock inserts no events:
+// batches staged while others finish cannot deadlock with them.
+func (s *IngestService) Stage(ctx context.Context, gatewayID, storeID, incarnation string, events []sync.Event) (cloud.StagedBatch, error) {
 	if len(events) > cloud.MaxIngestBatch {
 		return nil, cloud.Errorf(cloud.EINVALID, "a batch holds at most %d events, got %d", cloud.MaxIngestBatch, len(events))
 	}
-	res := &cloud.IngestResult{}
-	err := s.db.tx(ctx, func(tx pgx.Tx) error {
-		c, err := lockCursor(ctx, tx, storeID, gatewayID, incarnation)
-		if err != nil {
-			return err
-		}
-		res.Cursor = c.wire()
-		b := newBatch(events, c, s.now())
-		if len(b.seqs) == 0 {
-			return nil
-		}
-		items, err := b.store(ctx, tx, c)
-		if err != nil || len(items) == 0 {
-			return err // none new: stored before, out of order; the cursor stands
-		}
-		held, err := lockTasks(ctx, tx, storeID, itemTaskNos(items))
-		if err != nil {
-			return err
-		}
-		p := c.planEvents(items, held)
-		res.DeadLetters = p.deadLetters()
-		return p.apply(ctx, tx, c, res)
-	})
+	st := &staged{s: s, events: len(events), gatewayID: gatewayID, storeID: storeID, incarnation: incarnation}
+	dec := decodeEvents(events)
+	tx, err := s.db.pool.Begin(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("ingest %d events of gateway %s: %w", len(events), gatewayID, err)
+		return nil, st.wrap(fmt.Errorf("begin: %w", interpret(err)))
+	}
+	st.tx = tx
+	err = func() error {
+		c, err := readCursor(ctx, tx, storeID, gatewayID, incarnation, false)
+		if err != nil {
+			return err
+		}
+		st.b = newBatch(events, dec, c, s.now())
+		if len(st.b.seqs) > 0 {
+			st.items, err = st.b.store(ctx, tx, c)
+		}
+		return err
+	}()
+	if err != nil {
+		st.Abort()
+		return nil, st.wrap(err)
+	}
+	return st, nil
+}
+
+// staged is a batch whose events are inserted, in its open transaction.
+type staged struct {
+	s                               *IngestService
+	tx                              pgx.Tx
+	events                          int
+	gatewayID, storeID, incarnation string
+	b                               *batch
+	items                           []*item // the new events, in seq order
+}
+
+func (st *staged) wrap(err error) error {
+	return fmt.Errorf("ingest %d events of gateway %s: %w", st.events, st.gatewayID, err)
+}
+
+// Abort implements cloud.StagedBatch.
+func (st *staged) Abort() {
+	_ = st.tx.Rollback(context.Background()) // after Commit: a no-op
+}
+
+// Finish implements cloud.StagedBatch.
+func (st *staged) Finish(ctx context.Context) (*cloud.IngestResult, error) {
+	defer st.Abort()
+	res := &cloud.IngestResult{}
+	if err := st.finish(ctx, res); err != nil {
+		return nil, st.wrap(err)
+	}
+	if err := st.tx.Commit(ctx); err != nil {
+		return nil, st.wrap(fmt.Errorf("commit: %w", interpret(err)))
 	}
 	return res, nil
+}
+
+func (st *staged) finish(ctx context.Context, res *cloud.IngestResult) error {
+	tx := st.tx
+	c, err := readCursor(ctx, tx, st.storeID, st.gatewayID, st.incarnation, true)
+	if err != nil {
+		return err
+	}
+	res.Cursor = c.wire()
+	if len(st.items) == 0 {
+		return nil // none new: stored before, out of order; the cursor stands
+	}
+	held, err := lockTasks(ctx, tx, st.storeID, itemTaskNos(st.items))
+	if err != nil {
+		return err
+	}
+	p := c.planEvents(st.items, held)
+	res.DeadLetters = p.deadLetters()
+	return p.apply(ctx, tx, c, storedRun(c.seq, st.b.seqs), res)
 }
 
 // cursorRow is one incarnation's cursor, locked for a batch.
@@ -87,15 +157,24 @@ type cursorRow struct {
 func (c *cursorRow) wire() uint64 { return uint64(c.seq - c.offset) }
 
 func lockCursor(ctx context.Context, tx pgx.Tx, storeID, gatewayID, incarnation string) (*cursorRow, error) {
+	return readCursor(ctx, tx, storeID, gatewayID, incarnation, true)
+}
+
+// readCursor reads an incarnation's cursor, locking its row if lock.
+func readCursor(ctx context.Context, tx pgx.Tx, storeID, gatewayID, incarnation string, lock bool) (*cursorRow, error) {
 	c := &cursorRow{storeID: storeID, gatewayID: gatewayID, incarnation: incarnation}
 	var revoked bool
-	err := tx.QueryRow(ctx, `
+	sql := `
 		SELECT c.seq, c.seq_offset, c.rank, g.revoked_at IS NOT NULL, s.tenant_id
 		FROM gateway_cursors c
 		JOIN gateways g ON g.store_id = c.store_id AND g.gateway_id = c.gateway_id
 		JOIN stores s ON s.store_id = c.store_id
-		WHERE c.store_id = $1 AND c.gateway_id = $2 AND c.incarnation = $3
-		FOR UPDATE OF c`, storeID, gatewayID, incarnation).Scan(&c.seq, &c.offset, &c.rank, &revoked, &c.tenantID)
+		WHERE c.store_id = $1 AND c.gateway_id = $2 AND c.incarnation = $3`
+	if lock {
+		sql += `
+		FOR UPDATE OF c`
+	}
+	err := tx.QueryRow(ctx, sql, storeID, gatewayID, incarnation).Scan(&c.seq, &c.offset, &c.rank, &revoked, &c.tenantID)
 	if isNoRows(err) {
 		return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "gateway %q of store %q has no link open for incarnation %q", gatewayID, storeID, incarnation)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -16,15 +17,16 @@ import (
 )
 
 // apply writes a batch's plan in one pipelined round trip and moves the
-// cursor.
-func (p *plan) apply(ctx context.Context, tx pgx.Tx, c *cursorRow, res *cloud.IngestResult) error {
+// cursor; stored is where the batch's own seqs run on to from the cursor
+// without a gap (see storedRun).
+func (p *plan) apply(ctx context.Context, tx pgx.Tx, c *cursorRow, stored int64, res *cloud.IngestResult) error {
 	pb := &pgx.Batch{}
 	p.queueTakeOver(pb, c)
 	queueTasks(pb, c, p.sortedTasks())
 	p.queueReceipts(pb, c)
 	p.queueAudits(pb, c)
 	p.queueDeadLetters(pb, c)
-	queueCursor(pb, c)
+	queueCursor(pb, c, stored)
 	var cur int64
 	if err := sendBatch(ctx, tx, pb, &cur); err != nil {
 		return err
@@ -53,21 +55,38 @@ func sendBatch(ctx context.Context, tx pgx.Tx, pb *pgx.Batch, last any) error {
 }
 
 // queueCursor queues the move of the cursor to the highest contiguous seq
-// stored; its value is the batch's last.
-func queueCursor(pb *pgx.Batch, c *cursorRow) {
+// stored; its value is the batch's last. Every seq up to from is known to
+// be stored (a batch's own run past the cursor): only the events past
+// from are read to see how far the run goes on, none in the usual case.
+func queueCursor(pb *pgx.Batch, c *cursorRow, from int64) {
 	pb.Queue(`
 		UPDATE gateway_cursors c
 		SET seq = coalesce((
 		        SELECT max(e.seq) FROM (
 		            SELECT seq, seq - row_number() OVER (ORDER BY seq) AS run
 		            FROM task_events
-		            WHERE store_id = $1 AND gateway_id = $2 AND seq > c.seq AND seq < $4
+		            WHERE store_id = $1 AND gateway_id = $2 AND seq > GREATEST(c.seq, $5) AND seq < $4
 		        ) e
-		        WHERE e.run = c.seq
-		    ), c.seq),
+		        WHERE e.run = GREATEST(c.seq, $5)
+		    ), GREATEST(c.seq, $5)),
 		    updated_at = now()
 		WHERE c.store_id = $1 AND c.gateway_id = $2 AND c.incarnation = $3
-		RETURNING c.seq`, c.storeID, c.gatewayID, c.incarnation, blockEnd(c.offset))
+		RETURNING c.seq`, c.storeID, c.gatewayID, c.incarnation, blockEnd(c.offset), from)
+}
+
+// storedRun is the highest seq up to which the cursor and the batch's seqs
+// (all stored once the batch's insert ran: new, or there before) leave no
+// gap, in stored numbering.
+func storedRun(cursor int64, seqs []int64) int64 {
+	sorted := slices.Clone(seqs)
+	slices.Sort(sorted)
+	for _, s := range sorted {
+		if s != cursor+1 {
+			break
+		}
+		cursor = s
+	}
+	return cursor
 }
 
 // blockEnd is the first stored seq past an incarnation's block.

@@ -37,11 +37,29 @@ type item struct {
 // maxDeadLetterData bounds the data kept of a dead-lettered event.
 const maxDeadLetterData = 64 << 10
 
+// decoded is one event of a batch decoded, or why it could not be.
+type decoded struct {
+	d   sync.Decoded
+	err error
+}
+
+// decodeEvents decodes every event of a batch, before its transaction
+// begins: the transaction holds its locks only for the database's work.
+// Events the sync server checked as it read them (sync.CheckEvents) are
+// not decoded again.
+func decodeEvents(events []sync.Event) []decoded {
+	out := make([]decoded, len(events))
+	for i := range events {
+		out[i].d, out[i].err = sync.DecodeEvent(&events[i])
+	}
+	return out
+}
+
 // newBatch takes the events of a batch after the cursor and within the send
-// window past it. An event that does not decode is kept, made safe, to be
-// dead-lettered: one bad event never refuses the batch. A seq sent twice
-// counts once.
-func newBatch(events []sync.Event, c *cursorRow, now time.Time) *batch {
+// window past it, with what decodeEvents made of them. An event that does
+// not decode is kept, made safe, to be dead-lettered: one bad event never
+// refuses the batch. A seq sent twice counts once.
+func newBatch(events []sync.Event, dec []decoded, c *cursorRow, now time.Time) *batch {
 	b := &batch{items: make(map[int64]*item, len(events))}
 	cursor := c.wire()
 	for i := range events {
@@ -58,7 +76,7 @@ func newBatch(events []sync.Event, c *cursorRow, now time.Time) *batch {
 			continue
 		}
 		it := &item{seq: seq, wire: ev.Seq, ev: ev}
-		d, err := sync.DecodeEvent(ev)
+		d, err := dec[i].d, dec[i].err
 		if err != nil {
 			it.invalid = "the event could not be read: " + err.Error()
 		}

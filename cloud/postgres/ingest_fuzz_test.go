@@ -24,7 +24,7 @@ func FuzzNewBatch(f *testing.F) {
 			{Seq: seq, Kind: kind, TaskNo: taskNo, At: at, Data: json.RawMessage(data)},
 			{Seq: seq, Kind: kind, TaskNo: taskNo, Data: json.RawMessage(data)},
 		}
-		b := newBatch(events, c, at)
+		b := newBatch(events, decodeEvents(events), c, at)
 		if len(b.seqs) > 1 {
 			t.Fatalf("a seq sent twice is stored %d times", len(b.seqs))
 		}

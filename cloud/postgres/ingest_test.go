@@ -3,7 +3,9 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
@@ -259,6 +261,105 @@ func TestIngestService_Ingest(t *testing.T) {
 		gw, _ := f.mustStore(t, "acme", "s1")
 		f.mustStore(t, "acme", "s2")
 		_, err := f.ingestEvents(context.Background(), gw.ID, "s2", lifecycle(1, 1, "x"))
+		wantCode(t, err, cloud.EUNAUTHORIZED)
+	})
+}
+
+func TestIngestService_Stage(t *testing.T) {
+	t.Parallel()
+
+	t.Run("OKNextWhileOneFinishes", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		gw, _ := f.mustStore(t, "acme", "s1")
+		ctx := context.Background()
+		events := lifecycle(1, 4, "p") // seq 1..24; task p1 runs over both batches
+		first, err := f.ingest.Stage(ctx, gw.ID, "s1", "", events[:9])
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, err := f.ingest.Stage(ctx, gw.ID, "s1", "", events[9:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, err := first.Finish(ctx); err != nil || res.Cursor != 9 {
+			t.Fatalf("first: got %+v, %v; want cursor 9", res, err)
+		}
+		if res, err := second.Finish(ctx); err != nil || res.Cursor != 24 || len(res.DeadLetters) != 0 {
+			t.Fatalf("second: got %+v, %v; want cursor 24, nothing set aside", res, err)
+		}
+		for i := 0; i < 4; i++ {
+			task, err := f.tasks.FindTask(tenantCtx("acme"), "s1", fmt.Sprintf("order_p%d_station_hot", i))
+			if err != nil || task.Status != storeprint.StatusDone || task.Version != 3 {
+				t.Fatalf("task %d: got %+v, %v; want done at version 3", i, task, err)
+			}
+		}
+	})
+
+	t.Run("OKSameEventsStagedTwice", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		gw, _ := f.mustStore(t, "acme", "s1")
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		events := lifecycle(1, 2, "r")
+		first, err := f.ingest.Stage(ctx, gw.ID, "s1", "", events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A second link of the gateway replays the same batch: its
+		// insert waits for the first transaction.
+		type staged struct {
+			b   cloud.StagedBatch
+			err error
+		}
+		again := make(chan staged, 1)
+		go func() {
+			b, err := f.ingest.Stage(ctx, gw.ID, "s1", "", events)
+			again <- staged{b, err}
+		}()
+		if res, err := first.Finish(ctx); err != nil || res.Cursor != 12 {
+			t.Fatalf("first: got %+v, %v; want cursor 12", res, err)
+		}
+		second := <-again
+		if second.err != nil {
+			t.Fatal(second.err)
+		}
+		if res, err := second.b.Finish(ctx); err != nil || res.Cursor != 12 || len(res.DeadLetters) != 0 {
+			t.Fatalf("replay: got %+v, %v; want cursor 12, nothing set aside", res, err)
+		}
+	})
+
+	t.Run("OKAbort", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		gw, _ := f.mustStore(t, "acme", "s1")
+		ctx := context.Background()
+		events := lifecycle(1, 1, "x")
+		b, err := f.ingest.Stage(ctx, gw.ID, "s1", "", events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Abort()
+		b.Abort() // twice: nothing more
+		if cursor, err := f.ingestEvents(ctx, gw.ID, "s1", events); err != nil || cursor != 6 {
+			t.Fatalf("got cursor %d, %v; want 6: nothing was kept of the aborted batch", cursor, err)
+		}
+	})
+
+	t.Run("ErrRevokedBeforeFinish", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		gw, _ := f.mustStore(t, "acme", "s1")
+		ctx := context.Background()
+		b, err := f.ingest.Stage(ctx, gw.ID, "s1", "", lifecycle(1, 1, "y"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.db.pool.Exec(ctx, `UPDATE gateways SET revoked_at = now() WHERE gateway_id = $1`, gw.ID); err != nil {
+			t.Fatal(err)
+		}
+		_, err = b.Finish(ctx)
 		wantCode(t, err, cloud.EUNAUTHORIZED)
 	})
 }

@@ -49,7 +49,7 @@ func (s *IngestService) Snapshot(ctx context.Context, gatewayID, storeID, incarn
 		if part.Final {
 			queueResynchronised(pb, c, part)
 		}
-		queueCursor(pb, c)
+		queueCursor(pb, c, c.seq)
 		var cur int64
 		if err := sendBatch(ctx, tx, pb, &cur); err != nil {
 			return err

@@ -56,7 +56,7 @@ type Client struct {
 	Clock clock.Clock
 
 	BatchSize  int           // events per frame; default 500
-	Window     int           // events sent and not yet acknowledged; default 5000
+	Window     int           // events sent and not yet acknowledged; default 10000
 	PingEvery  time.Duration // default 2s
 	MinBackoff time.Duration // default 500ms; doubles with every failure, ±20% jitter (internal/backoff)
 	MaxBackoff time.Duration // default 15s
@@ -153,7 +153,7 @@ func (c *Client) defaults() {
 		c.BatchSize = 500
 	}
 	if c.Window == 0 {
-		c.Window = 5000
+		c.Window = 10000
 	}
 	c.Window = min(c.Window, sync.MaxWindow)
 	if c.PingEvery == 0 {

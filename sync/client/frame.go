@@ -9,12 +9,15 @@ import (
 	"github.com/storeprint/storeprint/sync"
 )
 
+// writeWait bounds one write to the cloud, a frame or a ping.
+const writeWait = 30 * time.Second
+
 func writeFrame(conn *websocket.Conn, f *sync.Frame) error {
 	b, err := sync.Encode(f)
 	if err != nil {
 		return err
 	}
-	conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
+	conn.SetWriteDeadline(time.Now().Add(writeWait))
 	if err := conn.WriteMessage(websocket.TextMessage, b); err != nil {
 		return fmt.Errorf("send %s: %w", f.Type, err)
 	}

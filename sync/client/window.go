@@ -86,7 +86,11 @@ func (s *session) ping(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(5*time.Second)); err != nil {
+	// A ping waits behind the events already in the socket: while the
+	// cloud holds back reading (its read-ahead budget is spent) it may
+	// take as long as an events frame may, and the link is not dead for
+	// that. A cloud that is gone shows in the reader's deadline.
+	if err := s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)); err != nil {
 		return fmt.Errorf("ping: %w", err)
 	}
 	return nil

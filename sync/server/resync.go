@@ -58,13 +58,23 @@ func (l *link) ingest(ctx context.Context, events []sync.Event) error {
 	res, err := s.Ingester.Ingest(ctx, l.gw.ID, l.gw.StoreID, l.incarnation, events)
 	<-s.slots
 	if err != nil {
-		if cloud.ErrorCode(err) == cloud.EINTERNAL {
-			l.log.Error("ingest", "err", err)
-			return l.fail("the cloud could not store the events; the link will retry")
-		}
-		return l.fail("events refused: " + cloud.ErrorMessage(err))
+		return l.ingestFailed(err)
 	}
-	l.log.Debug("ingested", "events", len(events), "cursor", res.Cursor, "took", time.Since(start))
+	return l.ackIngest(len(events), res, start)
+}
+
+// ingestFailed ends the link on a batch the cloud did not store.
+func (l *link) ingestFailed(err error) error {
+	if cloud.ErrorCode(err) == cloud.EINTERNAL {
+		l.log.Error("ingest", "err", err)
+		return l.fail("the cloud could not store the events; the link will retry")
+	}
+	return l.fail("events refused: " + cloud.ErrorMessage(err))
+}
+
+// ackIngest acknowledges a stored batch.
+func (l *link) ackIngest(n int, res *cloud.IngestResult, start time.Time) error {
+	l.log.Debug("ingested", "events", n, "cursor", res.Cursor, "took", time.Since(start))
 	for _, d := range res.DeadLetters {
 		l.log.Warn("event set aside: the cloud could not apply it", "seq", d.Seq, "reason", d.Reason)
 	}

@@ -47,7 +47,9 @@ type Server struct {
 	// update memory.
 	PresenceEvery time.Duration
 	// ReadAheadBytes bounds the frames this node holds read and not yet
-	// handled, over all its links, in bytes as sent (default 32 MiB).
+	// handled, over all its links (default 32 MiB). A frame counts twice
+	// its bytes as sent: its events are decoded as they are read, and
+	// the decoded events hold about as much again.
 	// Within it a link keeps reading while its batch waits for the
 	// database, so pings are answered; past it a link holds the one
 	// frame it read and reads no more until frames are handled.
@@ -352,7 +354,9 @@ func (l *link) run(ctx context.Context) error {
 // (readAhead) while this one handles them in order: a link waiting for an
 // ingest slot, or for its batch to commit, still reads the gateway's pings
 // and answers them. Events frames waiting behind one another are stored
-// in one ingest (see nextFrame).
+// in one ingest (see nextFrame). With an Ingester that stages batches,
+// the next batch's events are stored while the one before finishes (see
+// stage.go).
 func (l *link) upstream(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -360,9 +364,14 @@ func (l *link) upstream(ctx context.Context) error {
 	rerr := make(chan error, 1)
 	go func() { rerr <- l.readAhead(ctx, frames) }()
 	var held *readFrame // taken from frames, not handled yet
+	var fin *finishing  // the batch finishing, its ack not sent yet
 	defer func() {
 		if held != nil {
 			l.s.readAhead.Release(held.size)
+		}
+		if fin != nil {
+			<-fin.done
+			l.s.readAhead.Release(fin.size)
 		}
 		// readAhead ends once run closes the connection.
 		go func() {
@@ -371,10 +380,74 @@ func (l *link) upstream(ctx context.Context) error {
 			}
 		}()
 	}()
+	staging, _ := l.s.Ingester.(cloud.StagedIngester)
 	for {
-		f, size, ok := nextFrame(frames, &held)
+		var finished <-chan struct{}
+		if fin != nil {
+			finished = fin.done
+		}
+		f, size, ok := nextFrame(frames, &held, finished)
+		if f == nil && ok { // the batch finished before another frame came
+			err := l.acked(fin)
+			fin = nil
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		if !ok {
+			if fin != nil {
+				<-fin.done
+				err := l.acked(fin)
+				fin = nil
+				if err != nil {
+					return err
+				}
+			}
 			return <-rerr
+		}
+		if f.Type == sync.FrameEvents && staging != nil {
+			// A slot free now stages this batch while fin finishes;
+			// with none free, the node is busy with other links, and
+			// this one waits for fin first, holding one slot only.
+			var next *stagedBatch
+			if fin != nil {
+				size += gather(frames, &held, f, fin.done)
+				var err error
+				if next, err = l.tryStage(ctx, staging, f.Events, size); err != nil {
+					l.s.readAhead.Release(size)
+					return err
+				}
+				<-fin.done
+				err = l.acked(fin)
+				fin = nil
+				if err != nil {
+					if next != nil {
+						next.abort()
+					} else {
+						l.s.readAhead.Release(size)
+					}
+					return err
+				}
+			}
+			if next == nil {
+				var err error
+				if next, err = l.stage(ctx, staging, f.Events, size); err != nil {
+					l.s.readAhead.Release(size)
+					return err
+				}
+			}
+			fin = next.finish(ctx)
+			continue
+		}
+		if fin != nil {
+			<-fin.done
+			err := l.acked(fin)
+			fin = nil
+			if err != nil {
+				l.s.readAhead.Release(size)
+				return err
+			}
 		}
 		err := l.handle(ctx, f)
 		l.s.readAhead.Release(size)
@@ -385,8 +458,9 @@ func (l *link) upstream(ctx context.Context) error {
 }
 
 // maxCoalesced bounds the events of one ingest made of several events
-// frames: the sync client's default send window, well within
-// cloud.MaxIngestBatch.
+// frames: half the sync client's default send window, well within
+// cloud.MaxIngestBatch, so that the next batch arrives and is decoded
+// while one commits.
 const maxCoalesced = 5000
 
 // nextFrame returns the next frame to handle and the read-ahead budget it
@@ -394,13 +468,21 @@ const maxCoalesced = 5000
 // the events frames already read behind it, up to maxCoalesced events in
 // all: one transaction instead of several, its round trips and fixed
 // statements paid once. The first frame of another kind, or one that
-// would go past the bound, is kept in held for the next call.
-func nextFrame(frames <-chan readFrame, held **readFrame) (f *sync.Frame, size int64, ok bool) {
+// would go past the bound, is kept in held for the next call. When
+// finished closes before a frame comes, nextFrame returns no frame and ok.
+func nextFrame(frames <-chan readFrame, held **readFrame, finished <-chan struct{}) (f *sync.Frame, size int64, ok bool) {
 	var q readFrame
 	if *held != nil {
 		q, *held = **held, nil
-	} else if q, ok = <-frames; !ok {
-		return nil, 0, false
+	} else {
+		select {
+		case q, ok = <-frames:
+			if !ok {
+				return nil, 0, false
+			}
+		case <-finished:
+			return nil, 0, true
+		}
 	}
 	f, size = q.f, q.size
 	if f.Type != sync.FrameEvents {
@@ -426,9 +508,37 @@ func nextFrame(frames <-chan readFrame, held **readFrame) (f *sync.Frame, size i
 	return f, size, true
 }
 
+// gather adds the events frames read behind f to it as they come, until
+// it holds maxCoalesced events, another kind of frame comes (kept in
+// held), or finished closes, and returns the read-ahead budget they hold:
+// a batch staged while the one before finishes is a full one.
+func gather(frames <-chan readFrame, held **readFrame, f *sync.Frame, finished <-chan struct{}) (size int64) {
+	for *held == nil && len(f.Events) < maxCoalesced {
+		select {
+		case n, ok := <-frames:
+			if !ok {
+				return size // closed: nextFrame sees it next
+			}
+			if n.f.Type != sync.FrameEvents || len(f.Events)+len(n.f.Events) > maxCoalesced {
+				*held = &n
+				return size
+			}
+			f.Events = append(f.Events, n.f.Events...)
+			size += n.size
+		case <-finished:
+			return size
+		}
+	}
+	return size
+}
+
 // readAheadFrames bounds the frames one link reads ahead: more than a
-// gateway's send window holds (sync/client sends 10 batches ahead).
-const readAheadFrames = 16
+// gateway's send window holds (sync/client sends 20 batches ahead).
+const readAheadFrames = 24
+
+// readAheadSize is what a frame of n bytes holds of the read-ahead
+// budget: the bytes and its decoded events.
+func readAheadSize(n int) int64 { return 2 * int64(n) }
 
 // readFrame is a frame read ahead, with what it holds of the node's
 // read-ahead budget.
@@ -438,7 +548,8 @@ type readFrame struct {
 }
 
 // readAhead reads the gateway's frames until the link breaks or ctx ends,
-// each within the node's ReadAheadBytes, and closes frames. The gateway's
+// each within the node's ReadAheadBytes, decodes them with the events they
+// carry, and closes frames. The gateway's
 // silence counts from when a frame is handed on: time spent waiting for
 // room is the node's, not the gateway's.
 func (l *link) readAhead(ctx context.Context, frames chan<- readFrame) error {
@@ -450,7 +561,7 @@ func (l *link) readAhead(ctx context.Context, frames chan<- readFrame) error {
 			return err
 		}
 		l.hear()
-		size := min(int64(len(b)), s.ReadAheadBytes)
+		size := min(readAheadSize(len(b)), s.ReadAheadBytes)
 		if err := s.readAhead.Acquire(ctx, size); err != nil {
 			return err
 		}
@@ -458,6 +569,9 @@ func (l *link) readAhead(ctx context.Context, frames chan<- readFrame) error {
 		if err != nil {
 			s.readAhead.Release(size)
 			return err
+		}
+		if f.Type == sync.FrameEvents {
+			sync.CheckEvents(f.Events) // here, while the batch before is stored
 		}
 		select {
 		case frames <- readFrame{f, size}:

@@ -1,0 +1,528 @@
+package sync
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/storeprint/storeprint"
+)
+
+// The cloud reads every event twice over, the frame that carries it and
+// then its data, and a chain back from an outage sends millions of them.
+// The frames and data the gateway writes have one shape: flat objects of
+// known keys, strings without escapes. The scanner below reads that shape
+// directly; anything else (an escape, an unknown or differently cased
+// key, a null, a number that is not a plain unsigned integer, a nested
+// value where a flat one goes) makes it give up, and encoding/json reads
+// the input instead, so what is accepted, refused and how it decodes is
+// always encoding/json's. The tests hold the two to the same answers.
+
+// scanner reads JSON from b at i.
+type scanner struct {
+	b []byte
+	i int
+	// compact: note in spaced whether white space was skipped between
+	// tokens.
+	compact, spaced bool
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func (s *scanner) ws() {
+	from := s.i
+	for s.i < len(s.b) && isSpace(s.b[s.i]) {
+		s.i++
+	}
+	if s.compact && s.i > from {
+		s.spaced = true
+	}
+}
+
+// next skips white space and reports whether the next byte is c, taking
+// it if so.
+func (s *scanner) next(c byte) bool {
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// end reports whether only white space is left.
+func (s *scanner) end() bool {
+	s.ws()
+	return s.i == len(s.b)
+}
+
+// str reads a string without escapes or control characters, in valid
+// UTF-8, and returns its contents.
+func (s *scanner) str() ([]byte, bool) {
+	if !s.next('"') {
+		return nil, false
+	}
+	from := s.i
+	for ; s.i < len(s.b); s.i++ {
+		switch c := s.b[s.i]; {
+		case c == '"':
+			v := s.b[from:s.i]
+			s.i++
+			return v, utf8.Valid(v)
+		case c == '\\' || c < 0x20:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// text reads a string as str does, as a Go string.
+func (s *scanner) text() (string, bool) {
+	v, ok := s.str()
+	return string(v), ok
+}
+
+// uint reads a plain unsigned integer that fits in 63 bits.
+func (s *scanner) uint() (uint64, bool) {
+	s.ws()
+	from := s.i
+	var n uint64
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		if n > (1<<63-1)/10 {
+			return 0, false
+		}
+		n = n*10 + uint64(s.b[s.i]-'0')
+		s.i++
+	}
+	digits := s.i - from
+	if digits == 0 || (digits > 1 && s.b[from] == '0') || n > 1<<63-1 {
+		return 0, false
+	}
+	if s.i < len(s.b) && (s.b[s.i] == '.' || s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		return 0, false
+	}
+	return n, true
+}
+
+// time reads a string as time.Time's UnmarshalJSON does.
+func (s *scanner) time(t *time.Time) bool {
+	s.ws()
+	from := s.i
+	if _, ok := s.str(); !ok {
+		return false
+	}
+	return t.UnmarshalJSON(s.b[from:s.i]) == nil
+}
+
+// literal reads word (true, false, null) if it comes next.
+func (s *scanner) literal(word string) bool {
+	s.ws()
+	if len(s.b)-s.i >= len(word) && string(s.b[s.i:s.i+len(word)]) == word {
+		s.i += len(word)
+		return true
+	}
+	return false
+}
+
+// object reads an object, calling field for each key with the scanner at
+// its value; field reads the value and reports whether it could.
+func (s *scanner) object(field func(key []byte) bool) bool {
+	if !s.next('{') {
+		return false
+	}
+	if s.next('}') {
+		return true
+	}
+	for {
+		key, ok := s.str()
+		if !ok || !s.next(':') || !field(key) {
+			return false
+		}
+		if s.next('}') {
+			return true
+		}
+		if !s.next(',') {
+			return false
+		}
+	}
+}
+
+// maxScanDepth bounds the nesting the scanner follows in a raw value;
+// deeper input goes to encoding/json.
+const maxScanDepth = 64
+
+// value skips one JSON value of any kind, checking it as encoding/json
+// does, and returns it.
+func (s *scanner) value(depth int) ([]byte, bool) {
+	s.ws()
+	from := s.i
+	if s.i >= len(s.b) || depth > maxScanDepth {
+		return nil, false
+	}
+	ok := false
+	switch c := s.b[s.i]; {
+	case c == '{':
+		ok = s.object(func([]byte) bool { _, ok := s.value(depth + 1); return ok })
+	case c == '[':
+		ok = s.array(depth)
+	case c == '"':
+		ok = s.rawString()
+	case c == '-' || (c >= '0' && c <= '9'):
+		ok = s.number()
+	default:
+		ok = s.literal("true") || s.literal("false") || s.literal("null")
+	}
+	return s.b[from:s.i], ok
+}
+
+func (s *scanner) array(depth int) bool {
+	s.i++ // [
+	if s.next(']') {
+		return true
+	}
+	for {
+		if _, ok := s.value(depth + 1); !ok {
+			return false
+		}
+		if s.next(']') {
+			return true
+		}
+		if !s.next(',') {
+			return false
+		}
+	}
+}
+
+// rawString skips a string, escapes and all (any bytes but control
+// characters, as encoding/json's scanner takes them).
+func (s *scanner) rawString() bool {
+	s.i++ // "
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			s.i++
+			return true
+		case c < 0x20:
+			return false
+		case c == '\\':
+			s.i++
+			if s.i >= len(s.b) {
+				return false
+			}
+			switch s.b[s.i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				s.i++
+			case 'u':
+				if len(s.b)-s.i < 5 {
+					return false
+				}
+				for _, h := range s.b[s.i+1 : s.i+5] {
+					if !isHex(h) {
+						return false
+					}
+				}
+				s.i += 5
+			default:
+				return false
+			}
+		default:
+			s.i++
+		}
+	}
+	return false
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// number skips a number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *scanner) number() bool {
+	if s.b[s.i] == '-' {
+		s.i++
+	}
+	if s.i >= len(s.b) {
+		return false
+	}
+	if s.b[s.i] == '0' {
+		s.i++
+	} else if !s.digits() {
+		return false
+	}
+	if s.i < len(s.b) && s.b[s.i] == '.' {
+		s.i++
+		if !s.digits() {
+			return false
+		}
+	}
+	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+			s.i++
+		}
+		if !s.digits() {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *scanner) digits() bool {
+	from := s.i
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		s.i++
+	}
+	return s.i > from
+}
+
+// scanEventsFrame reads an events frame of the gateway's shape into f.
+func scanEventsFrame(b []byte, f *Frame) bool {
+	s := &scanner{b: b}
+	events := false // a second events array decodes into the first in encoding/json
+	ok := s.object(func(key []byte) bool {
+		switch string(key) {
+		case "v":
+			v, ok := s.uint()
+			f.V = int(v)
+			return ok
+		case "type":
+			var ok bool
+			f.Type, ok = s.text()
+			return ok
+		case "events":
+			if events {
+				return false
+			}
+			events = true
+			return s.events(f)
+		}
+		return false
+	})
+	return ok && s.end() && f.Type == FrameEvents
+}
+
+func (s *scanner) events(f *Frame) bool {
+	if !s.next('[') {
+		return false
+	}
+	f.Events = []Event{}
+	if s.next(']') {
+		return true
+	}
+	for {
+		f.Events = append(f.Events, Event{})
+		if !s.event(&f.Events[len(f.Events)-1]) {
+			return false
+		}
+		if s.next(']') {
+			return true
+		}
+		if !s.next(',') {
+			return false
+		}
+	}
+}
+
+func (s *scanner) event(ev *Event) bool {
+	return s.object(func(key []byte) bool {
+		var ok bool
+		switch string(key) {
+		case "seq":
+			ev.Seq, ok = s.uint()
+		case "kind":
+			ev.Kind, ok = s.text()
+		case "task_no":
+			ev.TaskNo, ok = s.text()
+		case "at":
+			ok = s.time(&ev.At)
+		case "data":
+			var v []byte
+			v, ok = s.value(0)
+			ev.Data = json.RawMessage(append([]byte(nil), v...))
+		}
+		return ok
+	})
+}
+
+// scanTask reads a task event's data of the gateway's shape into t.
+func scanTask(b []byte, t *TaskEvent) bool {
+	s := &scanner{b: b}
+	ok := s.object(func(key []byte) bool {
+		var ok bool
+		var n uint64
+		switch string(key) {
+		case "task_no":
+			t.TaskNo, ok = s.text()
+		case "version":
+			t.Version, ok = s.uint()
+		case "order_id":
+			t.OrderID, ok = s.text()
+		case "station":
+			t.Station, ok = s.text()
+		case "printer_id":
+			t.PrinterID, ok = s.text()
+		case "status":
+			var v string
+			v, ok = s.text()
+			t.Status = storeprint.Status(v)
+		case "attempt":
+			n, ok = s.uint()
+			ok = ok && n <= math.MaxInt
+			t.Attempt = int(n)
+		case "last_error":
+			t.LastError, ok = s.text()
+		case "reason":
+			var v string
+			v, ok = s.text()
+			t.Reason = storeprint.Reason(v)
+		case "source":
+			var v string
+			v, ok = s.text()
+			t.Source = storeprint.Source(v)
+		case "copy_of":
+			t.CopyOf, ok = s.text()
+		case "backup_from":
+			t.BackupFrom, ok = s.text()
+		case "created_at":
+			ok = s.time(&t.CreatedAt)
+		case "printed_at":
+			if s.literal("null") {
+				t.PrintedAt, ok = nil, true
+				break
+			}
+			var at time.Time
+			ok = s.time(&at)
+			t.PrintedAt = &at
+		case "updated_at":
+			ok = s.time(&t.UpdatedAt)
+		}
+		return ok
+	})
+	return ok && s.end()
+}
+
+// scanReceipt reads a receipt event's data of the gateway's shape into r.
+func scanReceipt(b []byte, r *ReceiptEvent) bool {
+	s := &scanner{b: b}
+	ok := s.object(func(key []byte) bool {
+		var ok bool
+		var n uint64
+		switch string(key) {
+		case "task_no":
+			r.TaskNo, ok = s.text()
+		case "attempt":
+			n, ok = s.uint()
+			ok = ok && n <= math.MaxInt
+			r.Attempt = int(n)
+		case "state":
+			var v string
+			v, ok = s.text()
+			r.State = storeprint.ReceiptState(v)
+		case "printer_id":
+			r.PrinterID, ok = s.text()
+		case "payload_sha256":
+			r.PayloadSHA256, ok = s.text()
+		case "process_id":
+			r.ProcessID, ok = s.text()
+		case "job_id":
+			r.JobID, ok = s.text()
+		case "reprint":
+			switch {
+			case s.literal("true"):
+				r.Reprint, ok = true, true
+			case s.literal("false"):
+				r.Reprint, ok = false, true
+			}
+		case "at":
+			ok = s.time(&r.At)
+		}
+		return ok
+	})
+	return ok && s.end()
+}
+
+// appendEventsFrame writes an events frame as encoding/json would, for
+// the frames the gateway sends: ids without characters to escape, data
+// that is compact JSON with nothing to escape. It reports false for
+// anything else, and the frame goes to encoding/json.
+func appendEventsFrame(b []byte, f *Frame) ([]byte, bool) {
+	rest := *f
+	rest.V, rest.Events = 0, nil
+	if f.Type != FrameEvents || len(f.Events) == 0 || !reflect.DeepEqual(rest, Frame{Type: FrameEvents}) {
+		return nil, false
+	}
+	b = append(b, `{"v":`...)
+	b = strconv.AppendInt(b, int64(f.V), 10)
+	b = append(b, `,"type":"events","events":[`...)
+	for i := range f.Events {
+		ev := &f.Events[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if !plainText(ev.Kind) || !plainText(ev.TaskNo) || !compactData(ev.Data) {
+			return nil, false
+		}
+		b = append(b, `{"seq":`...)
+		b = strconv.AppendUint(b, ev.Seq, 10)
+		b = append(b, `,"kind":"`...)
+		b = append(b, ev.Kind...)
+		if ev.TaskNo != "" {
+			b = append(b, `","task_no":"`...)
+			b = append(b, ev.TaskNo...)
+		}
+		b = append(b, `","at":"`...)
+		var err error
+		if b, err = ev.At.AppendText(b); err != nil {
+			return nil, false
+		}
+		b = append(b, `","data":`...)
+		if ev.Data == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, ev.Data...)
+		}
+		b = append(b, '}')
+	}
+	return append(b, "]}"...), true
+}
+
+// eventsFrameSize is about the bytes of an events frame of events.
+func eventsFrameSize(events []Event) int {
+	n := 64
+	for i := range events {
+		n += len(events[i].Kind) + len(events[i].TaskNo) + len(events[i].Data) + 96
+	}
+	return n
+}
+
+// plainText reports whether encoding/json writes s as it is: printable
+// ASCII without quotes, backslashes or the characters it escapes for HTML.
+func plainText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// compactData reports whether encoding/json writes data (a
+// json.RawMessage) as it is, nil as null: valid JSON without white space between its
+// tokens and without the characters it escapes (<, >, &, U+2028, U+2029).
+func compactData(data []byte) bool {
+	if data == nil {
+		return true // null
+	}
+	for i, c := range data {
+		if c == '<' || c == '>' || c == '&' || (c == 0xE2 && i+2 < len(data) && data[i+1] == 0x80 && data[i+2]&^1 == 0xA8) {
+			return false
+		}
+	}
+	s := &scanner{b: data, compact: true}
+	_, ok := s.value(0)
+	return ok && s.i == len(data) && !s.spaced
+}
