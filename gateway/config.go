@@ -362,6 +362,17 @@ func (s *StorageConfig) SetDefaults() {
 // room for the manifest and a compaction's first tables.
 func MinReserve(memtable ByteSize) ByteSize { return 4*memtable + 16<<20 }
 
+// MemoryLimit is the soft limit on the gateway's memory that Go's garbage
+// collector is given (unless GOMEMLIMIT sets another): what the store
+// holds in a burst, its two memtables, its caches and the table builders
+// Badger keeps for its flushes and compactions (up to about fourteen
+// memtables' worth), and 32 MiB for the rest of the gateway; 168 MiB with
+// the defaults. Near the limit the collector runs more often, so that a
+// burst's garbage does not double the heap; it never refuses memory.
+func MemoryLimit(s StorageConfig) ByteSize {
+	return 16*s.MemtableSize + s.BlockCacheSize + s.IndexCacheSize + 32<<20
+}
+
 func (s *StorageConfig) validate() error {
 	if s.MemtableSize < MinMemtableSize || s.MemtableSize > 1<<30 {
 		return Errorf(EINVALID, "storage.memtable_size: %s is out of range 8MiB-1GiB (a transaction holds at most 15%% of it, and the largest order must fit)", s.MemtableSize)

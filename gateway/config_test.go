@@ -50,6 +50,19 @@ func FuzzParseDuration(f *testing.F) {
 	})
 }
 
+func TestMemoryLimit(t *testing.T) {
+	t.Parallel()
+	var s gateway.StorageConfig
+	s.SetDefaults()
+	if got, want := gateway.MemoryLimit(s), gateway.ByteSize(168<<20); got != want {
+		t.Errorf("MemoryLimit(defaults): got %v, want %v", got, want)
+	}
+	s.MemtableSize, s.BlockCacheSize, s.IndexCacheSize = 64<<20, 32<<20, 16<<20
+	if got, want := gateway.MemoryLimit(s), gateway.ByteSize(16*64<<20+32<<20+16<<20+32<<20); got != want {
+		t.Errorf("MemoryLimit(64MiB memtables): got %v, want %v", got, want)
+	}
+}
+
 func TestParseByteSize(t *testing.T) {
 	t.Parallel()
 	t.Run("OK", func(t *testing.T) {

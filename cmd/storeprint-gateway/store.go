@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"runtime/debug"
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
@@ -20,6 +22,15 @@ func storeOptions(cfg *gateway.Config, log *slog.Logger) badger.Options {
 		BlockCacheSize: int64(cfg.Storage.BlockCacheSize),
 		IndexCacheSize: int64(cfg.Storage.IndexCacheSize),
 	}
+}
+
+// setMemoryLimit gives Go's garbage collector the soft limit the storage
+// settings call for (gateway.MemoryLimit), unless GOMEMLIMIT sets one.
+func setMemoryLimit(s gateway.StorageConfig) {
+	if _, ok := os.LookupEnv("GOMEMLIMIT"); ok {
+		return
+	}
+	debug.SetMemoryLimit(int64(gateway.MemoryLimit(s)))
 }
 
 // storeError explains why the store did not open, with the way out.

@@ -599,13 +599,15 @@ func (e *DiskLowError) Error() string {
 // syncs it and answers its updates, and meanwhile runs the next batch's
 // updates; it commits that one once the last is synced (see syncer). Every
 // DiskCheckEvery, busy or idle, it reads the free space, syncs the
-// directory if files came or went, and gives memory back after a burst.
+// directory if files came or went, pages out the tables once a memtable's
+// worth was written, and gives memory back after a burst.
 func (d *DB) writer() {
 	defer d.wg.Done()
 	tick := time.NewTicker(d.opts.DiskCheckEvery)
 	defer tick.Stop()
-	var sinceTrim int64 // bytes committed since memory was last given back
-	trims := 0          // times left to give memory back after a burst
+	var sinceTrim int64    // bytes committed since memory was last given back
+	var sincePageOut int64 // bytes committed since tables were last paged out
+	trims := 0             // times left to give memory back after a burst
 	lastWrite := time.Now()
 	for {
 		var first *request
@@ -619,14 +621,20 @@ func (d *DB) writer() {
 			if sinceTrim > 4*d.opts.MemtableSize {
 				trims, sinceTrim = 30, 0
 			}
+			if sincePageOut > d.opts.MemtableSize {
+				// During a burst too: every memtable written out starts
+				// compactions, which write new tables and read old ones
+				// through their mappings, and would leave them all
+				// resident until the burst is over.
+				pageOutTables(d.dir)
+				sincePageOut = 0
+			}
 			if trims > 0 && time.Since(lastWrite) > 2*d.opts.DiskCheckEvery {
 				// A burst is over: hand the memory it took back to the
-				// system, for a while, as Badger's compactions finish
-				// and release their buffers.
+				// system, for a while, as Badger's compactions finish,
+				// release their buffers and write their last tables.
 				debug.FreeOSMemory()
-				if trims == 20 || trims == 1 {
-					pageOutTables(d.dir)
-				}
+				pageOutTables(d.dir)
 				trims--
 			}
 			continue
@@ -652,7 +660,9 @@ func (d *DB) writer() {
 				break fill
 			}
 		}
-		sinceTrim += int64(d.commit(batch))
+		n := int64(d.commit(batch))
+		sinceTrim += n
+		sincePageOut += n
 		lastWrite = time.Now()
 	}
 }
