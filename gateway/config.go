@@ -362,15 +362,23 @@ func (s *StorageConfig) SetDefaults() {
 // room for the manifest and a compaction's first tables.
 func MinReserve(memtable ByteSize) ByteSize { return 4*memtable + 16<<20 }
 
+// GCPercent is the garbage collector's target the gateway runs with
+// (unless GOGC sets another): the heap grows by half its live size between
+// collections, not by all of it, so that a burst's garbage costs a third
+// less memory for a little more collecting.
+const GCPercent = 50
+
 // MemoryLimit is the soft limit on the gateway's memory that Go's garbage
-// collector is given (unless GOMEMLIMIT sets another): what the store
-// holds in a burst, its two memtables, its caches and the table builders
-// Badger keeps for its flushes and compactions (up to about fourteen
-// memtables' worth), and 32 MiB for the rest of the gateway; 168 MiB with
-// the defaults. Near the limit the collector runs more often, so that a
-// burst's garbage does not double the heap; it never refuses memory.
+// collector is given (unless GOMEMLIMIT sets another), a bound for a small
+// box well above what a burst holds: in a burst of 100,000 tickets the
+// store's table builders, two memtables and caches come to about 250 MiB
+// with the defaults. It is 48 memtables, the caches and 32 MiB for the
+// rest of the gateway: 424 MiB with the defaults. Near the limit the
+// collector runs more often; it never refuses memory. A limit near what
+// a burst holds would keep the collector running throughout and slow
+// accepting down as the store grows.
 func MemoryLimit(s StorageConfig) ByteSize {
-	return 16*s.MemtableSize + s.BlockCacheSize + s.IndexCacheSize + 32<<20
+	return 48*s.MemtableSize + s.BlockCacheSize + s.IndexCacheSize + 32<<20
 }
 
 func (s *StorageConfig) validate() error {

@@ -377,7 +377,7 @@ func (m *Main) run(ctx context.Context) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data_dir: %w", err)
 	}
-	setMemoryLimit(cfg.Storage)
+	tuneCollector(cfg.Storage)
 	m.Store, err = badger.Open(cfg.DataDir, storeOptions(cfg, log))
 	if err != nil {
 		return m.storeError(err)

@@ -24,13 +24,18 @@ func storeOptions(cfg *gateway.Config, log *slog.Logger) badger.Options {
 	}
 }
 
-// setMemoryLimit gives Go's garbage collector the soft limit the storage
-// settings call for (gateway.MemoryLimit), unless GOMEMLIMIT sets one.
-func setMemoryLimit(s gateway.StorageConfig) {
-	if _, ok := os.LookupEnv("GOMEMLIMIT"); ok {
-		return
+// tuneCollector sets Go's garbage collector for a small box: a heap that
+// grows by half its live size between collections instead of doubling
+// (gateway.GCPercent), unless GOGC sets another, and the soft limit the
+// storage settings call for (gateway.MemoryLimit), unless GOMEMLIMIT sets
+// one.
+func tuneCollector(s gateway.StorageConfig) {
+	if _, ok := os.LookupEnv("GOGC"); !ok {
+		debug.SetGCPercent(gateway.GCPercent)
 	}
-	debug.SetMemoryLimit(int64(gateway.MemoryLimit(s)))
+	if _, ok := os.LookupEnv("GOMEMLIMIT"); !ok {
+		debug.SetMemoryLimit(int64(gateway.MemoryLimit(s)))
+	}
 }
 
 // storeError explains why the store did not open, with the way out.
