@@ -62,14 +62,21 @@ unit: ## the test suite (starts its own PostgreSQL)
 model: ## the model-based test of the task lifecycle, many more cases than make test (MODEL_CHECKS, MODEL_STEPS)
 	$(GO) test -count=1 -timeout 2h -run '^TestModel$$' ./gateway/ -rapid.checks=$(MODEL_CHECKS) -rapid.steps=$(MODEL_STEPS) -v
 
+# A run that ends with "context deadline exceeded" and no failing input
+# written is Go's fuzzing coordinator racing its own -fuzztime deadline
+# (go.dev/issue/75804, fixed in Go 1.27), not a finding: it runs once more.
 fuzz: ## short fuzz runs of every parser (FUZZTIME=10s each)
 	@set -e; log=$$(mktemp); trap 'rm -f $$log' EXIT; \
 	for pkg in $$($(GO) list ./...); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
 	    echo "fuzz $$pkg $$f"; \
-	    if ! $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg >$$log 2>&1; then \
+	    for try in 1 2; do \
+	      if $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg >$$log 2>&1; then break; fi; \
+	      if [ $$try = 1 ] && grep -q 'context deadline exceeded' $$log && ! grep -q 'Failing input written' $$log; then \
+	        echo "  the fuzzer stopped at its deadline with nothing found (go.dev/issue/75804): once more"; continue; \
+	      fi; \
 	      tail -40 $$log; exit 1; \
-	    fi; \
+	    done; \
 	  done; \
 	done
 
