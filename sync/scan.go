@@ -446,9 +446,9 @@ func scanReceipt(b []byte, r *ReceiptEvent) bool {
 }
 
 // appendEventsFrame writes an events frame as encoding/json would, for
-// the frames the gateway sends: ids without characters to escape, data
-// that is compact JSON with nothing to escape. It reports false for
-// anything else, and the frame goes to encoding/json.
+// the frames the gateway sends: events whose data is compact JSON with
+// nothing to escape. It reports false for anything else, and the frame
+// goes to encoding/json.
 func appendEventsFrame(b []byte, f *Frame) ([]byte, bool) {
 	rest := *f
 	rest.V, rest.Events = 0, nil
@@ -459,33 +459,16 @@ func appendEventsFrame(b []byte, f *Frame) ([]byte, bool) {
 	b = strconv.AppendInt(b, int64(f.V), 10)
 	b = append(b, `,"type":"events","events":[`...)
 	for i := range f.Events {
-		ev := &f.Events[i]
 		if i > 0 {
 			b = append(b, ',')
 		}
-		if !plainText(ev.Kind) || !plainText(ev.TaskNo) || !compactData(ev.Data) {
+		if !compactData(f.Events[i].Data) {
 			return nil, false
 		}
-		b = append(b, `{"seq":`...)
-		b = strconv.AppendUint(b, ev.Seq, 10)
-		b = append(b, `,"kind":"`...)
-		b = append(b, ev.Kind...)
-		if ev.TaskNo != "" {
-			b = append(b, `","task_no":"`...)
-			b = append(b, ev.TaskNo...)
-		}
-		b = append(b, `","at":"`...)
 		var err error
-		if b, err = ev.At.AppendText(b); err != nil {
+		if b, err = AppendEvent(b, &f.Events[i]); err != nil {
 			return nil, false
 		}
-		b = append(b, `","data":`...)
-		if ev.Data == nil {
-			b = append(b, "null"...)
-		} else {
-			b = append(b, ev.Data...)
-		}
-		b = append(b, '}')
 	}
 	return append(b, "]}"...), true
 }
@@ -497,17 +480,6 @@ func eventsFrameSize(events []Event) int {
 		n += len(events[i].Kind) + len(events[i].TaskNo) + len(events[i].Data) + 96
 	}
 	return n
-}
-
-// plainText reports whether encoding/json writes s as it is: printable
-// ASCII without quotes, backslashes or the characters it escapes for HTML.
-func plainText(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return false
-		}
-	}
-	return true
 }
 
 // compactData reports whether encoding/json writes data (a

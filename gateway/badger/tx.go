@@ -444,7 +444,7 @@ func (t *tx) PutTask(task *gateway.Task) error {
 		t.set(seqKey(spaceQueue, task.Seq, task.PrinterID), []byte(task.TaskNo))
 	}
 	e := task.Event()
-	data, err := appendTaskEvent(nil, &e)
+	data, err := sync.AppendTaskEvent(nil, &e)
 	if err != nil {
 		return fmt.Errorf("encode event: %w", err)
 	}
@@ -494,7 +494,7 @@ func (t *tx) appendEvent(kind, taskNo string, data any) error {
 // appendEventData appends an outbox event of compact JSON data.
 func (t *tx) appendEventData(kind, taskNo string, data []byte) error {
 	t.ctr.event++
-	b, err := appendEvent([]byte{formatVersion}, &sync.Event{
+	b, err := sync.AppendEvent([]byte{formatVersion}, &sync.Event{
 		Seq: t.ctr.event, Kind: kind, TaskNo: taskNo, At: t.now(), Data: data,
 	})
 	if err != nil {
