@@ -44,7 +44,7 @@ func DecodeEvent(ev *Event) (Decoded, error) {
 	if ev.checked != nil {
 		return ev.checked.d, ev.checked.err
 	}
-	return decodeEvent(ev)
+	return decodeEvent(ev, nil)
 }
 
 // checked is what DecodeEvent made of an event.
@@ -59,13 +59,15 @@ type checked struct {
 // frames calls it so that decoding overlaps the work on the batch before.
 // The events must not change afterwards.
 func CheckEvents(events []Event) {
+	done, c := make([]checked, len(events)), &strs{}
 	for i := range events {
-		d, err := decodeEvent(&events[i])
-		events[i].checked = &checked{d, err}
+		done[i].d, done[i].err = decodeEvent(&events[i], c)
+		events[i].checked = &done[i]
 	}
 }
 
-func decodeEvent(ev *Event) (Decoded, error) {
+// decodeEvent is DecodeEvent, reusing the strings c keeps (nil: none).
+func decodeEvent(ev *Event, c *strs) (Decoded, error) {
 	var d Decoded
 	if ev.Seq == 0 || ev.Seq > MaxSeq {
 		return d, fmt.Errorf("seq %d is out of range", ev.Seq)
@@ -97,7 +99,7 @@ func decodeEvent(ev *Event) (Decoded, error) {
 	switch ev.Kind {
 	case KindTask:
 		d.Task = new(TaskEvent)
-		if !scanTask(data, d.Task) {
+		if !scanTask(data, d.Task, c) {
 			*d.Task = TaskEvent{}
 			err = json.Unmarshal(data, d.Task)
 		}
@@ -106,7 +108,7 @@ func decodeEvent(ev *Event) (Decoded, error) {
 		}
 	case KindReceipt:
 		d.Receipt = new(ReceiptEvent)
-		if !scanReceipt(data, d.Receipt) {
+		if !scanReceipt(data, d.Receipt, c) {
 			*d.Receipt = ReceiptEvent{}
 			err = json.Unmarshal(data, d.Receipt)
 		}

@@ -130,7 +130,8 @@ type Command struct {
 // MaxFrameBytes bounds one frame; batches are sized well below it.
 const MaxFrameBytes = 16 << 20
 
-// Decode parses a frame and checks its version and type.
+// Decode parses a frame and checks its version and type. The data of an
+// events frame's events may be slices of b: b must not change afterwards.
 func Decode(b []byte) (*Frame, error) {
 	var f Frame
 	if !scanEventsFrame(b, &f) {

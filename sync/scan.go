@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"reflect"
@@ -28,11 +29,38 @@ type scanner struct {
 	// compact: note in spaced whether white space was skipped between
 	// tokens.
 	compact, spaced bool
+	strs            *strs // nil: every text is a new string
+}
+
+// strs keeps the last strings read, for the texts a batch repeats (a
+// task's number in each of its events, its order, station, printer and
+// status), so that reading a frame does not allocate each again.
+type strs struct {
+	recent [16]string
+	next   int
+}
+
+func (c *strs) get(v []byte) string {
+	if c == nil || len(v) == 0 {
+		return string(v)
+	}
+	for _, s := range &c.recent {
+		if s == string(v) {
+			return s
+		}
+	}
+	s := string(v)
+	c.recent[c.next] = s
+	c.next = (c.next + 1) % len(c.recent)
+	return s
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 func (s *scanner) ws() {
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return // the usual case: no white space
+	}
 	from := s.i
 	for s.i < len(s.b) && isSpace(s.b[s.i]) {
 		s.i++
@@ -65,24 +93,52 @@ func (s *scanner) str() ([]byte, bool) {
 	if !s.next('"') {
 		return nil, false
 	}
-	from := s.i
-	for ; s.i < len(s.b); s.i++ {
-		switch c := s.b[s.i]; {
-		case c == '"':
-			v := s.b[from:s.i]
-			s.i++
-			return v, utf8.Valid(v)
-		case c == '\\' || c < 0x20:
-			return nil, false
-		}
+	b, from := s.b, s.i
+	i, high := plainRun(b, from)
+	if i == len(b) || b[i] != '"' {
+		return nil, false // an escape, a control character or the end
 	}
-	return nil, false
+	s.i = i + 1
+	v := b[from:i]
+	return v, high < utf8.RuneSelf || utf8.Valid(v)
 }
+
+// plainRun returns where the bytes from i on stop being plain (or len(b))
+// and the bits set in any byte before it. It reads eight bytes at a time
+// while none of them is a quote, a backslash or a control character.
+func plainRun(b []byte, i int) (int, byte) {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	var high uint64
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		q, bs := w^(ones*'"'), w^(ones*'\\')
+		// A byte of zero in q or bs, or a byte below 0x20 in w.
+		if ((q-ones)&^q|(bs-ones)&^bs|(w-ones*0x20)&^w)&highs != 0 {
+			break
+		}
+		high |= w
+	}
+	h := byte(high | high>>8 | high>>16 | high>>24 | high>>32 | high>>40 | high>>48 | high>>56)
+	for i < len(b) && plain[b[i]] {
+		h |= b[i]
+		i++
+	}
+	return i, h
+}
+
+// plain is the bytes a string holds as they are: all but the quote, the
+// backslash and control characters.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // text reads a string as str does, as a Go string.
 func (s *scanner) text() (string, bool) {
 	v, ok := s.str()
-	return string(v), ok
+	return s.strs.get(v), ok
 }
 
 // uint reads a plain unsigned integer that fits in 63 bits.
@@ -201,6 +257,10 @@ func (s *scanner) array(depth int) bool {
 func (s *scanner) rawString() bool {
 	s.i++ // "
 	for s.i < len(s.b) {
+		s.i, _ = plainRun(s.b, s.i)
+		if s.i == len(s.b) {
+			return false
+		}
 		c := s.b[s.i]
 		switch {
 		case c == '"':
@@ -281,7 +341,7 @@ func (s *scanner) digits() bool {
 
 // scanEventsFrame reads an events frame of the gateway's shape into f.
 func scanEventsFrame(b []byte, f *Frame) bool {
-	s := &scanner{b: b}
+	s := &scanner{b: b, strs: &strs{}}
 	events := false // a second events array decodes into the first in encoding/json
 	ok := s.object(func(key []byte) bool {
 		switch string(key) {
@@ -342,15 +402,15 @@ func (s *scanner) event(ev *Event) bool {
 		case "data":
 			var v []byte
 			v, ok = s.value(0)
-			ev.Data = json.RawMessage(append([]byte(nil), v...))
+			ev.Data = json.RawMessage(v[:len(v):len(v)]) // within the frame: see Decode
 		}
 		return ok
 	})
 }
 
 // scanTask reads a task event's data of the gateway's shape into t.
-func scanTask(b []byte, t *TaskEvent) bool {
-	s := &scanner{b: b}
+func scanTask(b []byte, t *TaskEvent, c *strs) bool {
+	s := &scanner{b: b, strs: c}
 	ok := s.object(func(key []byte) bool {
 		var ok bool
 		var n uint64
@@ -406,8 +466,8 @@ func scanTask(b []byte, t *TaskEvent) bool {
 }
 
 // scanReceipt reads a receipt event's data of the gateway's shape into r.
-func scanReceipt(b []byte, r *ReceiptEvent) bool {
-	s := &scanner{b: b}
+func scanReceipt(b []byte, r *ReceiptEvent, c *strs) bool {
+	s := &scanner{b: b, strs: c}
 	ok := s.object(func(key []byte) bool {
 		var ok bool
 		var n uint64

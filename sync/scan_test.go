@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"pgregory.net/rapid"
 )
 
 // The scanner agrees with encoding/json on everything it reads: same
@@ -29,16 +31,21 @@ func FuzzScan(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		b := []byte(in)
-		var st, jt TaskEvent
-		if scanTask(b, &st) {
-			if err := json.Unmarshal(b, &jt); err != nil || !reflect.DeepEqual(st, jt) {
-				t.Fatalf("task %q: scanned %+v, encoding/json %+v, %v", in, st, jt, err)
+		// Each twice over the same kept strings: the second read takes
+		// them from what the first kept.
+		c := &strs{}
+		for range 2 {
+			var st, jt TaskEvent
+			if scanTask(b, &st, c) {
+				if err := json.Unmarshal(b, &jt); err != nil || !reflect.DeepEqual(st, jt) {
+					t.Fatalf("task %q: scanned %+v, encoding/json %+v, %v", in, st, jt, err)
+				}
 			}
-		}
-		var sr, jr ReceiptEvent
-		if scanReceipt(b, &sr) {
-			if err := json.Unmarshal(b, &jr); err != nil || !reflect.DeepEqual(sr, jr) {
-				t.Fatalf("receipt %q: scanned %+v, encoding/json %+v, %v", in, sr, jr, err)
+			var sr, jr ReceiptEvent
+			if scanReceipt(b, &sr, c) {
+				if err := json.Unmarshal(b, &jr); err != nil || !reflect.DeepEqual(sr, jr) {
+					t.Fatalf("receipt %q: scanned %+v, encoding/json %+v, %v", in, sr, jr, err)
+				}
 			}
 		}
 		var sf, jf Frame
@@ -65,10 +72,10 @@ func TestScan_GatewayShapes(t *testing.T) {
 		{Seq: 1, Kind: KindTask, TaskNo: "order_1_station_hot", At: at, Data: task},
 		{Seq: 2, Kind: KindReceipt, TaskNo: "order_1_station_hot", At: at, Data: receipt},
 	}})
-	if !scanTask(task, &TaskEvent{}) {
+	if !scanTask(task, &TaskEvent{}, nil) {
 		t.Errorf("task %s: not scanned", task)
 	}
-	if !scanReceipt(receipt, &ReceiptEvent{}) {
+	if !scanReceipt(receipt, &ReceiptEvent{}, nil) {
 		t.Errorf("receipt %s: not scanned", receipt)
 	}
 	if !scanEventsFrame(frame, &Frame{}) {
@@ -95,6 +102,27 @@ func FuzzAppendEventsFrame(f *testing.F) {
 		want, err := json.Marshal(fr)
 		if err != nil || string(got) != string(want) {
 			t.Fatalf("wrote %s\nencoding/json %s, %v", got, want, err)
+		}
+	})
+}
+
+// plainRun stops where a byte-by-byte reading stops, with the same bits.
+func TestPlainRun(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) {
+		// Plain bytes with at most two that stop a run among them.
+		b := rapid.SliceOfN(rapid.SampledFrom([]byte{'a', 0x20, 0x7f, 0x80, 0xe2, 0xff}), 0, 40).Draw(t, "b")
+		for n := rapid.IntRange(0, 2).Draw(t, "stops"); n > 0 && len(b) > 0; n-- {
+			b[rapid.IntRange(0, len(b)-1).Draw(t, "at")] = rapid.SampledFrom([]byte{'"', '\\', 0x00, 0x1f}).Draw(t, "stop")
+		}
+		from := rapid.IntRange(0, len(b)).Draw(t, "from")
+		want, high := from, byte(0)
+		for want < len(b) && b[want] >= 0x20 && b[want] != '"' && b[want] != '\\' {
+			high |= b[want]
+			want++
+		}
+		if i, h := plainRun(b, from); i != want || h&0x80 != high&0x80 {
+			t.Fatalf("plainRun(%q, %d) = %d, %#x; want %d, %#x", b, from, i, h, want, high)
 		}
 	})
 }
