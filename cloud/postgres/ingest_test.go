@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -361,5 +362,123 @@ func TestIngestService_Stage(t *testing.T) {
 		}
 		_, err = b.Finish(ctx)
 		wantCode(t, err, cloud.EUNAUTHORIZED)
+	})
+}
+
+// A receipt step is stored once: the first of a batch, and not again when
+// a later batch (or another link) carries it, whichever way it is written.
+func TestIngestService_ReceiptStepOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	steps := func(f *fixture, taskNo string) []string {
+		t.Helper()
+		rows, err := f.db.pool.Query(ctx, `SELECT state || '@' || seq FROM receipts WHERE task_no = $1 ORDER BY seq`, taskNo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for rows.Next() {
+			var s string
+			rows.Scan(&s)
+			out = append(out, s)
+		}
+		return out
+	}
+
+	t.Run("Repeated", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		gw, _ := f.mustStore(t, "acme", "s1")
+		// a: its state in the batch, then locked in the next. b: no row
+		// and no state anywhere. c: a row from before, locked.
+		first := []sync.Event{
+			taskEvent(1, "order_c_station_hot", 1, "queued"),
+		}
+		if _, err := f.ingestEvents(ctx, gw.ID, "s1", first); err != nil {
+			t.Fatal(err)
+		}
+		batch := []sync.Event{
+			taskEvent(2, "order_a_station_hot", 1, "queued"),
+			receiptEvent(3, "order_a_station_hot", 1, storeprint.ReceiptPrepared),
+			receiptEvent(4, "order_a_station_hot", 1, storeprint.ReceiptPrepared),
+			receiptEvent(5, "order_b_station_hot", 1, storeprint.ReceiptPrepared),
+			receiptEvent(6, "order_b_station_hot", 1, storeprint.ReceiptPrepared),
+			receiptEvent(7, "order_c_station_hot", 1, storeprint.ReceiptPrepared),
+			receiptEvent(8, "order_c_station_hot", 1, storeprint.ReceiptPrepared),
+		}
+		if _, err := f.ingestEvents(ctx, gw.ID, "s1", append(first, batch...)); err != nil {
+			t.Fatal(err)
+		}
+		later := []sync.Event{
+			receiptEvent(9, "order_a_station_hot", 1, storeprint.ReceiptPrepared),
+			receiptEvent(10, "order_b_station_hot", 1, storeprint.ReceiptPrepared),
+			receiptEvent(11, "order_c_station_hot", 1, storeprint.ReceiptPrepared),
+			receiptEvent(12, "order_a_station_hot", 1, storeprint.ReceiptSubmitted),
+		}
+		if cursor, err := f.ingestEvents(ctx, gw.ID, "s1", later); err != nil || cursor != 12 {
+			t.Fatalf("got cursor %d, %v; want 12", cursor, err)
+		}
+		for taskNo, want := range map[string]string{
+			"order_a_station_hot": "[prepared@3 submitted@12]",
+			"order_b_station_hot": "[prepared@5]",
+			"order_c_station_hot": "[prepared@7]",
+		} {
+			if got := fmt.Sprint(steps(f, taskNo)); got != want {
+				t.Errorf("%s: got steps %s, want %s", taskNo, got, want)
+			}
+		}
+		task, err := f.tasks.FindTask(tenantCtx("acme"), "s1", "order_a_station_hot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(task.Receipts) != 2 {
+			t.Fatalf("got receipts %+v, want prepared and submitted", task.Receipts)
+		}
+	})
+
+	// Another link stores a step of a task this batch creates, after the
+	// batch checked for it: the batch is not refused, it fails to be sent
+	// again, and then finds the step stored.
+	t.Run("Raced", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		gw, _ := f.mustStore(t, "acme", "s1")
+		other, err := f.db.pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Rollback(ctx)
+		if _, err := other.Exec(ctx, `
+			INSERT INTO receipts (store_id, task_no, attempt, state, at, gateway_id, seq)
+			VALUES ('s1', 'order_r_station_hot', 1, 'prepared', now(), 'another', 1)`); err != nil {
+			t.Fatal(err)
+		}
+		batch := []sync.Event{
+			taskEvent(1, "order_r_station_hot", 1, "queued"),
+			receiptEvent(2, "order_r_station_hot", 1, storeprint.ReceiptPrepared),
+		}
+		done := make(chan error, 1)
+		go func() { _, err := f.ingestEvents(ctx, gw.ID, "s1", batch); done <- err }()
+		// The batch waits on the other link's uncommitted step.
+		for f.count(t, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`) == 0 {
+			select {
+			case err := <-done:
+				t.Fatalf("the batch did not wait for the other link's step: %v", err)
+			default:
+			}
+		}
+		if err := other.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		err = <-done
+		if code := cloud.ErrorCode(err); err == nil || code != cloud.EINTERNAL || !strings.Contains(err.Error(), "retried") {
+			t.Fatalf("got %v (code %q), want the batch to be retried", err, code)
+		}
+		if cursor, err := f.ingestEvents(ctx, gw.ID, "s1", batch); err != nil || cursor != 2 {
+			t.Fatalf("sent again: got cursor %d, %v; want 2", cursor, err)
+		}
+		if got := fmt.Sprint(steps(f, "order_r_station_hot")); got != "[prepared@1]" {
+			t.Fatalf("got steps %s, want the other link's", got)
+		}
 	})
 }
