@@ -29,6 +29,10 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		// The parse error may quote the URL and its password.
 		return nil, fmt.Errorf("open database: the database URL is not valid")
 	}
+	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		registerColumns(conn.TypeMap())
+		return nil
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)

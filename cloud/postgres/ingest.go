@@ -194,7 +194,7 @@ func (b *batch) store(ctx context.Context, tx pgx.Tx, c *cursorRow) ([]*item, er
 		SELECT $1, $2, u.seq, u.kind, u.task_no, u.at, u.data::json
 		FROM unnest($3::bigint[], $4::text[], $5::text[], $6::timestamptz[], $7::text[]) AS u(seq, kind, task_no, at, data)
 		ON CONFLICT (store_id, gateway_id, seq) DO NOTHING
-		RETURNING seq`, c.storeID, c.gatewayID, b.seqs, b.kinds, b.taskNos, b.ats, b.datas)
+		RETURNING seq`, c.storeID, c.gatewayID, int8Column(b.seqs), textColumn(b.kinds), textColumn(b.taskNos), timeColumn(b.ats), textColumn(b.datas))
 	if err != nil {
 		return nil, fmt.Errorf("store events: %w", interpret(err))
 	}

@@ -200,8 +200,10 @@ func queueTasks(pb *pgx.Batch, c *cursorRow, rows []*sync.TaskEvent) {
 			ON CONFLICT (store_id, printer_id) DO NOTHING
 		)
 		SELECT count(*) FROM up`,
-		c.storeID, c.gatewayID, taskNos, versions, orderIDs, stations, printerIDs, statuses, attempts,
-		lastErrors, reasons, sources, copyOfs, backups, createdAts, printedAts, updatedAts, c.rank, c.incarnation, printerList)
+		c.storeID, c.gatewayID, textColumn(taskNos), int8Column(versions), textColumn(orderIDs), textColumn(stations),
+		textColumn(printerIDs), textColumn(statuses), int4Column(attempts), textColumn(lastErrors), textColumn(reasons),
+		textColumn(sources), textColumn(copyOfs), textColumn(backups), timeColumn(createdAts), printedAts, timeColumn(updatedAts),
+		c.rank, c.incarnation, textColumn(printerList))
 }
 
 // queueReceipts queues the insert of the accepted receipts, each step of
@@ -289,8 +291,8 @@ func (rc *receiptColumns) queue(pb *pgx.Batch, c *cursorRow, tail string) {
 		FROM unnest($3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bool[],
 			$11::timestamptz[], $12::bigint[])
 			AS u(task_no, attempt, state, printer_id, sum, process_id, job_id, reprint, at, seq)`+tail,
-		c.storeID, c.gatewayID, rc.taskNos, rc.attempts, rc.states, rc.printerIDs, rc.sums, rc.processIDs, rc.jobIDs,
-		rc.reprints, rc.ats, rc.seqs)
+		c.storeID, c.gatewayID, textColumn(rc.taskNos), int4Column(rc.attempts), textColumn(rc.states), textColumn(rc.printerIDs),
+		textColumn(rc.sums), textColumn(rc.processIDs), textColumn(rc.jobIDs), rc.reprints, timeColumn(rc.ats), int8Column(rc.seqs))
 }
 
 // queueAudits queues the insert of the new audit events. A gateway's audit
