@@ -26,7 +26,7 @@ func BenchmarkReplayBacklog(b *testing.B) {
 		nodes := startBenchNodes(b, dbURL, 1)
 		stores := createStores(b, nodes[0].base, fmt.Sprintf("r%d", i), 1)
 		rawTable(b, dbURL, "raw_events")
-		raw := rawInsert(b, dbURL, "raw_events", stores, events, 500, 1)
+		raw, _ := rawInsert(b, dbURL, "raw_events", stores, events, 500, 1)
 		b.StartTimer()
 		res := replayAll(b, nodes, stores, events)
 		b.StopTimer()

@@ -194,16 +194,7 @@ func (n *benchNode) cpu() time.Duration {
 	if n.pid == 0 {
 		return 0
 	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", n.pid))
-	if err != nil {
-		return 0
-	}
-	// The fields after the command's closing parenthesis; utime and
-	// stime are the 14th and 15th of the line, in clock ticks (100/s).
-	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond
+	return procCPU(fmt.Sprintf("/proc/%d/stat", n.pid))
 }
 
 // startBenchNodes starts n cloud nodes on the database.
@@ -466,8 +457,9 @@ func replayAll(b *testing.B, nodes []*benchNode, stores []store, events []sync.E
 
 // rawInsert inserts every store's events into table through the same
 // statement ingest stores events with, batch rows at a time, on conns
-// connections at once, and returns how long it took.
-func rawInsert(b *testing.B, dbURL, table string, stores []store, events []sync.Event, batch, conns int) time.Duration {
+// connections at once, and returns how long it took and the CPU time
+// PostgreSQL's server processes took meanwhile.
+func rawInsert(b *testing.B, dbURL, table string, stores []store, events []sync.Event, batch, conns int) (time.Duration, time.Duration) {
 	b.Helper()
 	ctx := context.Background()
 	type job struct{ st, from int }
@@ -487,7 +479,7 @@ func rawInsert(b *testing.B, dbURL, table string, stores []store, events []sync.
 		SELECT $1, $2, u.seq, u.kind, u.task_no, u.at, u.data::json
 		FROM unnest($3::bigint[], $4::text[], $5::text[], $6::timestamptz[], $7::text[]) AS u(seq, kind, task_no, at, data)
 		ON CONFLICT (store_id, gateway_id, seq) DO NOTHING`
-	start := time.Now()
+	start, pg0 := time.Now(), postgresCPU()
 	var wg stdsync.WaitGroup
 	for _, c := range pool {
 		wg.Add(1)
@@ -516,12 +508,12 @@ func rawInsert(b *testing.B, dbURL, table string, stores []store, events []sync.
 	}
 	close(jobs)
 	wg.Wait()
-	el := time.Since(start)
+	el, pg := time.Since(start), postgresCPU()-pg0 // before the connections close, and their processes end
 	close(errs)
 	if err := <-errs; err != nil {
 		b.Fatalf("raw insert: %v", err)
 	}
-	return el
+	return el, pg
 }
 
 // rawTable makes a table like task_events (its keys and indexes) for the
@@ -579,17 +571,17 @@ func BenchmarkChainReconnect(b *testing.B) {
 
 		rows := float64(gateways * backlog)
 		rawTable(b, dbURL, "raw_events")
-		raw1 := rawInsert(b, dbURL, "raw_events", stores, events, 500, 1)
+		raw1, _ := rawInsert(b, dbURL, "raw_events", stores, events, 500, 1)
 		rawTable(b, dbURL, "raw_events")
-		rawN := rawInsert(b, dbURL, "raw_events", stores, events, 500, rawParallel)
+		rawN, pgRaw := rawInsert(b, dbURL, "raw_events", stores, events, 500, rawParallel)
 		rawTable(b, dbURL, "raw_events")
 
 		runtime.GC()
-		cpu0, self0 := []time.Duration{nodes[0].cpu(), nodes[1].cpu()}, selfCPU()
+		cpu0, self0, pg1 := []time.Duration{nodes[0].cpu(), nodes[1].cpu()}, selfCPU(), postgresCPU()
 		b.StartTimer()
 		res := replayAll(b, nodes, stores, events)
 		b.StopTimer()
-		cpu1, self1 := []time.Duration{nodes[0].cpu(), nodes[1].cpu()}, selfCPU()
+		cpu1, self1, pgLink := []time.Duration{nodes[0].cpu(), nodes[1].cpu()}, selfCPU(), postgresCPU()-pg1
 		checkIngested(b, dbURL, gateways, backlog)
 
 		p50, p99 := res.quantile(0.5), res.quantile(0.99)
@@ -609,6 +601,10 @@ func BenchmarkChainReconnect(b *testing.B) {
 			}
 		}
 		fmt.Printf("  the gateways' side (this process): CPU %.1fs\n", (self1 - self0).Seconds())
+		if pgLink > 0 {
+			fmt.Printf("  PostgreSQL's server processes: CPU %.1fs through the link, %.1fs raw over %d connections (%.2f x)\n",
+				pgLink.Seconds(), pgRaw.Seconds(), rawParallel, pgLink.Seconds()/pgRaw.Seconds())
+		}
 		b.ReportMetric(res.total.Seconds(), "s-to-clear")
 		b.ReportMetric(res.total.Seconds()/rawN.Seconds(), "x-raw")
 		b.ReportMetric(p50.Seconds(), "s-p50-gateway")
@@ -648,4 +644,37 @@ func envInt(b *testing.B, name string, def int) int {
 		b.Fatalf("%s: %q is not a number of at least 1", name, v)
 	}
 	return n
+}
+
+// postgresCPU is the CPU time so far (user and system) of every
+// PostgreSQL server process of this machine that can be read (Linux: 0
+// elsewhere). The benchmark's cluster is the only one running.
+func postgresCPU() time.Duration {
+	var total time.Duration
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		cmd, err := os.ReadFile(d + "/cmdline")
+		if err != nil || !bytes.HasPrefix(cmd, []byte("postgres")) {
+			continue
+		}
+		total += procCPU(d + "/stat")
+	}
+	return total
+}
+
+// procCPU reads the CPU time (user and system) from a /proc stat file.
+func procCPU(path string) time.Duration {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	// The fields after the command's closing parenthesis; utime and
+	// stime are the 14th and 15th of the line, in clock ticks (100/s).
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
 }
