@@ -3,14 +3,12 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/storeprint/storeprint"
@@ -43,9 +41,6 @@ func sendBatch(ctx context.Context, tx pgx.Tx, pb *pgx.Batch, last any) error {
 	for i := 0; i < pb.Len()-1; i++ {
 		if _, err := br.Exec(); err != nil {
 			br.Close()
-			if stepRaced(err) {
-				return fmt.Errorf("apply events: another link stored a receipt step of the batch meanwhile; the batch is retried: %w", err)
-			}
 			return fmt.Errorf("apply events: %w", interpret(err))
 		}
 	}
@@ -206,83 +201,29 @@ func queueTasks(pb *pgx.Batch, c *cursorRow, rows []*sync.TaskEvent) {
 		c.rank, c.incarnation, textColumn(printerList))
 }
 
-// queueReceipts queues the insert of the accepted receipts, each step of
-// an attempt once: the first the batch holds, unless one is stored.
-//
-// Most steps belong to a task whose row this transaction holds: locked
-// (lockTasks), or written by its upsert, queued before this and waiting
-// for any other transaction writing the same new task. No one else can
-// store those steps meanwhile, so they are checked against the stored ones
-// and inserted plainly: ON CONFLICT's speculative insertion doubles the
-// cost of the key, the largest part of this insert at chain scale. The
-// steps of a task with no row yet, and none in the batch, keep ON
-// CONFLICT DO NOTHING.
+// queueReceipts queues the insert of the accepted receipts.
 func (p *plan) queueReceipts(pb *pgx.Batch, c *cursorRow) {
 	if len(p.receipts) == 0 {
 		return
 	}
-	type step struct {
-		taskNo  string
-		attempt int
-		state   storeprint.ReceiptState
-	}
-	seen := make(map[step]bool, len(p.receipts))
-	var held, open receiptColumns
+	var (
+		taskNos, states, printerIDs, sums, processIDs, jobIDs []string
+		attempts                                              []int32
+		reprints                                              []bool
+		ats                                                   []time.Time
+		seqs                                                  []int64
+	)
 	for _, r := range p.receipts {
-		k := step{r.ev.TaskNo, r.ev.Attempt, r.ev.State}
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		if p.locked[k.taskNo] || p.tasks[k.taskNo] != nil {
-			held.add(r)
-		} else {
-			open.add(r)
-		}
-	}
-	held.queue(pb, c, `
-		WHERE NOT EXISTS (SELECT 1 FROM receipts r
-		                  WHERE r.store_id = $1 AND r.task_no = u.task_no AND r.attempt = u.attempt AND r.state = u.state)`)
-	open.queue(pb, c, `
-		ON CONFLICT (store_id, task_no, attempt, state) DO NOTHING`)
-}
-
-// stepRaced reports whether err is a receipt step stored by another
-// transaction after the plain insert (queueReceipts) checked for it: one
-// link's step of a task with no row yet, racing another's of the task it
-// creates. Not a refusal: the batch's transaction is rolled back and the
-// link sends it again, and finds the step stored.
-func stepRaced(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == codeUniqueViolation && pgErr.ConstraintName == "receipts_pkey"
-}
-
-// receiptColumns is receipts in column form.
-type receiptColumns struct {
-	taskNos, states, printerIDs, sums, processIDs, jobIDs []string
-	attempts                                              []int32
-	reprints                                              []bool
-	ats                                                   []time.Time
-	seqs                                                  []int64
-}
-
-func (rc *receiptColumns) add(r receiptRow) {
-	rc.taskNos = append(rc.taskNos, r.ev.TaskNo)
-	rc.attempts = append(rc.attempts, int32(r.ev.Attempt))
-	rc.states = append(rc.states, string(r.ev.State))
-	rc.printerIDs = append(rc.printerIDs, r.ev.PrinterID)
-	rc.sums = append(rc.sums, r.ev.PayloadSHA256)
-	rc.processIDs = append(rc.processIDs, r.ev.ProcessID)
-	rc.jobIDs = append(rc.jobIDs, r.ev.JobID)
-	rc.reprints = append(rc.reprints, r.ev.Reprint)
-	rc.ats = append(rc.ats, r.ev.At)
-	rc.seqs = append(rc.seqs, r.seq)
-}
-
-// queue queues the insert of the receipts, if any, ending in tail.
-func (rc *receiptColumns) queue(pb *pgx.Batch, c *cursorRow, tail string) {
-	if len(rc.taskNos) == 0 {
-		return
+		taskNos = append(taskNos, r.ev.TaskNo)
+		attempts = append(attempts, int32(r.ev.Attempt))
+		states = append(states, string(r.ev.State))
+		printerIDs = append(printerIDs, r.ev.PrinterID)
+		sums = append(sums, r.ev.PayloadSHA256)
+		processIDs = append(processIDs, r.ev.ProcessID)
+		jobIDs = append(jobIDs, r.ev.JobID)
+		reprints = append(reprints, r.ev.Reprint)
+		ats = append(ats, r.ev.At)
+		seqs = append(seqs, r.seq)
 	}
 	pb.Queue(`
 		INSERT INTO receipts (store_id, task_no, attempt, state, printer_id, payload_sha256, process_id, job_id,
@@ -290,9 +231,10 @@ func (rc *receiptColumns) queue(pb *pgx.Batch, c *cursorRow, tail string) {
 		SELECT $1, u.task_no, u.attempt, u.state, u.printer_id, u.sum, u.process_id, u.job_id, u.reprint, u.at, $2, u.seq
 		FROM unnest($3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bool[],
 			$11::timestamptz[], $12::bigint[])
-			AS u(task_no, attempt, state, printer_id, sum, process_id, job_id, reprint, at, seq)`+tail,
-		c.storeID, c.gatewayID, textColumn(rc.taskNos), int4Column(rc.attempts), textColumn(rc.states), textColumn(rc.printerIDs),
-		textColumn(rc.sums), textColumn(rc.processIDs), textColumn(rc.jobIDs), rc.reprints, timeColumn(rc.ats), int8Column(rc.seqs))
+			AS u(task_no, attempt, state, printer_id, sum, process_id, job_id, reprint, at, seq)
+		ON CONFLICT (store_id, task_no, attempt, state) DO NOTHING`,
+		c.storeID, c.gatewayID, textColumn(taskNos), int4Column(attempts), textColumn(states), textColumn(printerIDs),
+		textColumn(sums), textColumn(processIDs), textColumn(jobIDs), reprints, timeColumn(ats), int8Column(seqs))
 }
 
 // queueAudits queues the insert of the new audit events. A gateway's audit

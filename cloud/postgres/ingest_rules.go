@@ -44,7 +44,6 @@ type plan struct {
 	dead     []deadLetter
 	takeover map[string][]string // previous owner → the task_nos taken from it
 	learned  int                 // task states applied
-	locked   map[string]bool     // the tasks whose rows this transaction holds locked
 }
 
 type receiptRow struct {
@@ -62,19 +61,13 @@ type deadLetter struct {
 	reason string
 }
 
-// newPlan starts the plan of a batch or snapshot part whose transaction
-// locked the rows of held (lockTasks).
-func newPlan(held map[string]*heldTask) *plan {
-	p := &plan{tasks: map[string]*sync.TaskEvent{}, takeover: map[string][]string{}, locked: make(map[string]bool, len(held))}
-	for no := range held {
-		p.locked[no] = true
-	}
-	return p
+func newPlan() *plan {
+	return &plan{tasks: map[string]*sync.TaskEvent{}, takeover: map[string][]string{}}
 }
 
 // planEvents decides every fresh event of a batch, in seq order.
 func (c *cursorRow) planEvents(items []*item, held map[string]*heldTask) *plan {
-	p := newPlan(held)
+	p := newPlan()
 	for _, it := range items {
 		switch {
 		case it.invalid != "":

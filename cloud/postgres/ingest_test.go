@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -366,7 +365,7 @@ func TestIngestService_Stage(t *testing.T) {
 }
 
 // A receipt step is stored once: the first of a batch, and not again when
-// a later batch (or another link) carries it, whichever way it is written.
+// a later batch carries it, whether its task has a row or not.
 func TestIngestService_ReceiptStepOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -433,52 +432,6 @@ func TestIngestService_ReceiptStepOnce(t *testing.T) {
 		}
 		if len(task.Receipts) != 2 {
 			t.Fatalf("got receipts %+v, want prepared and submitted", task.Receipts)
-		}
-	})
-
-	// Another link stores a step of a task this batch creates, after the
-	// batch checked for it: the batch is not refused, it fails to be sent
-	// again, and then finds the step stored.
-	t.Run("Raced", func(t *testing.T) {
-		t.Parallel()
-		f := setup(t)
-		gw, _ := f.mustStore(t, "acme", "s1")
-		other, err := f.db.pool.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer other.Rollback(ctx)
-		if _, err := other.Exec(ctx, `
-			INSERT INTO receipts (store_id, task_no, attempt, state, at, gateway_id, seq)
-			VALUES ('s1', 'order_r_station_hot', 1, 'prepared', now(), 'another', 1)`); err != nil {
-			t.Fatal(err)
-		}
-		batch := []sync.Event{
-			taskEvent(1, "order_r_station_hot", 1, "queued"),
-			receiptEvent(2, "order_r_station_hot", 1, storeprint.ReceiptPrepared),
-		}
-		done := make(chan error, 1)
-		go func() { _, err := f.ingestEvents(ctx, gw.ID, "s1", batch); done <- err }()
-		// The batch waits on the other link's uncommitted step.
-		for f.count(t, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`) == 0 {
-			select {
-			case err := <-done:
-				t.Fatalf("the batch did not wait for the other link's step: %v", err)
-			default:
-			}
-		}
-		if err := other.Commit(ctx); err != nil {
-			t.Fatal(err)
-		}
-		err = <-done
-		if code := cloud.ErrorCode(err); err == nil || code != cloud.EINTERNAL || !strings.Contains(err.Error(), "retried") {
-			t.Fatalf("got %v (code %q), want the batch to be retried", err, code)
-		}
-		if cursor, err := f.ingestEvents(ctx, gw.ID, "s1", batch); err != nil || cursor != 2 {
-			t.Fatalf("sent again: got cursor %d, %v; want 2", cursor, err)
-		}
-		if got := fmt.Sprint(steps(f, "order_r_station_hot")); got != "[prepared@1]" {
-			t.Fatalf("got steps %s, want the other link's", got)
 		}
 	})
 }

@@ -33,7 +33,7 @@ func (s *IngestService) Snapshot(ctx context.Context, gatewayID, storeID, incarn
 		if err != nil {
 			return err
 		}
-		p := newPlan(held)
+		p := newPlan()
 		for _, t := range tasks {
 			p.task(c, held, t, false)
 		}
