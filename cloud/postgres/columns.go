@@ -37,27 +37,25 @@ func registerColumns(m *pgtype.Map) {
 type columnCodec struct{ pgtype.Codec }
 
 func (c columnCodec) PlanEncode(m *pgtype.Map, oid uint32, format int16, value any) pgtype.EncodePlan {
-	if format == pgtype.BinaryFormatCode {
-		switch value.(type) {
-		case textColumn:
-			if oid == pgtype.TextArrayOID {
-				return columnPlan{}
-			}
-		case int8Column:
-			if oid == pgtype.Int8ArrayOID {
-				return columnPlan{}
-			}
-		case int4Column:
-			if oid == pgtype.Int4ArrayOID {
-				return columnPlan{}
-			}
-		case timeColumn:
-			if oid == pgtype.TimestamptzArrayOID {
-				return columnPlan{}
-			}
-		}
+	if format == pgtype.BinaryFormatCode && columnOID(value) == oid {
+		return columnPlan{}
 	}
 	return c.Codec.PlanEncode(m, oid, format, value)
+}
+
+// columnOID is the array type a column type is written as (0: none).
+func columnOID(value any) uint32 {
+	switch value.(type) {
+	case textColumn:
+		return pgtype.TextArrayOID
+	case int8Column:
+		return pgtype.Int8ArrayOID
+	case int4Column:
+		return pgtype.Int4ArrayOID
+	case timeColumn:
+		return pgtype.TimestamptzArrayOID
+	}
+	return 0
 }
 
 type columnPlan struct{}
