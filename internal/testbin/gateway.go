@@ -45,7 +45,7 @@ func StartGatewayCmd(t testing.TB, cmd *exec.Cmd) *Gateway {
 	case a := <-addr:
 		g.Base = "http://" + a
 	case <-g.Exited:
-		t.Fatalf("gateway exited at start:\n%s", g.Log())
+		t.Fatalf("gateway exited at start (%v):\n%s", g.waitErr, g.Log())
 	case <-time.After(30 * time.Second):
 		t.Fatalf("gateway did not start:\n%s", g.Log())
 	}
