@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 	"github.com/storeprint/storeprint/sync"
@@ -369,17 +371,12 @@ func TestIngestService_Stage(t *testing.T) {
 func TestIngestService_ReceiptStepOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	steps := func(f *fixture, taskNo string) []string {
+	steps := func(t *testing.T, f *fixture, taskNo string) []string {
 		t.Helper()
-		rows, err := f.db.pool.Query(ctx, `SELECT state || '@' || seq FROM receipts WHERE task_no = $1 ORDER BY seq`, taskNo)
+		rows, _ := f.db.pool.Query(ctx, `SELECT state || '@' || seq FROM receipts WHERE task_no = $1 ORDER BY seq`, taskNo)
+		out, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil {
 			t.Fatal(err)
-		}
-		var out []string
-		for rows.Next() {
-			var s string
-			rows.Scan(&s)
-			out = append(out, s)
 		}
 		return out
 	}
@@ -422,7 +419,7 @@ func TestIngestService_ReceiptStepOnce(t *testing.T) {
 			"order_b_station_hot": "[prepared@5]",
 			"order_c_station_hot": "[prepared@7]",
 		} {
-			if got := fmt.Sprint(steps(f, taskNo)); got != want {
+			if got := fmt.Sprint(steps(t, f, taskNo)); got != want {
 				t.Errorf("%s: got steps %s, want %s", taskNo, got, want)
 			}
 		}

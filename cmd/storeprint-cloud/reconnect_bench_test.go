@@ -194,7 +194,8 @@ func (n *benchNode) cpu() time.Duration {
 	if n.pid == 0 {
 		return 0
 	}
-	return procCPU(fmt.Sprintf("/proc/%d/stat", n.pid))
+	d, _ := testbin.ProcessCPU(n.pid)
+	return d
 }
 
 // startBenchNodes starts n cloud nodes on the database.
@@ -601,7 +602,7 @@ func BenchmarkChainReconnect(b *testing.B) {
 			}
 		}
 		fmt.Printf("  the gateways' side (this process): CPU %.1fs\n", (self1 - self0).Seconds())
-		if pgLink > 0 {
+		if pgLink > 0 && pgRaw > 0 {
 			fmt.Printf("  PostgreSQL's server processes: CPU %.1fs through the link, %.1fs raw over %d connections (%.2f x)\n",
 				pgLink.Seconds(), pgRaw.Seconds(), rawParallel, pgLink.Seconds()/pgRaw.Seconds())
 		}
@@ -657,24 +658,8 @@ func postgresCPU() time.Duration {
 		if err != nil || !bytes.HasPrefix(cmd, []byte("postgres")) {
 			continue
 		}
-		total += procCPU(d + "/stat")
+		cpu, _ := testbin.StatCPU(d + "/stat")
+		total += cpu
 	}
 	return total
-}
-
-// procCPU reads the CPU time (user and system) from a /proc stat file.
-func procCPU(path string) time.Duration {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	// The fields after the command's closing parenthesis; utime and
-	// stime are the 14th and 15th of the line, in clock ticks (100/s).
-	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/storeprint/storeprint/internal/testbin"
 )
 
 type rss struct{ total, anon, file int64 }
@@ -38,21 +40,12 @@ func readRSS(t testing.TB, pid int) rss {
 }
 
 // readCPU reads the CPU time (user and system) a process has used, from
-// /proc, in clock ticks of 10 ms.
+// /proc.
 func readCPU(t testing.TB, pid int) time.Duration {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	d, err := testbin.ProcessCPU(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// pid (comm) state ppid ...: utime and stime are the 12th and 13th
-	// fields after the command's closing parenthesis.
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		t.Fatalf("/proc/%d/stat: %q", pid, s)
-	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * 10 * time.Millisecond
+	return d
 }
