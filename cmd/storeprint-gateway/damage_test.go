@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint/gateway/badger/badgertest"
 	"github.com/storeprint/storeprint/internal/testbin"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -294,7 +295,7 @@ var damages = []damage{
 	}, "recovered"},
 	{"sst/flipped", false, func(t *testing.T, d string) {
 		f := largest(t, d, ".sst")
-		flipAt(t, f, used(t, f)/2)
+		badgertest.FlipTable(t, f, used(t, f)/2) // where the table is read: some bytes of it no read covers
 	}, "refuse"},
 	{"sst/cut", false, func(t *testing.T, d string) {
 		f := largest(t, d, ".sst")
