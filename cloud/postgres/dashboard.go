@@ -636,25 +636,8 @@ func (s *DashboardService) SearchTasks(ctx context.Context, q cloud.TaskSearch) 
 		byKey[[2]string{h.StoreID, h.TaskNo}] = h
 	}
 	b := &pgx.Batch{}
-	b.Queue(`
-		SELECT r.store_id, r.task_no, r.attempt, r.state, r.printer_id, r.payload_sha256, r.process_id, r.job_id, r.reprint, r.at
-		FROM unnest($1::text[], $2::text[]) AS u(store_id, task_no)
-		JOIN receipts r ON r.store_id = u.store_id AND r.task_no = u.task_no
-		ORDER BY r.store_id, r.task_no, r.attempt, r.at,
-		         array_position(ARRAY['prepared','submitted','printed','confirmed'], r.state)`,
-		storeIDs, taskNos).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var storeID, taskNo string
-			r := &cloud.Receipt{}
-			if err := rows.Scan(&storeID, &taskNo, &r.Attempt, &r.State, &r.PrinterID, &r.PayloadSHA256, &r.ProcessID,
-				&r.JobID, &r.Reprint, &r.At); err != nil {
-				return err
-			}
-			h := byKey[[2]string{storeID, taskNo}]
-			h.Receipts = append(h.Receipts, r)
-		}
-		return rows.Err()
-	})
+	rr := newReceiptReader(storeIDs, taskNos)
+	rr.queue(b)
 	b.Queue(`
 		SELECT u.store_id, u.task_no, e.gateway_id, e.seq, e.kind, e.at, e.received_at, e.data::text
 		FROM unnest($1::text[], $2::text[]) AS u(store_id, task_no)
@@ -705,6 +688,9 @@ func (s *DashboardService) SearchTasks(ctx context.Context, q cloud.TaskSearch) 
 	})
 	if err := s.db.pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("read task history: %w", interpret(err))
+	}
+	for i, h := range out {
+		h.Receipts = append(h.Receipts, rr.receipts(i)...)
 	}
 	return out, nil
 }

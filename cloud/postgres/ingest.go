@@ -59,10 +59,11 @@ var _ cloud.StagedIngester = (*IngestService)(nil)
 //  4. lock the rows of the tasks the new events name and decide each
 //     event by the rules of ingest_rules.go;
 //  5. in one pipelined batch: take over the tasks of revoked owners,
-//     upsert tasks and raise or resolve their alerts, insert receipts,
-//     audit events, dead letters with their alerts, and the printers the
-//     tasks name; then move the cursor to the highest contiguous seq
-//     stored, and commit.
+//     upsert tasks and raise or resolve their alerts, insert audit
+//     events, dead letters with their alerts, and the printers the tasks
+//     name; then move the cursor to the highest contiguous seq stored,
+//     and commit. Receipts are not copied: they are read from their
+//     events (see receiptReader).
 //
 // Until step 3 the transaction holds no lock but on the keys of the
 // events it inserted, and the holder of a cursor lock inserts no events:

@@ -39,7 +39,7 @@ type heldTask struct {
 // plan is what a batch (or a snapshot part) changes.
 type plan struct {
 	tasks    map[string]*sync.TaskEvent // the newest accepted state of each task
-	receipts []receiptRow
+	receipts []receiptRow               // a snapshot's, for the receipts table
 	audits   []auditRow
 	dead     []deadLetter
 	takeover map[string][]string // previous owner → the task_nos taken from it
@@ -77,11 +77,10 @@ func (c *cursorRow) planEvents(items []*item, held map[string]*heldTask) *plan {
 				p.dead = append(p.dead, deadLetter{it, reason})
 			}
 		case it.d.Receipt != nil:
+			// An accepted receipt is read from its event (see receiptReader).
 			if reason := p.own(c, held[it.d.Receipt.TaskNo], it.d.Receipt.TaskNo); reason != "" {
 				p.dead = append(p.dead, deadLetter{it, reason})
-				continue
 			}
-			p.receipts = append(p.receipts, receiptRow{it.seq, it.d.Receipt})
 		case it.d.Audit != nil:
 			p.audits = append(p.audits, auditRow{it.seq, it.d.Audit})
 		}

@@ -4,10 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
@@ -73,13 +72,19 @@ func TestIngestService_Ingest(t *testing.T) {
 		for q, want := range map[string]int{
 			`SELECT count(*) FROM task_events`:                                       61,
 			`SELECT count(*) FROM print_tasks`:                                       10,
-			`SELECT count(*) FROM receipts`:                                          30,
 			`SELECT count(*) FROM audit_events WHERE source='gateway'`:               1,
 			`SELECT count(*) FROM print_tasks WHERE status = 'done' AND version = 3`: 10,
 		} {
 			if n := f.count(t, q); n != want {
 				t.Errorf("%s: got %d, want %d", q, n, want)
 			}
+		}
+		var taskNos []string
+		for i := range 10 {
+			taskNos = append(taskNos, fmt.Sprintf("order_r%d_station_hot", i))
+		}
+		if got := f.receipts(t, "s1", taskNos...); len(got) != 30 {
+			t.Errorf("got %d receipts %v, want 30: three steps of each task once", len(got), got)
 		}
 	})
 
@@ -373,10 +378,9 @@ func TestIngestService_ReceiptStepOnce(t *testing.T) {
 	ctx := context.Background()
 	steps := func(t *testing.T, f *fixture, taskNo string) []string {
 		t.Helper()
-		rows, _ := f.db.pool.Query(ctx, `SELECT state || '@' || seq FROM receipts WHERE task_no = $1 ORDER BY seq`, taskNo)
-		out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			t.Fatal(err)
+		var out []string
+		for _, r := range f.receipts(t, "s1", taskNo) {
+			out = append(out, strings.SplitN(r, ":", 3)[2])
 		}
 		return out
 	}

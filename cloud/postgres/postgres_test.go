@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
@@ -77,6 +79,30 @@ func (f *fixture) count(t testing.TB, query string, args ...any) int {
 		t.Fatalf("%s: %v", query, err)
 	}
 	return n
+}
+
+// receipts reads the receipts of a store's tasks as the cloud's readers
+// do, each as task_no:attempt:state@ its time in seconds past t0 (the
+// receipts of receiptEvent are at their seq's second).
+func (f *fixture) receipts(t testing.TB, storeID string, taskNos ...string) []string {
+	t.Helper()
+	storeIDs := make([]string, len(taskNos))
+	for i := range storeIDs {
+		storeIDs[i] = storeID
+	}
+	rr := newReceiptReader(storeIDs, taskNos)
+	b := &pgx.Batch{}
+	rr.queue(b)
+	if err := f.db.pool.SendBatch(context.Background(), b).Close(); err != nil {
+		t.Fatalf("read receipts: %v", err)
+	}
+	var out []string
+	for i, taskNo := range taskNos {
+		for _, r := range rr.receipts(i) {
+			out = append(out, fmt.Sprintf("%s:%d:%s@%d", taskNo, r.Attempt, r.State, int(r.At.Sub(t0).Seconds())))
+		}
+	}
+	return out
 }
 
 var t0 = time.Date(2026, 9, 23, 12, 0, 0, 0, time.UTC)

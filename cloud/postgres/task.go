@@ -110,39 +110,24 @@ func (s *TaskService) FindTasks(ctx context.Context, storeID string, f cloud.Tas
 	return tasks, nil
 }
 
-// attachReceipts reads the receipts of the tasks in one query. The tasks
-// were read with the actor's tenant scope already.
+// attachReceipts reads the receipts of the tasks in one round trip. The
+// tasks were read with the actor's tenant scope already.
 func (s *TaskService) attachReceipts(ctx context.Context, storeID string, tasks []*cloud.Task) error {
 	if len(tasks) == 0 {
 		return nil
 	}
-	byNo := make(map[string]*cloud.Task, len(tasks))
-	taskNos := make([]string, 0, len(tasks))
-	for _, t := range tasks {
-		byNo[t.TaskNo] = t
-		taskNos = append(taskNos, t.TaskNo)
+	storeIDs, taskNos := make([]string, len(tasks)), make([]string, len(tasks))
+	for i, t := range tasks {
+		storeIDs[i], taskNos[i] = storeID, t.TaskNo
 	}
-	rows, err := s.db.pool.Query(ctx, `
-		SELECT task_no, attempt, state, printer_id, payload_sha256, process_id, job_id, reprint, at
-		FROM receipts
-		WHERE store_id = $1 AND task_no = ANY($2)
-		ORDER BY task_no, attempt, at, array_position(ARRAY['prepared','submitted','printed','confirmed'], state)`,
-		storeID, taskNos)
-	if err != nil {
+	rr := newReceiptReader(storeIDs, taskNos)
+	b := &pgx.Batch{}
+	rr.queue(b)
+	if err := s.db.pool.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("find receipts: %w", interpret(err))
 	}
-	for rows.Next() {
-		var taskNo string
-		r := &cloud.Receipt{}
-		if err := rows.Scan(&taskNo, &r.Attempt, &r.State, &r.PrinterID, &r.PayloadSHA256, &r.ProcessID, &r.JobID, &r.Reprint, &r.At); err != nil {
-			return fmt.Errorf("find receipts: %w", interpret(err))
-		}
-		if t := byNo[taskNo]; t != nil {
-			t.Receipts = append(t.Receipts, r)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("find receipts: %w", interpret(err))
+	for i, t := range tasks {
+		t.Receipts = append(t.Receipts, rr.receipts(i)...)
 	}
 	return nil
 }
