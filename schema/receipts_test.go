@@ -15,7 +15,7 @@ import (
 	"github.com/storeprint/storeprint/schema"
 )
 
-// Stepping down from version 13 copies the gateways' accepted receipt
+// Stepping down past version 13 copies the gateways' accepted receipt
 // events into receipts, where earlier versions read every receipt: the
 // first of each step, none of a dead letter, the table's own rows kept.
 func TestDown_ReceiptEvents(t *testing.T) {
@@ -48,11 +48,7 @@ func TestDown_ReceiptEvents(t *testing.T) {
 			VALUES ('s1', 'order_b_station_hot', 1, 'submitted', 'snap-1', '2026-09-23 11:00:00Z', 'g1', 0)`); err != nil {
 		t.Fatal(err)
 	}
-	m := migrator(t, url)
-	if v, _, err := m.Version(); err != nil || v != 13 {
-		t.Fatalf("got version %d, %v; want 13 (a new migration: step down to 13 first)", v, err)
-	}
-	if err := m.Steps(-1); err != nil {
+	if err := migrator(t, url).Migrate(12); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := conn.Query(ctx, `
