@@ -544,13 +544,13 @@ func checkIngested(b *testing.B, dbURL string, stores, backlog int) {
 	defer c.Close(ctx)
 	var events, tasks, done, receipts, dead int
 	err = c.QueryRow(ctx, `SELECT (SELECT count(*) FROM task_events), (SELECT count(*) FROM print_tasks),
-		(SELECT count(*) FROM print_tasks WHERE status = 'done'), (SELECT count(*) FROM receipts), (SELECT count(*) FROM dead_letters)`).
+		(SELECT count(*) FROM print_tasks WHERE status = 'done'), (SELECT count(*) FROM task_events WHERE kind = 'receipt'), (SELECT count(*) FROM dead_letters)`).
 		Scan(&events, &tasks, &done, &receipts, &dead)
 	if err != nil {
 		b.Fatal(err)
 	}
 	if events != stores*backlog || tasks != stores*backlogTasks(backlog) || dead != 0 {
-		b.Fatalf("got %d events, %d tasks (%d done), %d receipts, %d dead letters; want %d events, %d tasks, none set aside",
+		b.Fatalf("got %d events, %d tasks (%d done), %d receipt events, %d dead letters; want %d events, %d tasks, none set aside",
 			events, tasks, done, receipts, dead, stores*backlog, stores*backlogTasks(backlog))
 	}
 }
