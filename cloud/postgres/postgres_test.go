@@ -86,6 +86,18 @@ func (f *fixture) count(t testing.TB, query string, args ...any) int {
 // receipts of receiptEvent are at their seq's second).
 func (f *fixture) receipts(t testing.TB, storeID string, taskNos ...string) []string {
 	t.Helper()
+	var out []string
+	for i, rs := range f.readReceipts(t, storeID, taskNos) {
+		for _, r := range rs {
+			out = append(out, fmt.Sprintf("%s:%d:%s@%d", taskNos[i], r.Attempt, r.State, int(r.At.Sub(t0).Seconds())))
+		}
+	}
+	return out
+}
+
+// readReceipts reads the receipts of a store's tasks through
+// receiptReader, each task's in its order.
+func (f *fixture) readReceipts(t interface{ Fatalf(string, ...any) }, storeID string, taskNos []string) [][]*cloud.Receipt {
 	storeIDs := make([]string, len(taskNos))
 	for i := range storeIDs {
 		storeIDs[i] = storeID
@@ -96,11 +108,9 @@ func (f *fixture) receipts(t testing.TB, storeID string, taskNos ...string) []st
 	if err := f.db.pool.SendBatch(context.Background(), b).Close(); err != nil {
 		t.Fatalf("read receipts: %v", err)
 	}
-	var out []string
-	for i, taskNo := range taskNos {
-		for _, r := range rr.receipts(i) {
-			out = append(out, fmt.Sprintf("%s:%d:%s@%d", taskNo, r.Attempt, r.State, int(r.At.Sub(t0).Seconds())))
-		}
+	out := make([][]*cloud.Receipt, len(taskNos))
+	for i := range taskNos {
+		out[i] = rr.receipts(i)
 	}
 	return out
 }

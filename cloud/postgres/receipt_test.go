@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"pgregory.net/rapid"
 
 	"github.com/storeprint/storeprint"
@@ -181,20 +180,10 @@ func TestReceiptReader_Model(t *testing.T) {
 // readAll reads the receipts of a store's tasks, each as
 // task_no:attempt:state:process_id.
 func readAll(t interface{ Fatalf(string, ...any) }, f *fixture, storeID string, taskNos []string) []string {
-	storeIDs := make([]string, len(taskNos))
-	for i := range storeIDs {
-		storeIDs[i] = storeID
-	}
-	rr := newReceiptReader(storeIDs, taskNos)
-	b := &pgx.Batch{}
-	rr.queue(b)
-	if err := f.db.pool.SendBatch(context.Background(), b).Close(); err != nil {
-		t.Fatalf("read receipts: %v", err)
-	}
 	var out []string
-	for i, taskNo := range taskNos {
-		for _, r := range rr.receipts(i) {
-			out = append(out, fmt.Sprintf("%s:%d:%s:%s", taskNo, r.Attempt, r.State, r.ProcessID))
+	for i, rs := range f.readReceipts(t, storeID, taskNos) {
+		for _, r := range rs {
+			out = append(out, fmt.Sprintf("%s:%d:%s:%s", taskNos[i], r.Attempt, r.State, r.ProcessID))
 		}
 	}
 	return out
