@@ -22,11 +22,7 @@ func TestDown_ReceiptEvents(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewDatabase(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, url)
 	if _, err := conn.Exec(ctx, `
 		INSERT INTO tenants (tenant_id, name) VALUES ('acme', 'Acme');
 		INSERT INTO stores (store_id, tenant_id, name) VALUES ('s1', 'acme', 'One');

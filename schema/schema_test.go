@@ -12,15 +12,22 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
+// connect connects to the database at url for the test.
+func connect(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
 // tables lists the public tables of the database at url.
 func tables(t *testing.T, url string) map[string]bool {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, url)
 	rows, _ := conn.Query(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'schema_migrations'`)
 	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
@@ -101,11 +108,7 @@ func TestUp_CitusReady(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewDatabase(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, url)
 	rows, _ := conn.Query(ctx, `
 		SELECT c.conrelid::regclass::text, c.conname, a.attname
 		FROM pg_constraint c

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
@@ -20,11 +18,7 @@ func TestVocabulary_Checks(t *testing.T) {
 	t.Parallel()
 	url := pgtest.NewDatabase(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, url)
 	for _, tc := range []struct {
 		constraint string
 		want       []string
