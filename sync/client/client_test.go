@@ -68,7 +68,8 @@ type harness struct {
 	first *http.Request
 }
 
-func setup(t *testing.T, gw *memGateway) *harness {
+// setup makes the harness; opts change the server before it serves.
+func setup(t *testing.T, gw *memGateway, opts ...func(*server.Server)) *harness {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
@@ -82,6 +83,9 @@ func setup(t *testing.T, gw *memGateway) *harness {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv := &server.Server{Gateways: h.cloud, Ingester: h.cloud, Commands: h.cloud, Notifier: h.cloud, Logger: logger,
 		Poll: time.Hour, PingWait: 10 * time.Minute}
+	for _, o := range opts {
+		o(srv)
+	}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h.requests.Add(1) == 1 {
 			h.mu.Lock()
@@ -527,4 +531,48 @@ func TestClient_Run(t *testing.T) {
 		h.clock.Advance(maxBackoff)
 		wantWait(t, h.backoff(), 2*minBackoff)
 	})
+
+	// A gateway revoked once its link is up (its printers' report
+	// accepted), before the link listens for revocations, is cut all the
+	// same, without waiting for the server's poll (an hour here).
+	t.Run("ErrRevokedBeforeWatch", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, newGateway(incarnation), func(s *server.Server) {
+			r := &revokeBeforeWatch{GatewayService: s.Gateways, Notifier: s.Notifier, revoked: make(chan struct{})}
+			s.Gateways, s.Notifier = r, r
+		})
+		h.run()
+		wantWait(t, h.backoff(), minBackoff)
+		if st := h.client.State(); !strings.Contains(st.LastError, "revoked") {
+			t.Fatalf("got state %+v, want the revocation", st)
+		}
+	})
+}
+
+// revokeBeforeWatch revokes a gateway once the first report of its
+// printers is stored, and holds the link's subscription to revocations
+// until then: the revocation notifies nobody.
+type revokeBeforeWatch struct {
+	cloud.GatewayService
+	server.Notifier
+	once    stdsync.Once
+	revoked chan struct{}
+}
+
+func (r *revokeBeforeWatch) UpdatePrinters(ctx context.Context, storeID, gatewayID string, ps []*cloud.Printer) error {
+	err := r.GatewayService.UpdatePrinters(ctx, storeID, gatewayID, ps)
+	if err == nil {
+		r.once.Do(func() {
+			_, err = r.RevokeGateway(ctx, gatewayID, cloud.Note{Reason: "box replaced"})
+			close(r.revoked)
+		})
+	}
+	return err
+}
+
+func (r *revokeBeforeWatch) Subscribe(channel, payload string) (<-chan struct{}, func()) {
+	if channel == cloud.RevokedChannel {
+		<-r.revoked
+	}
+	return r.Notifier.Subscribe(channel, payload)
 }

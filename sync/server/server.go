@@ -637,7 +637,9 @@ func (l *link) watch(ctx context.Context, after uint64) error {
 	}
 	poll := time.NewTicker(s.Poll)
 	defer poll.Stop()
-	checkRevoked := false
+	// Once subscribed, look once: a revocation between the handshake's
+	// check and the subscription notified nobody.
+	checkRevoked := true
 	for {
 		if checkRevoked {
 			gone, err := s.Gateways.IsRevoked(ctx, l.gw.StoreID, l.gw.ID)
