@@ -62,8 +62,9 @@ func (r *recorder) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndDa
 
 // explainFill writes a chain's history through COPY: 100 stores of two
 // tenants, 2,000 tasks each over 30 days (0.7 % with an open alert), an
-// event per task, a receipt for every other, an audit event for every
-// other, and three printers a store.
+// event per task, a receipt event for every other printed one (and a
+// snapshot's receipt row for one in 50), an audit event for every other,
+// and three printers a store.
 func explainFill(t *testing.T, url string, now time.Time) {
 	t.Helper()
 	const stores, tasks = 100, 2000
@@ -132,12 +133,22 @@ func explainFill(t *testing.T, url string, now time.Time) {
 		i, n, no, _, created, _ := task(k)
 		return []any{store(i), "gw-" + store(i), int64(n + 1), "task", no, created, `{}`}
 	})
-	copyN("receipts", []string{"store_id", "task_no", "attempt", "state", "at", "gateway_id", "seq"}, stores*tasks, func(k int) []any {
-		i, n, no, _, created, printed := task(k)
+	// A gateway's receipts are its receipt events; the receipts table
+	// holds a snapshot's, a few.
+	copyN("task_events", []string{"store_id", "gateway_id", "seq", "kind", "task_no", "at", "data"}, stores*tasks, func(k int) []any {
+		i, n, no, _, _, printed := task(k)
 		if printed == nil || n%2 == 1 {
 			return nil
 		}
-		return []any{store(i), no, int32(1), "printed", created, "gw-" + store(i), int64(n + 1)}
+		data := fmt.Sprintf(`{"task_no":%q,"attempt":1,"state":"printed","printer_id":"hot-1","at":%q}`, no, printed.Format(time.RFC3339Nano))
+		return []any{store(i), "gw-" + store(i), int64(tasks + n + 1), "receipt", no, *printed, data}
+	})
+	copyN("receipts", []string{"store_id", "task_no", "attempt", "state", "at", "gateway_id", "seq"}, stores*tasks, func(k int) []any {
+		i, n, no, _, created, printed := task(k)
+		if printed == nil || n%50 != 0 {
+			return nil
+		}
+		return []any{store(i), no, int32(1), "printed", created, "gw-" + store(i), int64(0)}
 	})
 	copyN("alerts", []string{"store_id", "alert_id", "kind", "task_no", "message", "raised_at"}, stores*tasks, func(k int) []any {
 		i, _, no, status, created, printed := task(k)
