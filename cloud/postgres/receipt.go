@@ -81,7 +81,7 @@ func (rr *receiptReader) queue(b *pgx.Batch) {
 			if err := rows.Scan(&i, &g.gatewayID, &g.seq, &at, &g.receivedAt, &data); err != nil {
 				return err
 			}
-			if r, ok := eventReceipt(data, at); ok && r.TaskNo == rr.taskNos[i-1] {
+			if r, ok := eventReceipt(rr.taskNos[i-1], data, at); ok {
 				g.r = &cloud.Receipt{Attempt: r.Attempt, State: r.State, PrinterID: r.PrinterID, PayloadSHA256: r.PayloadSHA256,
 					ProcessID: r.ProcessID, JobID: r.JobID, Reprint: r.Reprint, At: r.At}
 				rr.got[i-1] = append(rr.got[i-1], g)
@@ -91,20 +91,19 @@ func (rr *receiptReader) queue(b *pgx.Batch) {
 	})
 }
 
-// eventReceipt is a stored receipt event's data as ingest decoded it (the
-// events it accepted decode the same with encoding/json as with sync's
-// scanner), its time the event's where the data has none, in the
-// database's precision.
-func eventReceipt(data string, at time.Time) (*sync.ReceiptEvent, bool) {
-	var r sync.ReceiptEvent
-	if err := json.Unmarshal([]byte(data), &r); err != nil || !r.State.Valid() {
+// eventReceipt is a stored receipt event of task taskNo decoded as ingest
+// decoded it (sync.DecodeEvent: the same reader and checks, the event's
+// time where the data has none), its time in the database's precision.
+// The seq given is not the event's (stored numbering runs past the
+// wire's); DecodeEvent only checks its range.
+func eventReceipt(taskNo, data string, at time.Time) (*sync.ReceiptEvent, bool) {
+	d, err := sync.DecodeEvent(&sync.Event{Seq: 1, Kind: sync.KindReceipt, TaskNo: taskNo, At: at, Data: json.RawMessage(data)})
+	if err != nil || d.Receipt == nil {
 		return nil, false
 	}
-	if r.At.IsZero() {
-		r.At = at
-	}
+	r := d.Receipt
 	r.At = r.At.Truncate(time.Microsecond).In(at.Location())
-	return &r, true
+	return r, true
 }
 
 // receipts returns task i's receipts, one per step, in the order a person
@@ -139,18 +138,12 @@ func (rr *receiptReader) receipts(i int) []*cloud.Receipt {
 	return out
 }
 
-// stepOrder places a receipt's state among the steps of an attempt; a
-// state past the four (not_sent) comes after them, as it is written.
+// stepOrder places a receipt's state among the steps of an attempt, in
+// the vocabulary's order (not_sent after the four); a state it does not
+// know comes last.
 func stepOrder(s storeprint.ReceiptState) int {
-	switch s {
-	case storeprint.ReceiptPrepared:
-		return 0
-	case storeprint.ReceiptSubmitted:
-		return 1
-	case storeprint.ReceiptPrinted:
-		return 2
-	case storeprint.ReceiptConfirmed:
-		return 3
+	if i := slices.Index(storeprint.ReceiptStates, s); i >= 0 {
+		return i
 	}
-	return 4
+	return len(storeprint.ReceiptStates)
 }
