@@ -67,12 +67,11 @@ func (d *DB) Backup(w io.Writer, storeID string) (*BackupInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("backup: %w", err)
 	}
-	// Badger's stream takes its snapshots without the visibility gate: a
-	// commit it read may have been still syncing. Once the writer lets go
-	// of the gate, it is on disk.
-	d.gate.Lock()
-	//lint:ignore SA2001 waiting for the writer to let go is the point
-	d.gate.Unlock()
+	// Badger's stream reads the newest commit, which may have been still
+	// syncing: sync the log, from the writer, after everything it read.
+	if err := d.exclusive(d.syncLog); err != nil {
+		return nil, fmt.Errorf("backup: %w", err)
+	}
 
 	info := &BackupInfo{Format: 1, StoreID: storeID, TakenAt: at, Version: v, Bytes: cw.n, SHA256: hex.EncodeToString(cw.h.Sum(nil))}
 	t, err := json.Marshal(info)
@@ -289,7 +288,8 @@ func (d *DB) setRecovery(r *Recovery) error {
 	if err != nil {
 		return err
 	}
-	if err := d.update(func(txn *bdg.Txn) error { return txn.Set(metaRecovery, b) }); err != nil {
+	err = d.exclusive(func() error { return d.update(func(txn *bdg.Txn) error { return txn.Set(metaRecovery, b) }) })
+	if err != nil {
 		return fmt.Errorf("record recovery: %w", err)
 	}
 	d.recovery.Store(r)

@@ -133,9 +133,10 @@ type DB struct {
 	ctr      counters    // owned by the writer goroutine
 	cmt      commitState // the last commit, owned by the writer goroutine
 	wit      *witness
-	wal      *walSync        // nil: Badger syncs its own log
-	gate     stdsync.RWMutex // taken by the writer for a commit, let go by the syncer once it is synced; see walSync
-	syncQ    chan syncJob    // commits to sync, then answer; see syncer
+	wal      *walSync     // nil: Badger syncs its own log
+	syncQ    chan syncJob // commits to sync, then answer; see syncer
+	viewMu   stdsync.Mutex
+	view     *view // what readers read: the newest synced commit; see View
 	witMu    stdsync.Mutex
 	witNext  *syncJob      // the newest synced commit not yet witnessed
 	witKick  chan struct{} // witNext is set; see witnesser
@@ -215,7 +216,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		db: bdb, dir: dir, opts: opts, log: opts.Logger,
 		reqs:    make(chan *request, 4*opts.MaxBatch),
 		excl:    make(chan func()),
-		syncQ:   make(chan syncJob, 1),
+		syncQ:   make(chan syncJob, syncAhead),
 		witKick: make(chan struct{}, 1),
 		closing: make(chan struct{}),
 	}
@@ -262,6 +263,7 @@ func Open(dir string, opts Options) (*DB, error) {
 			return fail(err)
 		}
 	}
+	d.publish(d.db.NewTransaction(false)) // all of it is synced
 	d.keys.Store(d.cmt.Keys)
 	d.peak.Store(d.cmt.Keys)
 	d.readDisk()
@@ -454,17 +456,51 @@ func (d *DB) View(ctx context.Context, fn func(gateway.ReadTx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	txn := d.snapshot()
-	defer txn.Discard()
-	return fn(&tx{txn: txn, now: d.opts.Now})
+	v := d.acquire()
+	defer d.release(v)
+	return fn(&tx{txn: v.txn, now: d.opts.Now})
 }
 
-// snapshot starts a read transaction that sees every commit that is on
-// disk and none that is not yet.
-func (d *DB) snapshot() *bdg.Txn {
-	d.gate.RLock()
-	defer d.gate.RUnlock()
-	return d.db.NewTransaction(false)
+// view is a read transaction that sees every commit up to one that is on
+// disk and none after it. The writer opens one after each commit, and the
+// syncer makes it the one readers take once that commit is synced; every
+// reader that starts meanwhile shares it (a read-only Badger transaction
+// is safe for concurrent reads). So a reader never waits for a sync, nor
+// sees a commit that is not on disk yet.
+type view struct {
+	txn  *bdg.Txn
+	refs int // readers, and one while it is the newest; under DB.viewMu
+}
+
+// acquire returns the newest view, for a reader to release when done.
+func (d *DB) acquire() *view {
+	d.viewMu.Lock()
+	defer d.viewMu.Unlock()
+	d.view.refs++
+	return d.view
+}
+
+// release lets go of a view; the last reader of one no longer the newest
+// ends its transaction.
+func (d *DB) release(v *view) {
+	d.viewMu.Lock()
+	v.refs--
+	done := v.refs == 0
+	d.viewMu.Unlock()
+	if done {
+		v.txn.Discard()
+	}
+}
+
+// publish makes txn the view readers take from now on.
+func (d *DB) publish(txn *bdg.Txn) {
+	d.viewMu.Lock()
+	old := d.view
+	d.view = &view{txn: txn, refs: 1}
+	d.viewMu.Unlock()
+	if old != nil {
+		d.release(old)
+	}
 }
 
 // syncLog makes Badger's log durable when the store syncs it itself (see
@@ -476,10 +512,10 @@ func (d *DB) syncLog() error {
 	return d.wal.sync()
 }
 
-// update runs a Badger update outside the writer and syncs it.
+// update runs a Badger update outside the writer's batches and syncs it.
+// It runs in the writer goroutine (see exclusive), or in Open before the
+// writer starts: so no view the writer opens holds it before it is synced.
 func (d *DB) update(fn func(txn *bdg.Txn) error) error {
-	d.gate.Lock()
-	defer d.gate.Unlock()
 	if err := d.db.Update(fn); err != nil {
 		return err
 	}
@@ -594,10 +630,10 @@ func (e *DiskLowError) Error() string {
 		e.Free>>20, e.Dir, e.Need>>20)
 }
 
-// writer applies queued updates in batches, one Badger transaction and one
-// sync per batch. It commits a batch and hands it to the syncer, which
-// syncs it and answers its updates, and meanwhile runs the next batch's
-// updates; it commits that one once the last is synced (see syncer). Every
+// writer applies queued updates in batches, one Badger transaction per
+// batch. It commits a batch and hands it to the syncer, which syncs it
+// and answers its updates, and meanwhile runs and commits the next
+// batches, up to syncAhead of them waiting (see syncer). Every
 // DiskCheckEvery, busy or idle, it reads the free space, syncs the
 // directory if files came or went, pages out the tables once a memtable's
 // worth was written, and gives memory back after a burst.
@@ -786,12 +822,9 @@ func (d *DB) commitSome(batch []*request) ([]*request, int) {
 		err = txn.Set(metaCommit, cmt.encode())
 	}
 	if err == nil {
-		// Wait for the last commit's sync; readers see this one only once
-		// the syncer has synced it too.
-		d.gate.Lock()
-		if err = txn.Commit(); err != nil {
-			d.gate.Unlock()
-		}
+		// Into Badger's memtable and log, while the commits before may
+		// still be syncing; readers see it only once it is synced too.
+		err = txn.Commit()
 	}
 	if err != nil {
 		err = gateway.Errorf(gateway.EUNAVAILABLE, "storage write failed: %v", err)
@@ -806,10 +839,17 @@ func (d *DB) commitSome(batch []*request) ([]*request, int) {
 	if cmt.Keys > d.peak.Load() {
 		d.peak.Store(cmt.Keys)
 	}
-	d.syncQ <- syncJob{commit: true, cmt: cmt, ctr: ctr, at: d.opts.Now(), reqs: accepted, refused: d.refused}
+	// The view of this commit: opened here, before the writer commits
+	// anything else, so it holds this commit and those before it only.
+	view := d.db.NewTransaction(false)
+	d.syncQ <- syncJob{commit: true, cmt: cmt, ctr: ctr, at: d.opts.Now(), reqs: accepted, refused: d.refused, view: view}
 	d.refused = nil
 	return rest, size
 }
+
+// syncAhead is how many commits the writer may have waiting for the
+// syncer beyond the one being synced; one sync covers them all.
+const syncAhead = 8
 
 // syncJob is a commit, in Badger's memtable and log, to sync and answer,
 // and updates that failed since the last commit. Those ran against
@@ -821,6 +861,7 @@ type syncJob struct {
 	at      time.Time
 	reqs    []*request
 	refused []refusal
+	view    *bdg.Txn // the store as of this commit, for readers once it is synced
 }
 
 // refusal is an update that failed, with its error.
@@ -829,18 +870,42 @@ type refusal struct {
 	err error
 }
 
-// syncer syncs each commit, with the new files' directory entries, lets
-// readers see it (the gate the writer took for it), answers its updates,
-// and gives it to the witnesser. The writer commits the next batch only
-// after that, so commits are synced and answered in order, one sync each.
+// syncer syncs the commits, with the new files' directory entries, lets
+// readers see them (the newest's view), answers their updates, and gives
+// the newest to the witnesser. The writer goes on committing meanwhile:
+// one sync covers every commit waiting when it starts (group commit), and
+// commits are synced and answered in the order they were made.
 func (d *DB) syncer() {
 	defer d.wg.Done()
 	defer close(d.witKick)
 	var last error // of the last sync
+	var jobs []syncJob
 	for job := range d.syncQ {
-		if !job.commit {
-			for _, f := range job.refused {
-				f.r.done <- cmp.Or(last, f.err)
+		jobs = append(jobs[:0], job)
+	more:
+		for {
+			select {
+			case j, ok := <-d.syncQ:
+				if !ok {
+					break more
+				}
+				jobs = append(jobs, j)
+			default:
+				break more
+			}
+		}
+		newest := -1
+		for i, j := range jobs {
+			if j.commit {
+				newest = i
+			}
+		}
+		if newest < 0 {
+			// Refusals only: what they read was in commits synced already.
+			for _, j := range jobs {
+				for _, f := range j.refused {
+					f.r.done <- cmp.Or(last, f.err)
+				}
 			}
 			continue
 		}
@@ -854,29 +919,39 @@ func (d *DB) syncer() {
 		if err == nil {
 			d.syncDirIfChanged()
 		}
-		d.gate.Unlock()
+		for i, j := range jobs {
+			if i == newest {
+				d.publish(j.view)
+			} else if j.commit {
+				j.view.Discard() // never read: a newer one is here
+			}
+		}
+		top := jobs[newest]
 		if err != nil {
 			err = gateway.Errorf(gateway.EUNAVAILABLE, "storage write failed: %v", err)
-			d.fail(job.cmt.Gen, err)
+			d.fail(top.cmt.Gen, err)
 		}
 		last = err
-		for _, f := range job.refused {
-			// What it read may not be on disk: say so rather than answer from it.
-			f.r.done <- cmp.Or(err, f.err)
-		}
-		for _, r := range job.reqs {
-			r.done <- err
+		for _, j := range jobs {
+			for _, f := range j.refused {
+				// What it read may not be on disk: say so rather than answer from it.
+				f.r.done <- cmp.Or(err, f.err)
+			}
+			for _, r := range j.reqs {
+				r.done <- err
+			}
 		}
 		if err == nil {
-			job.reqs = nil
+			top.reqs, top.refused, top.view = nil, nil, nil
 			d.witMu.Lock()
-			d.witNext = &job
+			d.witNext = &top
 			d.witMu.Unlock()
 			select {
 			case d.witKick <- struct{}{}:
 			default:
 			}
 		}
+		clear(jobs)
 	}
 }
 
@@ -1060,6 +1135,10 @@ func (d *DB) Close() error {
 	d.once.Do(func() {
 		close(d.closing)
 		d.wg.Wait()
+		d.viewMu.Lock()
+		v := d.view
+		d.viewMu.Unlock()
+		d.release(v) // it is the newest no longer
 		if !d.roomToClose() {
 			d.log.Warn("disk low: closing without writing the memtable out; its writes are durable in its log and replay at the next start", "data_dir", d.dir)
 			err = d.wit.close()

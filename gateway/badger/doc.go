@@ -3,12 +3,14 @@
 // audit log and the sync outbox.
 //
 // All writes go through one writer goroutine that applies every waiting
-// update in one Badger transaction and commits it with one fsync of
-// Badger's write-ahead log (group commit, see walSync). The syncer syncs
-// a commit and answers its updates while the writer runs the next batch's
-// updates (see syncer); the witness of the commit follows (see
-// witnesser). Readers never see a commit before it is on disk. Each update sees the writes of the updates before
-// it in the batch and its own; an update that fails leaves nothing behind.
+// update in one Badger transaction and commits it. The syncer makes the
+// commits durable with one fsync of Badger's write-ahead log for all that
+// were made since the last (group commit, see walSync) and answers their
+// updates, while the writer goes on with the next batches (see syncer);
+// the witness of the commit follows (see witnesser). Readers read the
+// newest synced commit and never wait for a sync (see view). Each update
+// sees the writes of the updates before it, synced or not, and its own; an
+// update that fails leaves nothing behind.
 //
 // Key layout (every key starts with a one-letter space and a zero byte; ids
 // never contain a zero byte):

@@ -49,7 +49,8 @@ func (d *DB) MarkHeld(n int) error {
 	if err != nil {
 		return err
 	}
-	if err := d.update(func(txn *bdg.Txn) error { return txn.Set(metaRecovery, b) }); err != nil {
+	err = d.exclusive(func() error { return d.update(func(txn *bdg.Txn) error { return txn.Set(metaRecovery, b) }) })
+	if err != nil {
 		return fmt.Errorf("record recovery: %w", err)
 	}
 	d.recovery.Store(r)

@@ -20,12 +20,12 @@ import (
 //
 //   - Badger runs without SyncWrites, so a commit lands in the memtable
 //     and in its log's mapped pages, not yet on disk.
-//   - The writer commits holding the visibility gate and syncs the log
-//     (fdatasync on a descriptor of its own; on Linux that writes back the
-//     pages written through the mapping) before it lets go. A read
-//     transaction takes its snapshot under the gate, so it never sees a
-//     commit that is not on disk yet: nothing is printed, sent to the
-//     cloud or answered from a write a power cut could still take back.
+//   - The syncer syncs the log (fdatasync on a descriptor of its own; on
+//     Linux that writes back the pages written through the mapping), one
+//     sync for every commit made since the last. Readers read the view of
+//     the newest commit synced (see view), so they never see a commit
+//     that is not on disk yet: nothing is printed, sent to the cloud or
+//     answered from a write a power cut could still take back.
 //   - Badger writes a commit whole into the newest log. When the memtable
 //     is full it starts the next log file (numbered one up) and writes the
 //     old memtable out as a table (synced) before removing the old log,

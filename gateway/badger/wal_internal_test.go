@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -132,9 +133,9 @@ func TestWALSync(t *testing.T) {
 	})
 }
 
-// A commit's sync runs while the writer runs the next batch's updates:
-// those see it, nobody outside the writer does, and nothing is answered
-// before its own sync.
+// A commit's sync runs while the writer runs and commits the next
+// batches: those see it, readers see nothing before it is synced, and
+// nothing is answered before its own sync.
 func TestWALSync_Pipelined(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -170,6 +171,33 @@ func TestWALSync_Pipelined(t *testing.T) {
 	if err := <-ran; err != nil {
 		t.Fatalf("the next batch does not see the commit being synced: %v", err)
 	}
+	// A reader does not wait for the sync, and does not see what it syncs.
+	err = d.View(ctx, func(tx gateway.ReadTx) error {
+		_, err := tx.Task("a")
+		return err
+	})
+	if gateway.ErrorCode(err) != gateway.ENOTFOUND {
+		t.Fatalf("a reader while the commit is synced: got %v, want it not found", err)
+	}
+	// The writer goes on committing while "a" syncs: an update after "b"
+	// sees it, and a reader sees neither.
+	sawB := make(chan error, 1)
+	third := make(chan error, 1)
+	go func() {
+		third <- d.Update(ctx, func(tx gateway.Tx) error {
+			_, err := tx.Task("b")
+			sawB <- err
+			return nil
+		})
+	}()
+	select {
+	case err := <-sawB:
+		if err != nil {
+			t.Fatalf("the batch after \"b\" does not see it: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the writer waits for the sync of \"a\" before it commits \"b\"")
+	}
 	// An update refused for what it read of a commit not yet synced: its
 	// answer waits for the sync too.
 	refused := make(chan error, 1)
@@ -181,9 +209,17 @@ func TestWALSync_Pipelined(t *testing.T) {
 			return nil
 		})
 	}()
-	// The syncer holds the gate until the sync is over: a reader waits.
-	if d.gate.TryRLock() {
-		t.Fatal("a reader could take a snapshot before the commit is synced")
+	// Its refusal queued after the commits of "b" and of the update after
+	// it: then one sync covers all three.
+	for len(d.syncQ) < 3 {
+		runtime.Gosched()
+	}
+	err = d.View(ctx, func(tx gateway.ReadTx) error {
+		_, err := tx.Task("b")
+		return err
+	})
+	if gateway.ErrorCode(err) != gateway.ENOTFOUND {
+		t.Fatalf("a reader while \"b\" waits for its sync: got %v, want it not found", err)
 	}
 	select {
 	case err := <-first:
@@ -199,7 +235,19 @@ func TestWALSync_Pipelined(t *testing.T) {
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
-	<-syncing // "b" committed after "a" was synced
+	<-syncing // "b", committed while "a" was synced, in one sync with what came after it
+	err = d.View(ctx, func(tx gateway.ReadTx) error {
+		if _, err := tx.Task("a"); err != nil {
+			return err
+		}
+		if _, err := tx.Task("b"); gateway.ErrorCode(err) != gateway.ENOTFOUND {
+			return fmt.Errorf("\"b\" before its sync: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("a reader once \"a\" is synced: %v", err)
+	}
 	select {
 	case err := <-second:
 		t.Fatalf("answered before its sync: %v", err)
@@ -208,6 +256,9 @@ func TestWALSync_Pipelined(t *testing.T) {
 	release <- fmt.Errorf("injected")
 	if err := <-second; gateway.ErrorCode(err) != gateway.EUNAVAILABLE {
 		t.Fatalf("a failed sync: got %v, want EUNAVAILABLE", err)
+	}
+	if err := <-third; gateway.ErrorCode(err) != gateway.EUNAVAILABLE {
+		t.Fatalf("a failed sync, the update committed after \"b\": got %v, want EUNAVAILABLE", err)
 	}
 	if err := <-refused; gateway.ErrorCode(err) != gateway.ECONFLICT && gateway.ErrorCode(err) != gateway.EUNAVAILABLE {
 		t.Fatalf("the refused update: got %v, want its own error or EUNAVAILABLE", err)
