@@ -100,7 +100,7 @@ func (g *Gateway) AcceptOrder(ctx context.Context, o *storeprint.Order, source s
 		return nil, false, err
 	}
 	for p := range wake {
-		g.wake(p)
+		g.wakeForWork(p)
 	}
 	return res, created, nil
 }

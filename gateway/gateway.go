@@ -264,6 +264,19 @@ func (g *Gateway) wake(printerID string) {
 	}
 }
 
+// wakeForWork wakes a printer's worker for new tickets, unless the printer
+// was last read in trouble (paper end, cover open, offline): its worker
+// reads it again at the trouble rate (Options.StatusPoll) and prints them
+// once it is ready. So a busy counter does not have a printer that is out
+// of paper asked for its status once an order.
+func (g *Gateway) wakeForWork(printerID string) {
+	switch g.PrinterState(printerID) {
+	case storeprint.PrinterPaperEnd, storeprint.PrinterCoverOpen, storeprint.PrinterOffline:
+		return
+	}
+	g.wake(printerID)
+}
+
 // route returns the printer a station's tickets go to now, following
 // active failovers (the configuration has no backup cycles).
 func (g *Gateway) route(station string) (printerID, backupFrom string) {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
 // A printer that cuts every ticket off for 10 s while 10 orders a second
@@ -120,3 +122,62 @@ func TestGateway_RetriesUsedUp(t *testing.T) {
 var errRefused = errors.New("connection refused")
 
 var _ gateway.Printer = (*scripted)(nil)
+
+// statusCounting is a driver that counts the status reads asked of it and
+// signals each one.
+type statusCounting struct {
+	gateway.Printer
+	n    atomic.Int64
+	read chan struct{}
+}
+
+func (p *statusCounting) Status(ctx context.Context) (gateway.PrinterStatus, error) {
+	p.n.Add(1)
+	select {
+	case p.read <- struct{}{}:
+	default:
+	}
+	return p.Printer.Status(ctx)
+}
+
+// A busy counter posting to a printer out of paper does not have the
+// gateway ask the printer for its status once an order: it is read at the
+// trouble rate (once a second), and the tickets print once it is ready.
+func TestGateway_TroubleNotPolledPerOrder(t *testing.T) {
+	t.Parallel()
+	sp := &statusCounting{read: make(chan struct{}, 1)}
+	g, sim, _ := setup(t, func(p gateway.Printer) gateway.Printer { sp.Printer = p; return sp })
+	ctx := context.Background()
+	sim.SetFault(printersim.FaultPaperEnd)
+	post := func(id string) {
+		t.Helper()
+		if _, _, err := g.AcceptOrder(ctx, &storeprint.Order{OrderID: id, Items: []storeprint.Item{{Name: "面", Qty: 1, Station: "hot"}}}, storeprint.SourcePOS); err != nil {
+			t.Fatal(err)
+		}
+	}
+	post("first")
+	deadline := time.After(20 * time.Second)
+	for g.PrinterState("hot-1") != storeprint.PrinterPaperEnd {
+		select {
+		case <-sp.read:
+		case <-deadline:
+			t.Fatalf("the gateway never read paper end: %s", g.PrinterState("hot-1"))
+		}
+	}
+	const orders = 40
+	before, start := sp.n.Load(), time.Now()
+	for i := range orders {
+		post(fmt.Sprintf("busy-%d", i))
+	}
+	// One read a second at most, and one that may have been under way.
+	polls, allowed := sp.n.Load()-before, 2+int64(time.Since(start)/time.Second)
+	if polls > allowed {
+		t.Fatalf("%d orders to a printer out of paper: the gateway read its status %d times, want at most %d", orders, polls, allowed)
+	}
+	sim.SetFault(printersim.FaultNone)
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if _, err := sim.WaitPrinted(wctx, orders+1); err != nil {
+		t.Fatalf("once the paper is back: %v", err)
+	}
+}
