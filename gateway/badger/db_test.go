@@ -116,6 +116,77 @@ func TestDB_Update(t *testing.T) {
 		})
 	})
 
+	// Readers share views across commits while writers go on: every
+	// answered update is seen by the next reader of its writer, and a
+	// reader's view does not change under it.
+	t.Run("ViewsWhileCommitting", func(t *testing.T) {
+		db, _ := setup(t)
+		const writers, each = 8, 40
+		var wg stdsync.WaitGroup
+		stop := make(chan struct{})
+		errs := make(chan error, writers+2)
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range each {
+					no := fmt.Sprintf("w%d-%03d", w, i)
+					if err := db.Update(ctx, func(tx gateway.Tx) error { return tx.PutTask(newTask(tx, no, "p1")) }); err != nil {
+						errs <- err
+						return
+					}
+					err := db.View(ctx, func(tx gateway.ReadTx) error {
+						_, err := tx.Task(no)
+						return err
+					})
+					if err != nil {
+						errs <- fmt.Errorf("%s answered, then not seen: %w", no, err)
+						return
+					}
+				}
+			}()
+		}
+		var readers stdsync.WaitGroup
+		for range 2 {
+			readers.Add(1)
+			go func() {
+				defer readers.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					err := db.View(ctx, func(tx gateway.ReadTx) error {
+						first, err := tx.Open("p1", 0)
+						if err != nil {
+							return err
+						}
+						again, err := tx.Open("p1", 0)
+						if err != nil {
+							return err
+						}
+						if len(first) != len(again) {
+							return fmt.Errorf("a view changed under its reader: %d open tasks, then %d", len(first), len(again))
+						}
+						return nil
+					})
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(stop)
+		readers.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+	})
+
 	t.Run("ConcurrentGroupCommit", func(t *testing.T) {
 		db, _ := setup(t)
 		const n = 200
