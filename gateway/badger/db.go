@@ -457,6 +457,9 @@ func (d *DB) View(ctx context.Context, fn func(gateway.ReadTx) error) error {
 		return err
 	}
 	v := d.acquire()
+	if v == nil {
+		return gateway.Errorf(gateway.EUNAVAILABLE, "store is closed")
+	}
 	defer d.release(v)
 	return fn(&tx{txn: v.txn, now: d.opts.Now})
 }
@@ -472,11 +475,14 @@ type view struct {
 	refs int // readers, and one while it is the newest; under DB.viewMu
 }
 
-// acquire returns the newest view, for a reader to release when done.
+// acquire returns the newest view, for a reader to release when done, or
+// nil once the store is closed.
 func (d *DB) acquire() *view {
 	d.viewMu.Lock()
 	defer d.viewMu.Unlock()
-	d.view.refs++
+	if d.view != nil {
+		d.view.refs++
+	}
 	return d.view
 }
 
@@ -1137,8 +1143,9 @@ func (d *DB) Close() error {
 		d.wg.Wait()
 		d.viewMu.Lock()
 		v := d.view
+		d.view = nil // readers from now on are told the store is closed
 		d.viewMu.Unlock()
-		d.release(v) // it is the newest no longer
+		d.release(v)
 		if !d.roomToClose() {
 			d.log.Warn("disk low: closing without writing the memtable out; its writes are durable in its log and replay at the next start", "data_dir", d.dir)
 			err = d.wit.close()

@@ -187,6 +187,20 @@ func TestDB_Update(t *testing.T) {
 		}
 	})
 
+	t.Run("ViewAfterClose", func(t *testing.T) {
+		db, _ := setup(t)
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		err := db.View(ctx, func(tx gateway.ReadTx) error {
+			_, err := tx.Open("p1", 0)
+			return err
+		})
+		if gateway.ErrorCode(err) != gateway.EUNAVAILABLE {
+			t.Fatalf("a reader after Close: got %v, want EUNAVAILABLE", err)
+		}
+	})
+
 	t.Run("ConcurrentGroupCommit", func(t *testing.T) {
 		db, _ := setup(t)
 		const n = 200

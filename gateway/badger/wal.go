@@ -29,8 +29,8 @@ import (
 //   - Badger writes a commit whole into the newest log. When the memtable
 //     is full it starts the next log file (numbered one up) and writes the
 //     old memtable out as a table (synced) before removing the old log,
-//     oldest first. So the log to sync is the newest: after each commit
-//     the store looks for the next file and, when it is there, syncs the
+//     oldest first. So the log to sync is the newest: at each sync the
+//     store looks for the next file and, when it is there, syncs the
 //     old one once more and moves on.
 //
 // A data dir whose value log holds values (written by an earlier release,
