@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -98,4 +100,60 @@ func TestMain_PrinterTroubleFlagsOnce(t *testing.T) {
 	if got := len(hot.Printed()); got != 0 {
 		t.Errorf("a printer that cuts every ticket off printed %d", got)
 	}
+}
+
+// countingListener counts the connections a printer simulator accepts:
+// the gateway opens one for each status read and each ticket.
+type countingListener struct {
+	net.Listener
+	n atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(1)
+	}
+	return c, err
+}
+
+// A busy counter posting to a printer out of paper, on the real binary:
+// the gateway reads the printer about once a second, not once an order,
+// and every ticket prints once the paper is back.
+func TestMain_PaperEndNotPolledPerOrder(t *testing.T) {
+	t.Parallel()
+	p, err := printersim.New(printersim.Options{Fault: printersim.FaultPaperEnd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := &countingListener{Listener: inner}
+	go p.Serve(ln)
+	t.Cleanup(func() { p.Close() })
+	hot := &sim{Printer: p, addr: inner.Addr().String()}
+	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	g := startProc(t, cfg)
+	post := func(id string) {
+		t.Helper()
+		if code := call(t, "POST", g.base+"/v1/orders", order(id, "hot"), nil); code != 201 {
+			t.Fatalf("order %s: got %d", id, code)
+		}
+	}
+	post("first")
+	waitPrinter(t, g.base, "hot-1", 10*time.Second, func(p printerJSON) bool { return p.Status == "paper_end" })
+	const orders = 40
+	before, start := ln.n.Load(), time.Now()
+	for i := range orders {
+		post(fmt.Sprintf("busy-%02d", i))
+	}
+	// One read a second at most, and one that may have been under way.
+	reads, allowed := ln.n.Load()-before, 2+int64(time.Since(start)/time.Second)
+	if reads > allowed {
+		t.Fatalf("%d orders to a printer out of paper: it was connected to %d times, want at most %d", orders, reads, allowed)
+	}
+	hot.SetFault(printersim.FaultNone)
+	waitPrinted(t, hot, orders+1, 20*time.Second)
 }
