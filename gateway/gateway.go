@@ -53,6 +53,10 @@ type Options struct {
 	Clock    clock.Clock
 	Logger   *slog.Logger
 	Observer Observer
+	// Rand returns the random numbers in [0, 1) that spread the waits
+	// after failed attempts (±20 %); nil means math/rand/v2. A test sets
+	// it so that a run's waits replay.
+	Rand func() float64
 	// Failpoint, when set, is called at named points of an attempt (the
 	// Failpoint* names). Production builds leave it nil; the gateway
 	// binary's failpoints build tag sets it (cmd/storeprint-gateway).
@@ -168,7 +172,7 @@ func New(cfg *Config, store Store, printers map[string]Printer, opts Options) (*
 		status:   map[string]*printerStatus{},
 		workers:  map[string]*worker{},
 	}
-	g.backoff = backoff.Backoff{Steps: opts.Backoff}
+	g.backoff = backoff.Backoff{Steps: opts.Backoff, Rand: opts.Rand}
 	g.times = newTimes(opts.Clock, g.backoff.Longest()+opts.StatusPoll)
 	g.store = notifyingStore{Store: store, c: &g.changes, times: g.times, now: g.now}
 	if opts.StartupGrace == 0 {

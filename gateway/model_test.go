@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"strings"
@@ -127,6 +128,7 @@ type model struct {
 	content  map[string]string // order id → content accepted
 	born     map[string]born   // task_no → when it was accepted
 	restarts []restart
+	jitter   *rand.Rand // the backoff's jitter, seeded by the case so that it replays
 }
 
 type born struct {
@@ -148,6 +150,7 @@ func newModel(t *rapid.T, dir string) *model {
 		printers:  map[string]*fakePrinter{},
 		confirmed: map[string]bool{},
 		voidedAt:  map[string]int{}, content: map[string]string{}, born: map[string]born{},
+		jitter: rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "jitter seed"), 0)),
 	}
 	m.cfg = &gateway.Config{
 		StoreID: "s1", Listen: "127.0.0.1:0", APITokens: []string{"token-123"},
@@ -184,7 +187,7 @@ func (m *model) open() {
 		printers[id] = p
 	}
 	g, err := gateway.New(m.cfg, mortalStore{Store: db, dead: &m.dead}, printers, gateway.Options{
-		Clock: m.clock, Logger: m.log, Backoff: modelBackoff,
+		Clock: m.clock, Logger: m.log, Backoff: modelBackoff, Rand: m.jitter.Float64,
 		Failpoint: func(name string) {
 			if name == m.crashAt {
 				m.crashAt = ""

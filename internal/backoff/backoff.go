@@ -22,11 +22,18 @@ type Backoff struct {
 	// Jitter spreads each wait by up to ±Jitter of it; 0 means
 	// DefaultJitter, a negative value none.
 	Jitter float64
+	// Rand returns the jitter's random numbers in [0, 1); nil means
+	// math/rand/v2. A test sets it to replay a run's waits.
+	Rand func() float64
 }
 
 // Wait returns the jittered wait after the n-th failure in a row (n ≥ 1).
 func (b Backoff) Wait(n int) time.Duration {
-	return Jitter(b.Base(n), b.jitter())
+	r := b.Rand
+	if r == nil {
+		r = rand.Float64
+	}
+	return spread(b.Base(n), b.jitter(), r())
 }
 
 // Base returns the wait after the n-th failure before jitter.
@@ -63,9 +70,13 @@ func (b Backoff) jitter() float64 {
 
 // Jitter spreads d by up to ±frac of it.
 func Jitter(d time.Duration, frac float64) time.Duration {
+	return spread(d, frac, rand.Float64())
+}
+
+// spread moves d by (2u-1)·frac of it, for u in [0, 1).
+func spread(d time.Duration, frac, u float64) time.Duration {
 	if d <= 0 || frac <= 0 {
 		return d
 	}
-	spread := float64(d) * frac
-	return d + time.Duration((rand.Float64()*2-1)*spread)
+	return d + time.Duration((u*2-1)*float64(d)*frac)
 }

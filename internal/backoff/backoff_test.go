@@ -46,6 +46,20 @@ func TestBackoff_Wait(t *testing.T) {
 			t.Fatalf("Longest: got %v, want 30s", got)
 		}
 	})
+	t.Run("Rand", func(t *testing.T) {
+		// The injected source decides the spread: its lowest draw is the
+		// shortest wait, its highest the longest, and a run replays.
+		for _, tc := range []struct {
+			u    float64
+			want time.Duration
+		}{{0, 4 * time.Second}, {0.5, 5 * time.Second}, {0.75, 5500 * time.Millisecond}} {
+			b := steps
+			b.Rand = func() float64 { return tc.u }
+			if got := b.Wait(1); got != tc.want {
+				t.Fatalf("Wait(1) with draw %v: got %v, want %v", tc.u, got, tc.want)
+			}
+		}
+	})
 	if got, want := steps.Longest(), 72*time.Second; got != want {
 		t.Fatalf("Longest: got %v, want %v", got, want)
 	}
