@@ -378,6 +378,7 @@ func (m *Main) run(ctx context.Context) error {
 		return fmt.Errorf("data_dir: %w", err)
 	}
 	tuneCollector(cfg.Storage)
+	tuneScheduler()
 	m.Store, err = badger.Open(cfg.DataDir, storeOptions(cfg, log))
 	if err != nil {
 		return m.storeError(err)

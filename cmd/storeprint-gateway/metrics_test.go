@@ -3,10 +3,14 @@ package main
 import (
 	"io"
 	"net/http"
+	"os"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -52,4 +56,75 @@ func TestMain_Metrics(t *testing.T) {
 	if strings.Contains(text, token) {
 		t.Error("metrics show the API token")
 	}
+}
+
+// startProcs is this process's GOMAXPROCS before any test ran a gateway
+// in it (which doubles it): what Go gives a program on this machine.
+var startProcs = runtime.GOMAXPROCS(0)
+
+// The real program runs with ProcsPerCPU Ps a CPU and the collector at
+// gateway.GCPercent, unless GOMAXPROCS and GOGC say otherwise; /metrics
+// shows what it runs with.
+func TestMain_RuntimeSettings(t *testing.T) {
+	t.Parallel()
+	wantProcs, wantGC := ProcsPerCPU*startProcs, gateway.GCPercent
+	if v, ok := os.LookupEnv("GOMAXPROCS"); ok {
+		wantProcs, _ = strconv.Atoi(v)
+	}
+	if v, ok := os.LookupEnv("GOGC"); ok {
+		wantGC, _ = strconv.Atoi(v)
+	}
+	for _, tc := range []struct {
+		name          string
+		env           []string
+		procs, gcPcnt int
+	}{
+		{"Defaults", nil, wantProcs, wantGC},
+		{"Environment", []string{"GOMAXPROCS=3", "GOGC=80"}, 3, 80},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: "127.0.0.1:9"}}, []stationConf{{name: "hot", printer: "hot-1"}})
+			g := startProc(t, cfg, tc.env...)
+			text := metricsText(t, g.base)
+			for name, want := range map[string]int{"go_sched_gomaxprocs_threads": tc.procs, "go_gc_gogc_percent": tc.gcPcnt} {
+				if got := metricValue(t, text, name); got != float64(want) {
+					t.Errorf("%s: got %v, want %d", name, got, want)
+				}
+			}
+		})
+	}
+}
+
+// metricsText reads /metrics with the API token.
+func metricsText(t *testing.T, base string) string {
+	t.Helper()
+	req, _ := http.NewRequest("GET", base+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("metrics: %d %v", resp.StatusCode, err)
+	}
+	return string(b)
+}
+
+// metricValue returns the value of an unlabelled metric in text.
+func metricValue(t *testing.T, text, name string) float64 {
+	t.Helper()
+	for line := range strings.Lines(text) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("metrics lack %s", name)
+	return 0
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"runtime/debug"
+	"sync"
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
@@ -36,6 +38,27 @@ func tuneCollector(s gateway.StorageConfig) {
 	if _, ok := os.LookupEnv("GOMEMLIMIT"); !ok {
 		debug.SetMemoryLimit(int64(gateway.MemoryLimit(s)))
 	}
+}
+
+// ProcsPerCPU is how many Ps the gateway runs with for each CPU Go
+// would give it, unless GOMAXPROCS sets the number. The store builds
+// tables in the background (memtable flushes, compactions): each is a
+// burst of CPU that holds a P for milliseconds. With Ps to spare, the
+// goroutine of an order whose sync just finished runs at once, on a
+// thread of its own that the kernel schedules, instead of waiting for a
+// P behind the burst.
+const ProcsPerCPU = 2
+
+var tuneSchedulerOnce sync.Once
+
+// tuneScheduler sets GOMAXPROCS to ProcsPerCPU times the default, once a
+// process, unless the environment variable GOMAXPROCS is set.
+func tuneScheduler() {
+	tuneSchedulerOnce.Do(func() {
+		if _, ok := os.LookupEnv("GOMAXPROCS"); !ok {
+			runtime.GOMAXPROCS(ProcsPerCPU * runtime.GOMAXPROCS(0))
+		}
+	})
 }
 
 // storeError explains why the store did not open, with the way out.
