@@ -32,15 +32,7 @@ func TestMain_Metrics(t *testing.T) {
 	if resp.StatusCode != 401 {
 		t.Fatalf("metrics without a token: got %d, want 401", resp.StatusCode)
 	}
-	req, _ := http.NewRequest("GET", base+"/metrics", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err = client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	text := string(b)
+	text := metricsText(t, base)
 	for _, want := range []string{
 		`storeprint_queue_depth{printer="hot-1"} 0`,
 		`storeprint_tasks{status="done"} 1`,

@@ -47,8 +47,8 @@ func TestBackoff_Wait(t *testing.T) {
 		}
 	})
 	t.Run("Rand", func(t *testing.T) {
-		// The injected source decides the spread: its lowest draw is the
-		// shortest wait, its highest the longest, and a run replays.
+		// The injected source decides the spread: draw 0 is the shortest
+		// wait, 0.5 the step itself, and the same draws give the same waits.
 		for _, tc := range []struct {
 			u    float64
 			want time.Duration
