@@ -26,6 +26,16 @@ type Observer interface {
 	Retry(printerID string)
 }
 
+// StoreObserver receives the store's disk timings (gateway/prometheus):
+// each sync that made updates durable, with how many it covered, and each
+// update from its call to its answer, the store's share of the wait of
+// whoever asked (a POS posting an order, a printer's worker). Its methods
+// run on the store's write path and must return at once.
+type StoreObserver interface {
+	Synced(d time.Duration, updates int)
+	Updated(d time.Duration)
+}
+
 type nopObserver struct{}
 
 func (nopObserver) Printed(string, time.Duration) {}

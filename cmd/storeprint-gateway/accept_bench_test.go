@@ -167,6 +167,28 @@ func startCeiling(b *testing.B, sync bool) (string, int) {
 	return "http://" + addr, cmd.Process.Pid
 }
 
+// storeTimings are the sums of a gateway's storage timings (see
+// gateway.StoreObserver), as its /metrics shows them.
+type storeTimings struct {
+	syncs, syncSeconds, synced, updates, updateSeconds float64
+}
+
+func readStoreTimings(b *testing.B, base string) storeTimings {
+	text := metricsText(b, base)
+	return storeTimings{
+		syncs:         metricValue(b, text, "storeprint_storage_sync_seconds_count"),
+		syncSeconds:   metricValue(b, text, "storeprint_storage_sync_seconds_sum"),
+		synced:        metricValue(b, text, "storeprint_storage_synced_updates_total"),
+		updates:       metricValue(b, text, "storeprint_storage_update_seconds_count"),
+		updateSeconds: metricValue(b, text, "storeprint_storage_update_seconds_sum"),
+	}
+}
+
+// since is what the timings gained after old.
+func (s storeTimings) since(old storeTimings) storeTimings {
+	return storeTimings{s.syncs - old.syncs, s.syncSeconds - old.syncSeconds, s.synced - old.synced, s.updates - old.updates, s.updateSeconds - old.updateSeconds}
+}
+
 // startBenchGateway runs the real gateway program with two printers (hot
 // and cold stations) on simulators with the fault.
 func startBenchGateway(b *testing.B, fault printersim.Fault) *testbin.Gateway {
@@ -205,7 +227,9 @@ func BenchmarkAcceptSideBySide(b *testing.B) {
 		prefix := fmt.Sprintf("r%d-%s", round, run)
 		c = measureCPU(b, cPid, func() loadResult { return postLoad(b, ceiling, prefix, d, 0) })
 		h = measureCPU(b, hPid, func() loadResult { return postLoad(b, httpOnly, prefix, d, 0) })
+		before := readStoreTimings(b, g.Base)
 		gw = measureCPU(b, g.Pid(), func() loadResult { return postLoad(b, g.Base, prefix, d, 0) })
+		st := readStoreTimings(b, g.Base).since(before)
 		fmt.Printf("\naccept, round %d of %d: %d POS clients, two-station orders, %s each\n", round, rounds, posClients, d)
 		fmt.Printf("  %-44s %9s %8s %8s %12s %14s\n", "endpoint", "orders/s", "p50 ms", "p99 ms", "CPU µs/order", "clients µs/ord")
 		for _, r := range []struct {
@@ -216,6 +240,8 @@ func BenchmarkAcceptSideBySide(b *testing.B) {
 		}
 		fmt.Printf("  gateway/ceiling: throughput %.2f (aim >= 0.80), p99 %.2fx (aim <= 1.25x); gateway/HTTP only: throughput %.2f\n",
 			gw.rate()/c.rate(), ms(gw.p99)/ms(c.p99), gw.rate()/h.rate())
+		fmt.Printf("  the gateway's store (its /metrics): %.0f syncs/s, %.1f updates each, a sync %.2f ms mean; an update answered %.2f ms after it was asked for, mean\n",
+			st.syncs/gw.elapsed.Seconds(), st.synced/st.syncs, 1000*st.syncSeconds/st.syncs, 1000*st.updateSeconds/st.updates)
 	}
 	b.StopTimer()
 	b.ReportMetric(gw.rate(), "gateway-orders/s")

@@ -379,7 +379,10 @@ func (m *Main) run(ctx context.Context) error {
 	}
 	tuneCollector(cfg.Storage)
 	tuneScheduler()
-	m.Store, err = badger.Open(cfg.DataDir, storeOptions(cfg, log))
+	metrics := prometheus.New()
+	so := storeOptions(cfg, log)
+	so.Observer = metrics
+	m.Store, err = badger.Open(cfg.DataDir, so)
 	if err != nil {
 		return m.storeError(err)
 	}
@@ -392,7 +395,6 @@ func (m *Main) run(ctx context.Context) error {
 		}
 		m.printers[pc.ID] = p
 	}
-	metrics := prometheus.New()
 	m.Gateway, err = gateway.New(cfg, m.Store, m.printers, gateway.Options{
 		Logger: log, Observer: metrics, Failpoint: m.Failpoint, Clock: m.Clock,
 	})

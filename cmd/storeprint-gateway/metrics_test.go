@@ -48,6 +48,14 @@ func TestMain_Metrics(t *testing.T) {
 	if strings.Contains(text, token) {
 		t.Error("metrics show the API token")
 	}
+	// The order and its printing were updates, each made durable by a
+	// sync: the store's timings count them.
+	syncs := metricValue(t, text, "storeprint_storage_sync_seconds_count")
+	synced := metricValue(t, text, "storeprint_storage_synced_updates_total")
+	updates := metricValue(t, text, "storeprint_storage_update_seconds_count")
+	if syncs < 1 || synced < syncs || updates < synced || updates < 5 {
+		t.Errorf("storage timings: %v syncs made %v updates durable, %v updates answered; want at least the order's and its print's 5", syncs, synced, updates)
+	}
 }
 
 // startProcs is this process's GOMAXPROCS before any test ran a gateway
@@ -89,7 +97,7 @@ func TestMain_RuntimeSettings(t *testing.T) {
 }
 
 // metricsText reads /metrics with the API token.
-func metricsText(t *testing.T, base string) string {
+func metricsText(t testing.TB, base string) string {
 	t.Helper()
 	req, _ := http.NewRequest("GET", base+"/metrics", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -106,7 +114,7 @@ func metricsText(t *testing.T, base string) string {
 }
 
 // metricValue returns the value of an unlabelled metric in text.
-func metricValue(t *testing.T, text, name string) float64 {
+func metricValue(t testing.TB, text, name string) float64 {
 	t.Helper()
 	for line := range strings.Lines(text) {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+" "); ok {

@@ -47,9 +47,15 @@ type Options struct {
 	DiskCheckEvery time.Duration
 	Logger         *slog.Logger
 	Now            func() time.Time
+	// Observer, if set, is told how long each sync and each update took.
+	Observer gateway.StoreObserver
 
 	scratch bool // a scratch copy (Check): no compactions, which delete tables
 	ownSync bool // the store syncs Badger's log itself (see walSync)
+	// badgerSync leaves the sync to Badger where the store would sync
+	// its log itself: the way of other systems and of value logs in use,
+	// for tests on Linux.
+	badgerSync bool
 }
 
 func (o Options) withDefaults() Options {
@@ -207,7 +213,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	for _, n := range in.unlisted {
 		aside = append(aside, filepath.Join(unlistedDir, n))
 	}
-	opts.ownSync = ownWALSync(dir)
+	opts.ownSync = ownWALSync(dir) && !opts.badgerSync
 	bdb, err := bdg.Open(badgerOptions(dir, opts, false))
 	if err != nil {
 		return nil, explainOpenError(dir, err)
@@ -438,6 +444,10 @@ func (d *DB) countStatuses() error {
 
 // Update implements gateway.Store.
 func (d *DB) Update(ctx context.Context, fn func(gateway.Tx) error) error {
+	var t0 time.Time
+	if d.opts.Observer != nil {
+		t0 = time.Now()
+	}
 	req := &request{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	select {
 	case d.reqs <- req:
@@ -448,7 +458,11 @@ func (d *DB) Update(ctx context.Context, fn func(gateway.Tx) error) error {
 	}
 	// Once queued the update runs to the end: its caller learns the outcome
 	// even if it stops waiting, so nothing is half-known.
-	return <-req.done
+	err := <-req.done
+	if d.opts.Observer != nil {
+		d.opts.Observer.Updated(time.Since(t0))
+	}
+	return err
 }
 
 // View implements gateway.Store.
@@ -516,6 +530,24 @@ func (d *DB) syncLog() error {
 		return nil
 	}
 	return d.wal.sync()
+}
+
+// observedSyncLog is syncLog for the commits of jobs, timed for the
+// observer when the store syncs the log itself.
+func (d *DB) observedSyncLog(jobs []syncJob) error {
+	if d.wal == nil || d.opts.Observer == nil {
+		return d.syncLog()
+	}
+	t0 := time.Now()
+	err := d.syncLog()
+	if err == nil {
+		n := 0
+		for _, j := range jobs {
+			n += len(j.reqs)
+		}
+		d.opts.Observer.Synced(time.Since(t0), n)
+	}
+	return err
 }
 
 // update runs a Badger update outside the writer's batches and syncs it.
@@ -830,7 +862,7 @@ func (d *DB) commitSome(batch []*request) ([]*request, int) {
 	if err == nil {
 		// Into Badger's memtable and log, while the commits before may
 		// still be syncing; readers see it only once it is synced too.
-		err = txn.Commit()
+		err = d.badgerCommit(txn, len(accepted))
 	}
 	if err != nil {
 		err = gateway.Errorf(gateway.EUNAVAILABLE, "storage write failed: %v", err)
@@ -851,6 +883,20 @@ func (d *DB) commitSome(batch []*request) ([]*request, int) {
 	d.syncQ <- syncJob{commit: true, cmt: cmt, ctr: ctr, at: d.opts.Now(), reqs: accepted, refused: d.refused, view: view}
 	d.refused = nil
 	return rest, size
+}
+
+// badgerCommit commits txn, holding n updates. Where Badger syncs its log
+// itself (see walSync) the commit is the sync, and the observer is told.
+func (d *DB) badgerCommit(txn *bdg.Txn, n int) error {
+	if d.wal != nil || d.opts.Observer == nil {
+		return txn.Commit()
+	}
+	t0 := time.Now()
+	err := txn.Commit()
+	if err == nil {
+		d.opts.Observer.Synced(time.Since(t0), n)
+	}
+	return err
 }
 
 // syncAhead is how many commits the writer may have waiting for the
@@ -920,7 +966,7 @@ func (d *DB) syncer() {
 			err = d.syncHook()
 		}
 		if err == nil {
-			err = d.syncLog()
+			err = d.observedSyncLog(jobs)
 		}
 		if err == nil {
 			d.syncDirIfChanged()

@@ -13,7 +13,10 @@ import (
 	"github.com/storeprint/storeprint/gateway"
 )
 
-var _ gateway.Observer = (*Metrics)(nil)
+var (
+	_ gateway.Observer      = (*Metrics)(nil)
+	_ gateway.StoreObserver = (*Metrics)(nil)
+)
 
 // Metrics is the gateway's Prometheus registry.
 type Metrics struct {
@@ -21,6 +24,9 @@ type Metrics struct {
 	timeToPaper *prometheus.HistogramVec
 	attempts    *prometheus.CounterVec
 	retries     *prometheus.CounterVec
+	syncs       prometheus.Histogram
+	synced      prometheus.Counter
+	updates     prometheus.Histogram
 	g           *gateway.Gateway
 }
 
@@ -40,7 +46,24 @@ func New() *Metrics {
 		Name: "storeprint_retries_total",
 		Help: "Failed attempts known not to have printed, scheduled for retry.",
 	}, []string{"printer"})
-	m.reg.MustRegister(m.timeToPaper, m.attempts, m.retries,
+	// From a tenth of a millisecond (a fast SSD) to seconds (a worn SD
+	// card, a disk nearly full).
+	disk := []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
+	m.syncs = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "storeprint_storage_sync_seconds",
+		Help:    "Time each sync of the store's log to disk took; one sync makes every update committed meanwhile durable.",
+		Buckets: disk,
+	})
+	m.synced = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "storeprint_storage_synced_updates_total",
+		Help: "Updates made durable by the syncs (divided by the syncs' count: updates a sync).",
+	})
+	m.updates = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "storeprint_storage_update_seconds",
+		Help:    "Time from asking the store for an update (an order, a print's progress) to its answer, once durable or refused.",
+		Buckets: disk,
+	})
+	m.reg.MustRegister(m.timeToPaper, m.attempts, m.retries, m.syncs, m.synced, m.updates,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -65,6 +88,13 @@ func (m *Metrics) Attempt(printerID, outcome string) {
 }
 
 func (m *Metrics) Retry(printerID string) { m.retries.WithLabelValues(printerID).Inc() }
+
+func (m *Metrics) Synced(d time.Duration, updates int) {
+	m.syncs.Observe(d.Seconds())
+	m.synced.Add(float64(updates))
+}
+
+func (m *Metrics) Updated(d time.Duration) { m.updates.Observe(d.Seconds()) }
 
 var (
 	descQueue = prometheus.NewDesc("storeprint_queue_depth", "Open tasks waiting for or printing on a printer.", []string{"printer"}, nil)
