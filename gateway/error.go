@@ -36,6 +36,9 @@ func Errorf(code, format string, args ...any) *Error {
 // ErrorCode returns the code of a coded error in err's chain (EINVALID for
 // a broken rule of package storeprint), or EINTERNAL.
 func ErrorCode(err error) string {
+	if e, ok := err.(*Error); ok {
+		return e.Code // most are not wrapped: no errors.As, which allocates
+	}
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code

@@ -37,7 +37,19 @@ func decode(b []byte, v any) error {
 }
 
 func key(space byte, parts ...string) []byte {
-	k := []byte{space, 0}
+	return appendKey(make([]byte, 0, keyLen(parts)+9), space, parts...) // room for a seq
+}
+
+func keyLen(parts []string) int {
+	n := 2
+	for _, p := range parts {
+		n += len(p) + 1
+	}
+	return n
+}
+
+func appendKey(k []byte, space byte, parts ...string) []byte {
+	k = append(k, space, 0)
 	for i, p := range parts {
 		if i > 0 {
 			k = append(k, 0)

@@ -824,7 +824,7 @@ func (d *DB) commitSome(batch []*request) ([]*request, int) {
 			r.done <- err
 			continue
 		}
-		t := &tx{txn: txn, overlay: map[string][]byte{}, read: map[string][]byte{}, ctr: ctr, from: ctr, now: d.opts.Now}
+		t := &tx{txn: txn, overlay: map[string]write{}, read: map[string][]byte{}, ctr: ctr, from: ctr, now: d.opts.Now}
 		if err := callFn(r.fn, t); err != nil {
 			d.refused = append(d.refused, refusal{r, err})
 			continue
@@ -1072,8 +1072,8 @@ func setCounters(txn *bdg.Txn, c counters) error {
 // flush moves the overlay into the Badger transaction, taking each old
 // value out of the digest and putting the new one in.
 func (t *tx) flush(dg *digest) error {
-	for k, v := range t.overlay {
-		kb := []byte(k)
+	for _, w := range t.overlay {
+		kb, v := w.k, w.v
 		if !volatile(kb) {
 			old, found, err := t.before(kb, v)
 			if err != nil {
@@ -1141,16 +1141,16 @@ func (t *tx) numberedHere(k []byte) bool {
 // largest is the length of the overlay's largest value.
 func (t *tx) largest() int {
 	n := 0
-	for _, v := range t.overlay {
-		n = max(n, len(v))
+	for _, w := range t.overlay {
+		n = max(n, len(w.v))
 	}
 	return n
 }
 
 // size estimates what the overlay adds to a Badger transaction.
 func (t *tx) size() (bytes, count int) {
-	for k, v := range t.overlay {
-		bytes += len(k) + len(v) + entryOverhead
+	for k, w := range t.overlay {
+		bytes += len(k) + len(w.v) + entryOverhead
 	}
 	return bytes, len(t.overlay)
 }

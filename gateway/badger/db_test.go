@@ -404,3 +404,25 @@ func TestTx_Count(t *testing.T) {
 	defer db2.Close()
 	check(db2)
 }
+
+// A task or order not there is ENOTFOUND, its id quoted as %q quotes it.
+func TestTx_NotFound(t *testing.T) {
+	t.Parallel()
+	db, _ := setup(t)
+	err := db.View(context.Background(), func(tx gateway.ReadTx) error {
+		for _, id := range []string{"order_A-1_station_hot", `a"b\c`, "宫保", "tab\there"} {
+			_, err := tx.Task(id)
+			if want := fmt.Sprintf("task %q not found", id); gateway.ErrorCode(err) != gateway.ENOTFOUND || gateway.ErrorMessage(err) != want {
+				t.Errorf("task %q: got %v, want ENOTFOUND %s", id, err, want)
+			}
+			_, err = tx.Order(id)
+			if want := fmt.Sprintf("order %q not found", id); gateway.ErrorCode(err) != gateway.ENOTFOUND || gateway.ErrorMessage(err) != want {
+				t.Errorf("order %q: got %v, want ENOTFOUND %s", id, err, want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

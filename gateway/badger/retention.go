@@ -130,14 +130,9 @@ func (t *tx) purgeTask(task *gateway.Task) error {
 	if !gone {
 		return t.PutOrder(o)
 	}
-	// Every task of the order is gone: keep the compact record alone.
-	b, ok := encodeCompactOrder(o)
-	if !ok {
-		if err := t.PutOrder(o); err != nil {
-			return err
-		}
-	} else {
-		t.set(key(spaceOrder, o.OrderID), b)
+	// Every task of the order is gone: keep the record alone.
+	if err := t.PutOrder(o); err != nil {
+		return err
 	}
 	t.set(purgedKey(o.CreatedAt, o.OrderID), []byte{1})
 	return nil
@@ -243,7 +238,9 @@ func (t *tx) PurgeOutbox(upTo uint64, limit int) (gateway.PurgeResult, error) {
 	return res, nil
 }
 
-// The compact order record, once every task of the order is gone:
+// The compact order record, as orders are stored (records of an earlier
+// release are JSON, and become compact once every task of the order is
+// gone):
 //
 //	2 | unix nanos (varint) | flags | source | digest | number of tasks |
 //	per task: station, first printer

@@ -1,6 +1,7 @@
 package badger
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -98,5 +99,60 @@ func TestCompactOrder_Golden(t *testing.T) {
 	}
 	if string(got) != string(want) {
 		t.Fatalf("the disk format of a compact order record changed:\ngot  %x\nwant %x", got, want)
+	}
+}
+
+// An order is stored compact from its acceptance, and read back the same;
+// a record whose task numbers do not follow from its id and stations is
+// stored as JSON. Both read back as stored.
+func TestTx_PutOrder(t *testing.T) {
+	t.Parallel()
+	d, err := Open(t.TempDir(), Options{MinFreeBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	at := time.Date(2026, 12, 1, 12, 0, 0, 5, time.UTC)
+	compact := &gateway.OrderRecord{
+		OrderID: "A-1", Digest: "5f2b6e1c9d0a4b3f8e7d6c5b4a39281706f5e4d3c2b1a0f9e8d7c6b5a4938271",
+		TaskNos: []string{storeprint.TaskNo("A-1", "hot"), storeprint.TaskNo("A-1", "cold")}, Printers: []string{"hot-1", "cold-1"},
+		Source: storeprint.SourcePOS, CreatedAt: at,
+	}
+	foreign := &gateway.OrderRecord{OrderID: "B-1", Digest: "d1", TaskNos: []string{"elsewhere"}, Printers: []string{"hot-1"},
+		Source: storeprint.SourceCloud, Voided: true, CreatedAt: at}
+	ctx := context.Background()
+	err = d.Update(ctx, func(tx gateway.Tx) error {
+		if err := tx.PutOrder(compact); err != nil {
+			return err
+		}
+		return tx.PutOrder(foreign)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		o      *gateway.OrderRecord
+		format byte
+	}{{compact, compactOrderVersion}, {foreign, formatVersion}} {
+		err := d.View(ctx, func(rtx gateway.ReadTx) error {
+			got, err := rtx.Order(tc.o.OrderID)
+			if err != nil {
+				return err
+			}
+			if !reflect.DeepEqual(got, tc.o) {
+				t.Errorf("order %s: got %+v, want %+v", tc.o.OrderID, got, tc.o)
+			}
+			b, err := rtx.(*tx).get(key(spaceOrder, tc.o.OrderID))
+			if err != nil {
+				return err
+			}
+			if b[0] != tc.format {
+				t.Errorf("order %s stored in format %d, want %d", tc.o.OrderID, b[0], tc.format)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }

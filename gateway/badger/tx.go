@@ -26,7 +26,7 @@ var (
 // and reach the Badger transaction only when the update succeeds.
 type tx struct {
 	txn     *bdg.Txn
-	overlay map[string][]byte // nil value: deleted
+	overlay map[string]write
 	// read holds what this update read from the transaction below its
 	// overlay (nil: not there), so that neither reading it again nor the
 	// digest goes back to Badger.
@@ -35,6 +35,10 @@ type tx struct {
 	from counters // the counters before this update: what it numbers above them is new
 	now  func() time.Time
 }
+
+// write is a pending write of a key: a nil value deletes it. The key is
+// kept as made, to hand to Badger as it is.
+type write struct{ k, v []byte }
 
 // storedTask is a task as stored: with the seq of the outbox event of its
 // latest state (0 in values written before it was kept).
@@ -56,11 +60,11 @@ type counters struct {
 
 func (t *tx) get(k []byte) ([]byte, error) {
 	if t.overlay != nil {
-		if v, ok := t.overlay[string(k)]; ok {
-			if v == nil {
+		if w, ok := t.overlay[string(k)]; ok {
+			if w.v == nil {
 				return nil, bdg.ErrKeyNotFound
 			}
-			return v, nil
+			return w.v, nil
 		}
 	}
 	if v, ok := t.read[string(k)]; ok {
@@ -86,11 +90,11 @@ func (t *tx) get(k []byte) ([]byte, error) {
 }
 
 func (t *tx) set(k, v []byte) {
-	t.overlay[string(k)] = v
+	t.overlay[string(k)] = write{k, v}
 }
 
 func (t *tx) del(k []byte) {
-	t.overlay[string(k)] = nil
+	t.overlay[string(k)] = write{k, nil}
 }
 
 // scan calls fn for each key with the prefix in key order, merging the
@@ -140,7 +144,7 @@ func (t *tx) scanFrom(p, start []byte, fn func(k, v []byte) (bool, error)) error
 		}
 		var v []byte
 		if fromOverlay {
-			v = t.overlay[ov[i]]
+			v = t.overlay[ov[i]].v
 			i++
 			if v == nil {
 				continue // deleted
@@ -163,25 +167,38 @@ func (t *tx) scanFrom(p, start []byte, fn func(k, v []byte) (bool, error)) error
 }
 
 func (t *tx) Task(taskNo string) (*gateway.Task, error) {
-	var task gateway.Task
-	if err := t.getValue(key(spaceTask, taskNo), &task); err != nil {
-		if errors.Is(err, bdg.ErrKeyNotFound) {
-			return nil, &gateway.Error{Code: gateway.ENOTFOUND, Message: "task " + quote(taskNo) + " not found"}
-		}
-		return nil, fmt.Errorf("read task %q: %w", taskNo, err)
+	task, err := t.task(taskNo)
+	if err == nil && task == nil {
+		return nil, notFound("task", taskNo)
 	}
-	return &task, nil
+	return task, err
 }
 
-// quote is strconv.Quote, quick for the plain ids every order's lookups
-// miss on.
-func quote(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			return strconv.Quote(s)
+// task is Task with nil for a task not there, and nothing made for it:
+// every new task is looked up so.
+func (t *tx) task(taskNo string) (*gateway.Task, error) {
+	b, err := t.get(key(spaceTask, taskNo))
+	if errors.Is(err, bdg.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err == nil {
+		task := new(gateway.Task)
+		if err = decode(b, task); err == nil {
+			return task, nil
 		}
 	}
-	return `"` + s + `"`
+	return nil, fmt.Errorf("read task %q: %w", taskNo, err)
+}
+
+// notFound is the ENOTFOUND of the thing with the id, quoted as %q
+// quotes; made at once for the plain ids every order's lookups miss on.
+func notFound(thing, id string) *gateway.Error {
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return &gateway.Error{Code: gateway.ENOTFOUND, Message: thing + " " + strconv.Quote(id) + " not found"}
+		}
+	}
+	return &gateway.Error{Code: gateway.ENOTFOUND, Message: thing + ` "` + id + `" not found`}
 }
 
 func (t *tx) getValue(k []byte, v any) error {
@@ -196,7 +213,7 @@ func (t *tx) Order(orderID string) (*gateway.OrderRecord, error) {
 	b, err := t.get(key(spaceOrder, orderID))
 	if err != nil {
 		if errors.Is(err, bdg.ErrKeyNotFound) {
-			return nil, &gateway.Error{Code: gateway.ENOTFOUND, Message: "order " + quote(orderID) + " not found"}
+			return nil, notFound("order", orderID)
 		}
 		return nil, fmt.Errorf("read order %q: %w", orderID, err)
 	}
@@ -398,8 +415,8 @@ func (t *tx) PutTask(task *gateway.Task) error {
 	if !task.Status.Valid() {
 		return fmt.Errorf("put task %q: invalid status %q", task.TaskNo, task.Status)
 	}
-	old, err := t.Task(task.TaskNo)
-	if err != nil && gateway.ErrorCode(err) != gateway.ENOTFOUND {
+	old, err := t.task(task.TaskNo)
+	if err != nil {
 		return err
 	}
 	from := storeprint.StatusNew
@@ -434,7 +451,7 @@ func (t *tx) PutTask(task *gateway.Task) error {
 	task.UpdatedAt = t.now()
 	// The task remembers the seq of the event that tells its state, so
 	// retention knows when the cloud has it.
-	b, err := appendStoredTask([]byte{formatVersion}, &storedTask{Task: *task, EventSeq: t.ctr.event + 1})
+	b, err := appendStoredTask(append(make([]byte, 0, 768), formatVersion), &storedTask{Task: *task, EventSeq: t.ctr.event + 1})
 	if err != nil {
 		return fmt.Errorf("encode value: %w", err)
 	}
@@ -444,14 +461,20 @@ func (t *tx) PutTask(task *gateway.Task) error {
 		t.set(seqKey(spaceQueue, task.Seq, task.PrinterID), []byte(task.TaskNo))
 	}
 	e := task.Event()
-	data, err := sync.AppendTaskEvent(nil, &e)
+	data, err := sync.AppendTaskEvent(make([]byte, 0, 512), &e)
 	if err != nil {
 		return fmt.Errorf("encode event: %w", err)
 	}
 	return t.appendEventData(sync.KindTask, task.TaskNo, data)
 }
 
+// PutOrder stores the record compact (see encodeCompactOrder), or as JSON
+// if its task numbers do not follow from its id and stations.
 func (t *tx) PutOrder(o *gateway.OrderRecord) error {
+	if b, ok := encodeCompactOrder(o); ok {
+		t.set(key(spaceOrder, o.OrderID), b)
+		return nil
+	}
 	return t.put(key(spaceOrder, o.OrderID), o)
 }
 
@@ -494,7 +517,7 @@ func (t *tx) appendEvent(kind, taskNo string, data any) error {
 // appendEventData appends an outbox event of compact JSON data.
 func (t *tx) appendEventData(kind, taskNo string, data []byte) error {
 	t.ctr.event++
-	b, err := sync.AppendEvent([]byte{formatVersion}, &sync.Event{
+	b, err := sync.AppendEvent(append(make([]byte, 0, len(data)+128), formatVersion), &sync.Event{
 		Seq: t.ctr.event, Kind: kind, TaskNo: taskNo, At: t.now(), Data: data,
 	})
 	if err != nil {
