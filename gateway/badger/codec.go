@@ -37,19 +37,11 @@ func decode(b []byte, v any) error {
 }
 
 func key(space byte, parts ...string) []byte {
-	return appendKey(make([]byte, 0, keyLen(parts)+9), space, parts...) // room for a seq
-}
-
-func keyLen(parts []string) int {
-	n := 2
+	n := 2 + 9 // space and 0, and room for seqKey's 0 and seq
 	for _, p := range parts {
 		n += len(p) + 1
 	}
-	return n
-}
-
-func appendKey(k []byte, space byte, parts ...string) []byte {
-	k = append(k, space, 0)
+	k := append(make([]byte, 0, n), space, 0)
 	for i, p := range parts {
 		if i > 0 {
 			k = append(k, 0)
