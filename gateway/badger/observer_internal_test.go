@@ -13,6 +13,12 @@ import (
 	"github.com/storeprint/storeprint/gateway"
 )
 
+// queuedTask is a new task numbered no, queued on printer p1.
+func queuedTask(tx gateway.Tx, no string) *gateway.Task {
+	return &gateway.Task{TaskNo: no, OrderID: no, Station: "hot", PrinterID: "p1",
+		Status: storeprint.StatusQueued, Seq: tx.NextTaskSeq(), CreatedAt: time.Now()}
+}
+
 // countingObserver records what the store tells its observer.
 type countingObserver struct {
 	mu      stdsync.Mutex
@@ -70,9 +76,7 @@ func TestDB_Observer(t *testing.T) {
 				wg.Go(func() {
 					for i := range each {
 						errs <- d.Update(ctx, func(tx gateway.Tx) error {
-							no := storeprint.TaskNo("obs", string(rune('a'+w))+string(rune('a'+i)))
-							return tx.PutTask(&gateway.Task{TaskNo: no, OrderID: no, Station: "hot", PrinterID: "p1",
-								Status: storeprint.StatusQueued, Seq: tx.NextTaskSeq(), CreatedAt: time.Now()})
+							return tx.PutTask(queuedTask(tx, storeprint.TaskNo("obs", string(rune('a'+w))+string(rune('a'+i)))))
 						})
 					}
 				})
@@ -97,8 +101,7 @@ func TestDB_Observer(t *testing.T) {
 				go func() {
 					done <- d.Update(ctx, func(tx gateway.Tx) error {
 						ran <- struct{}{}
-						return tx.PutTask(&gateway.Task{TaskNo: no, OrderID: no, Station: "hot", PrinterID: "p1",
-							Status: storeprint.StatusQueued, Seq: tx.NextTaskSeq(), CreatedAt: time.Now()})
+						return tx.PutTask(queuedTask(tx, no))
 					})
 				}()
 				return done

@@ -150,13 +150,8 @@ func TestWALSync_Pipelined(t *testing.T) {
 		syncing <- struct{}{}
 		return <-release
 	}
-	newTask := func(tx gateway.Tx, no string) *gateway.Task {
-		return &gateway.Task{TaskNo: no, OrderID: no, Station: "hot", PrinterID: "p1",
-			Status: storeprint.StatusQueued, Seq: tx.NextTaskSeq(), CreatedAt: time.Now()}
-	}
-
 	first := make(chan error, 1)
-	go func() { first <- d.Update(ctx, func(tx gateway.Tx) error { return tx.PutTask(newTask(tx, "a")) }) }()
+	go func() { first <- d.Update(ctx, func(tx gateway.Tx) error { return tx.PutTask(queuedTask(tx, "a")) }) }()
 	<-syncing // "a" is committed, its sync held
 
 	ran := make(chan error, 1)
@@ -165,7 +160,7 @@ func TestWALSync_Pipelined(t *testing.T) {
 		second <- d.Update(ctx, func(tx gateway.Tx) error {
 			_, err := tx.Task("a")
 			ran <- err
-			return tx.PutTask(newTask(tx, "b"))
+			return tx.PutTask(queuedTask(tx, "b"))
 		})
 	}()
 	if err := <-ran; err != nil {
