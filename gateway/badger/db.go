@@ -56,6 +56,9 @@ type Options struct {
 	// its log itself: the way of other systems and of value logs in use,
 	// for tests on Linux.
 	badgerSync bool
+	// idleHook, for tests, is told after each check of an idle writer
+	// whether Badger's compactors are paused (see compactions).
+	idleHook func(paused bool)
 }
 
 func (o Options) withDefaults() Options {
@@ -149,7 +152,8 @@ type DB struct {
 	dirMu    stdsync.Mutex
 	dirAt    int64        // the data dir's stamp when it was last synced
 	syncHook func() error // tests: runs before each commit's sync; an error fails it
-	refused  []refusal    // updates that failed, to answer after the syncs before them; owned by the writer
+	compact  compactions
+	refused  []refusal // updates that failed, to answer after the syncs before them; owned by the writer
 	health   atomic.Pointer[error]
 	onHealth atomic.Pointer[func()]
 	healthMu stdsync.Mutex
@@ -226,6 +230,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		witKick: make(chan struct{}, 1),
 		closing: make(chan struct{}),
 	}
+	d.compact.db = bdb
 	maxBatch := opts.MemtableSize * 15 / 100
 	d.txnBytes = int(maxBatch * 8 / 10)
 	d.txnCount = int(maxBatch/int64(skl.MaxNodeSize)) * 8 / 10
@@ -554,6 +559,7 @@ func (d *DB) observedSyncLog(jobs []syncJob) error {
 // It runs in the writer goroutine (see exclusive), or in Open before the
 // writer starts: so no view the writer opens holds it before it is synced.
 func (d *DB) update(fn func(txn *bdg.Txn) error) error {
+	d.compact.resume()
 	if err := d.db.Update(fn); err != nil {
 		return err
 	}
@@ -711,6 +717,14 @@ func (d *DB) writer() {
 				pageOutTables(d.dir)
 				trims--
 			}
+			if time.Since(lastWrite) >= d.opts.DiskCheckEvery {
+				// Nothing written since the last check: Badger's
+				// compactors, done, need not wake to look (see compactions).
+				paused := d.compact.idle()
+				if d.opts.idleHook != nil {
+					d.opts.idleHook(paused)
+				}
+			}
 			continue
 		case <-d.closing:
 			// Finish what was queued before Close.
@@ -814,6 +828,7 @@ func (d *DB) commit(batch []*request) int {
 // the writer, or answered, before it is synced, and a commit is synced
 // only after the ones before it.
 func (d *DB) commitSome(batch []*request) ([]*request, int) {
+	d.compact.resume()
 	txn := d.db.NewTransaction(true)
 	defer txn.Discard()
 	ctr, cmt := d.ctr, d.cmt
@@ -1273,6 +1288,7 @@ func trim(s string) string {
 func (d *DB) ReclaimSpace() error {
 	d.gcMu.Lock()
 	defer d.gcMu.Unlock()
+	defer d.compact.hold()() // DropPrefix and Flatten stop and start them
 	if keys, peak := d.keys.Load(), d.peak.Load(); keys < peak-peak/10 {
 		// Writing the memtables out blocks Badger's writes: do it between
 		// two of the writer's batches, so updates wait instead of failing.
