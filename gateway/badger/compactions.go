@@ -32,7 +32,11 @@ func startCompactions(db *bdg.DB)
 //   - Only the writer pauses them (idle), between batches, once nothing
 //     was written for a while and no level needs compacting. A memtable
 //     written out late (after its last write) may still make a level
-//     need it: idle, called again, then resumes them.
+//     need it: idle, called again, then resumes them. Stopping waits for
+//     a compaction still running (Badger does not count what it is
+//     compacting in a level's score), which can only be one begun just
+//     before the store fell idle: an update that comes meanwhile waits
+//     for it.
 //   - Everything that writes resumes them first (resume): the writer's
 //     commits and updates, which run in the writer too. (Value-log GC
 //     rewrites what it moves, outside the writer; the next idle check
