@@ -68,8 +68,7 @@ func (c *compactions) idle() bool {
 		stopCompactions(c.db)
 		c.paused.Store(true)
 	case p && work:
-		startCompactions(c.db)
-		c.paused.Store(false)
+		c.start()
 	}
 	return c.paused.Load()
 }
@@ -93,6 +92,11 @@ func (c *compactions) resume() {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.start()
+}
+
+// start starts the compactors if they are paused; mu is held.
+func (c *compactions) start() {
 	if c.paused.Load() {
 		startCompactions(c.db)
 		c.paused.Store(false)
@@ -103,9 +107,6 @@ func (c *compactions) resume() {
 // called.
 func (c *compactions) hold() (release func()) {
 	c.mu.Lock()
-	if c.paused.Load() {
-		startCompactions(c.db)
-		c.paused.Store(false)
-	}
+	c.start()
 	return c.mu.Unlock
 }

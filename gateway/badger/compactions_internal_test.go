@@ -96,13 +96,10 @@ func TestCompactions_Idle(t *testing.T) {
 		// which Badger compacts it, and only running compactors do.
 		writeTasks(t, d, "t", 5000)
 		waitFor(t, "compacted", func() bool { return belowL0(d) > 0 })
-		// Once done, the idle writer stops them again.
-		for !<-paused {
-		}
+		// Once done (a memtable written out late may still add work), the
+		// idle writer stops them again.
+		waitFor(t, "paused with nothing to compact", func() bool { return d.compact.paused.Load() && !d.compact.work() })
 		waitFor(t, "stopped again", func() bool { return compactors() == 0 })
-		if lv := d.db.Levels(); lv[0].NumTables >= 4 {
-			t.Errorf("got %d tables in level 0 with the compactors stopped, want fewer than 4", lv[0].NumTables)
-		}
 	})
 	t.Run("Resume", func(t *testing.T) {
 		d, err := Open(t.TempDir(), Options{MinFreeBytes: 1})
