@@ -94,7 +94,7 @@ func newTransport(cfg gateway.PrinterConfig) *transport {
 	// before the first" is then "no byte before the connection is made".
 	printTr := http.DefaultTransport.(*http.Transport).Clone()
 	printTr.DisableKeepAlives = true
-	printTr.DialContext = (&net.Dialer{Timeout: cfg.ConnectTimeout.Duration}).DialContext
+	printTr.DialContext = dialSent((&net.Dialer{Timeout: cfg.ConnectTimeout.Duration}).DialContext)
 	queryTr := http.DefaultTransport.(*http.Transport).Clone()
 	queryTr.DialContext = (&net.Dialer{Timeout: cfg.ConnectTimeout.Duration}).DialContext
 	q := retryablehttp.NewClient()
@@ -209,7 +209,8 @@ func (t *transport) awaitJob(ctx context.Context, id string, recheck bool) (gate
 }
 
 // conn is one call. Status is an empty document; Send starts the print
-// request and returns once it is written; Confirm reads its response.
+// request and returns once it has left the process; Confirm reads its
+// response.
 type conn struct {
 	t      *transport
 	ctx    context.Context // the call's, for the print request
@@ -247,16 +248,23 @@ func (c *conn) Status(ctx context.Context) (gateway.PrinterStatus, error) {
 }
 
 // Send starts the print request. Its first byte goes once the connection
-// is made (a fresh one); it returns once the request is written.
+// is made (a fresh one); it returns once the request has left the process
+// (see sent).
 func (c *conn) Send(ctx context.Context, job *gateway.PrintJob, payload []byte, firstByte func()) (string, error) {
 	wrote := make(chan error, 1)
+	out := newSent()
 	var connected atomic.Bool
 	trace := &httptrace.ClientTrace{
 		GotConn: func(httptrace.GotConnInfo) {
 			connected.Store(true)
 			firstByte()
 		},
-		WroteRequest: func(i httptrace.WroteRequestInfo) { wrote <- i.Err },
+		WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err == nil {
+				out.arm()
+			}
+			wrote <- i.Err
+		},
 	}
 	// Before the connection is made, a failure means nothing answers
 	// there; after it, only that the request may not have arrived whole.
@@ -268,7 +276,7 @@ func (c *conn) Send(ctx context.Context, job *gateway.PrintJob, payload []byte, 
 	}
 	// The printer's own timeout ends a little before the confirm
 	// timeout, so that its EX_TIMEOUT answer arrives while it is awaited.
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(c.ctx, trace), http.MethodPost,
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(context.WithValue(c.ctx, sentKey{}, out), trace), http.MethodPost,
 		c.t.url(c.t.cfg.ConfirmTimeout.Duration*4/5), bytes.NewReader(payload))
 	if err != nil {
 		return "", err
@@ -284,6 +292,13 @@ func (c *conn) Send(ctx context.Context, job *gateway.PrintJob, payload []byte, 
 	case err := <-wrote:
 		if err != nil {
 			return "", fail(err)
+		}
+		select {
+		case <-out.out:
+		case <-c.done: // answered, or failed after the request was written: Confirm tells
+		case <-ctx.Done():
+			c.cancel(context.Cause(ctx))
+			return "", context.Cause(ctx)
 		}
 		return c.jobID, nil
 	case <-c.done:
