@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -49,6 +50,122 @@ type loadResult struct {
 	// clients is the CPU of this process meanwhile: the POS clients,
 	// and the printer simulators while the gateway prints on them.
 	clients time.Duration
+	spans   [][]span // each client's requests, in the order it sent them
+}
+
+// endpointResult is a load's result on the endpoint named.
+type endpointResult struct {
+	name string
+	r    loadResult
+}
+
+// span is one request: when it was sent (from the start of the load) and
+// how long its answer took.
+type span struct{ at, took time.Duration }
+
+// stalls finds the moments every client was waiting on an answer that had
+// already taken longer than over: a pause of the endpoint rather than
+// requests queueing at random. It returns how many such stalls there
+// were, their time together, the longest, and the share of the requests
+// slower than over that were waiting during one.
+func (r loadResult) stalls(over time.Duration) (n int, total, longest time.Duration, share float64) {
+	type edge struct {
+		at time.Duration
+		d  int
+	}
+	var edges []edge
+	for _, c := range r.spans {
+		for _, s := range c {
+			if s.took > over {
+				edges = append(edges, edge{s.at + over, +1}, edge{s.at + s.took, -1})
+			}
+		}
+	}
+	sort.Slice(edges, func(i, j int) bool {
+		if edges[i].at != edges[j].at {
+			return edges[i].at < edges[j].at
+		}
+		return edges[i].d < edges[j].d // an answer before the next wait
+	})
+	clients := len(r.spans)
+	var stalled [][2]time.Duration
+	waiting := 0
+	for _, e := range edges {
+		waiting += e.d
+		switch {
+		case e.d > 0 && waiting == clients:
+			stalled = append(stalled, [2]time.Duration{e.at, 0})
+		case e.d < 0 && waiting == clients-1:
+			stalled[len(stalled)-1][1] = e.at
+			d := e.at - stalled[len(stalled)-1][0]
+			total += d
+			longest = max(longest, d)
+		}
+	}
+	slow, caught := 0, 0
+	for _, c := range r.spans {
+		for _, s := range c {
+			if s.took <= over {
+				continue
+			}
+			slow++
+			from, to := s.at+over, s.at+s.took
+			i := sort.Search(len(stalled), func(i int) bool { return stalled[i][1] > from })
+			if i < len(stalled) && stalled[i][0] < to {
+				caught++
+			}
+		}
+	}
+	if slow > 0 {
+		share = float64(caught) / float64(slow)
+	}
+	return len(stalled), total, longest, share
+}
+
+func TestLoadResult_Stalls(t *testing.T) {
+	const m = time.Millisecond
+	for _, tc := range []struct {
+		name    string
+		spans   [][]span
+		n       int
+		total   time.Duration
+		longest time.Duration
+		share   float64
+	}{
+		{name: "none slow", spans: [][]span{{{0, m}}, {{0, m}}}},
+		{
+			// a waits past 1 ms over [1,5], b over [1,3]: one stall of 2 ms.
+			name:  "one",
+			spans: [][]span{{{0, 5 * m}}, {{0, 3 * m}, {3 * m, m}}},
+			n:     1, total: 2 * m, longest: 2 * m, share: 1,
+		},
+		{
+			// then a over [6,9] and b over [5,10]: a second stall, of 3 ms.
+			name:  "two",
+			spans: [][]span{{{0, 5 * m}, {5 * m, 4 * m}}, {{0, 3 * m}, {3 * m, m}, {4 * m, 6 * m}}},
+			n:     2, total: 5 * m, longest: 3 * m, share: 1,
+		},
+		{
+			// b's wait ends as a's begins: no stall; of the two slow
+			// answers none came during one.
+			name:  "apart",
+			spans: [][]span{{{2 * m, 3 * m}}, {{0, 3 * m}}},
+			share: 0,
+		},
+		{
+			// all three over [2,4]; c's second slow answer, over [6,8], is alone.
+			name:  "partly",
+			spans: [][]span{{{0, 4 * m}}, {{0, 5 * m}}, {{1 * m, 3 * m}, {5 * m, 3 * m}}},
+			n:     1, total: 2 * m, longest: 2 * m, share: 0.75,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, total, longest, share := loadResult{spans: tc.spans}.stalls(m)
+			if n != tc.n || total != tc.total || longest != tc.longest || share != tc.share {
+				t.Errorf("stalls = %d, %v, %v, %.2f; want %d, %v, %v, %.2f", n, total, longest, share, tc.n, tc.total, tc.longest, tc.share)
+			}
+		})
+	}
 }
 
 // measureCPU runs the load and adds the CPU the process pid used
@@ -86,15 +203,15 @@ func postLoad(b *testing.B, base, prefix string, d time.Duration, limit int) loa
 	c := &http.Client{Transport: tr, Timeout: 60 * time.Second}
 	var next atomic.Int64
 	var failed atomic.Bool
-	lats := make([][]time.Duration, posClients)
+	spans := make([][]span, posClients)
 	done := make(chan struct{})
 	start := time.Now()
 	deadline := start.Add(d)
 	for i := range posClients {
 		go func() {
 			defer func() { done <- struct{}{} }()
-			lat := make([]time.Duration, 0, 1<<14)
-			defer func() { lats[i] = lat }()
+			mine := make([]span, 0, 1<<14)
+			defer func() { spans[i] = mine }()
 			for !failed.Load() {
 				n := int(next.Add(1))
 				if (limit > 0 && n > limit) || (limit <= 0 && time.Now().After(deadline)) {
@@ -114,7 +231,7 @@ func postLoad(b *testing.B, base, prefix string, d time.Duration, limit int) loa
 					_, err = io.Copy(io.Discard, resp.Body)
 					resp.Body.Close()
 				}
-				lat = append(lat, time.Since(t0))
+				mine = append(mine, span{t0.Sub(start), time.Since(t0)})
 				if err != nil || resp.StatusCode != http.StatusCreated {
 					code := 0
 					if resp != nil {
@@ -132,13 +249,15 @@ func postLoad(b *testing.B, base, prefix string, d time.Duration, limit int) loa
 	}
 	elapsed := time.Since(start)
 	var all []time.Duration
-	for _, l := range lats {
-		all = append(all, l...)
+	for _, c := range spans {
+		for _, s := range c {
+			all = append(all, s.took)
+		}
 	}
 	if failed.Load() {
 		b.FailNow()
 	}
-	return loadResult{orders: len(all), elapsed: elapsed, p50: percentile(all, 0.50), p99: percentile(all, 0.99)}
+	return loadResult{orders: len(all), elapsed: elapsed, p50: percentile(all, 0.50), p99: percentile(all, 0.99), spans: spans}
 }
 
 // startCeiling runs the ceiling program (internal/ceiling) with its file
@@ -171,6 +290,9 @@ func startCeiling(b *testing.B, sync bool) (string, int) {
 // gateway.StoreObserver), as its /metrics shows them.
 type storeTimings struct {
 	syncs, syncSeconds, synced, updates, updateSeconds float64
+	// The syncs that took at most 2.5 ms, and at most 10 ms (the
+	// histogram's buckets).
+	syncsIn2_5ms, syncsIn10ms float64
 }
 
 func readStoreTimings(b *testing.B, base string) storeTimings {
@@ -181,12 +303,26 @@ func readStoreTimings(b *testing.B, base string) storeTimings {
 		synced:        metricValue(b, text, "storeprint_storage_synced_updates_total"),
 		updates:       metricValue(b, text, "storeprint_storage_update_seconds_count"),
 		updateSeconds: metricValue(b, text, "storeprint_storage_update_seconds_sum"),
+		syncsIn2_5ms:  metricValue(b, text, `storeprint_storage_sync_seconds_bucket{le="0.0025"}`),
+		syncsIn10ms:   metricValue(b, text, `storeprint_storage_sync_seconds_bucket{le="0.01"}`),
 	}
 }
 
 // since is what the timings gained after old.
 func (s storeTimings) since(old storeTimings) storeTimings {
-	return storeTimings{s.syncs - old.syncs, s.syncSeconds - old.syncSeconds, s.synced - old.synced, s.updates - old.updates, s.updateSeconds - old.updateSeconds}
+	return storeTimings{s.syncs - old.syncs, s.syncSeconds - old.syncSeconds, s.synced - old.synced, s.updates - old.updates, s.updateSeconds - old.updateSeconds,
+		s.syncsIn2_5ms - old.syncsIn2_5ms, s.syncsIn10ms - old.syncsIn10ms}
+}
+
+// printStalls prints what stalls each endpoint had (see
+// loadResult.stalls): moments every client waited past over at once.
+func printStalls(over time.Duration, results ...endpointResult) {
+	fmt.Printf("  stalls, every client waiting past the ceiling's p99 (%.2f ms) at once:\n", ms(over))
+	for _, r := range results {
+		n, total, longest, share := r.r.stalls(over)
+		fmt.Printf("    %-42s %4d (%.1f/s), %6.0f ms in all, the longest %5.1f ms; %3.0f%% of its answers slower than that came during one\n",
+			r.name, n, float64(n)/r.r.elapsed.Seconds(), ms(total), ms(longest), 100*share)
+	}
 }
 
 // startBenchGateway runs the real gateway program with two printers (hot
@@ -208,8 +344,10 @@ func startBenchGateway(b *testing.B, fault printersim.Fault) *testbin.Gateway {
 // on two simulators meanwhile. Each round (benchRounds) measures all three
 // and prints orders/s, p50 and p99, the CPU an order cost the endpoint and
 // this process (the POS clients, and the simulators while the gateway
-// prints on them), and the gateway's ratios to the ceiling; the metrics
-// are those of the last round. Run it with -benchtime 1x.
+// prints on them), the gateway's ratios to the ceiling, the stalls of
+// the ceiling and the gateway (loadResult.stalls, past the ceiling's
+// p99), and the gateway store's sync times; the metrics are those of the
+// last round. Run it with -benchtime 1x.
 func BenchmarkAcceptSideBySide(b *testing.B) {
 	d := benchSeconds()
 	ceiling, cPid := startCeiling(b, true)
@@ -232,16 +370,15 @@ func BenchmarkAcceptSideBySide(b *testing.B) {
 		st := readStoreTimings(b, g.Base).since(before)
 		fmt.Printf("\naccept, round %d of %d: %d POS clients, two-station orders, %s each\n", round, rounds, posClients, d)
 		fmt.Printf("  %-44s %9s %8s %8s %12s %14s\n", "endpoint", "orders/s", "p50 ms", "p99 ms", "CPU µs/order", "clients µs/ord")
-		for _, r := range []struct {
-			name string
-			r    loadResult
-		}{{"durable ceiling (append + shared fdatasync)", c}, {"HTTP only (no sync)", h}, {"storeprint-gateway, printing on two sims", gw}} {
+		for _, r := range []endpointResult{{"durable ceiling (append + shared fdatasync)", c}, {"HTTP only (no sync)", h}, {"storeprint-gateway, printing on two sims", gw}} {
 			fmt.Printf("  %-44s %9.0f %8.2f %8.2f %12.0f %14.0f\n", r.name, r.r.rate(), ms(r.r.p50), ms(r.r.p99), r.r.perOrder(r.r.cpu), r.r.perOrder(r.r.clients))
 		}
 		fmt.Printf("  gateway/ceiling: throughput %.2f (aim >= 0.80), p99 %.2fx (aim <= 1.25x); gateway/HTTP only: throughput %.2f\n",
 			gw.rate()/c.rate(), ms(gw.p99)/ms(c.p99), gw.rate()/h.rate())
-		fmt.Printf("  the gateway's store (its /metrics): %.0f syncs/s, %.1f updates each, a sync %.2f ms mean; an update answered %.2f ms after it was asked for, mean\n",
-			st.syncs/gw.elapsed.Seconds(), st.synced/st.syncs, 1000*st.syncSeconds/st.syncs, 1000*st.updateSeconds/st.updates)
+		printStalls(c.p99, endpointResult{"durable ceiling", c}, endpointResult{"storeprint-gateway", gw})
+		fmt.Printf("  the gateway's store (its /metrics): %.0f syncs/s, %.1f updates each, a sync %.2f ms mean, %.1f%% over 2.5 ms, %.2f%% over 10 ms; an update answered %.2f ms after it was asked for, mean\n",
+			st.syncs/gw.elapsed.Seconds(), st.synced/st.syncs, 1000*st.syncSeconds/st.syncs,
+			100*(st.syncs-st.syncsIn2_5ms)/st.syncs, 100*(st.syncs-st.syncsIn10ms)/st.syncs, 1000*st.updateSeconds/st.updates)
 	}
 	b.StopTimer()
 	b.ReportMetric(gw.rate(), "gateway-orders/s")
