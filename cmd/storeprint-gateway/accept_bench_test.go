@@ -293,6 +293,7 @@ type storeTimings struct {
 	// The syncs that took at most 2.5 ms, and at most 10 ms (the
 	// histogram's buckets).
 	syncsIn2_5ms, syncsIn10ms float64
+	printed                   float64 // tickets the two printers confirmed
 }
 
 func readStoreTimings(b *testing.B, base string) storeTimings {
@@ -305,13 +306,15 @@ func readStoreTimings(b *testing.B, base string) storeTimings {
 		updateSeconds: metricValue(b, text, "storeprint_storage_update_seconds_sum"),
 		syncsIn2_5ms:  metricValue(b, text, `storeprint_storage_sync_seconds_bucket{le="0.0025"}`),
 		syncsIn10ms:   metricValue(b, text, `storeprint_storage_sync_seconds_bucket{le="0.01"}`),
+		printed: metricValue(b, text, `storeprint_time_to_paper_seconds_count{printer="hot-1"}`) +
+			metricValue(b, text, `storeprint_time_to_paper_seconds_count{printer="cold-1"}`),
 	}
 }
 
 // since is what the timings gained after old.
 func (s storeTimings) since(old storeTimings) storeTimings {
 	return storeTimings{s.syncs - old.syncs, s.syncSeconds - old.syncSeconds, s.synced - old.synced, s.updates - old.updates, s.updateSeconds - old.updateSeconds,
-		s.syncsIn2_5ms - old.syncsIn2_5ms, s.syncsIn10ms - old.syncsIn10ms}
+		s.syncsIn2_5ms - old.syncsIn2_5ms, s.syncsIn10ms - old.syncsIn10ms, s.printed - old.printed}
 }
 
 // printStalls prints what stalls each endpoint had (see
@@ -373,6 +376,7 @@ func BenchmarkAcceptSideBySide(b *testing.B) {
 		for _, r := range []endpointResult{{"durable ceiling (append + shared fdatasync)", c}, {"HTTP only (no sync)", h}, {"storeprint-gateway, printing on two sims", gw}} {
 			fmt.Printf("  %-44s %9.0f %8.2f %8.2f %12.0f %14.0f\n", r.name, r.r.rate(), ms(r.r.p50), ms(r.r.p99), r.r.perOrder(r.r.cpu), r.r.perOrder(r.r.clients))
 		}
+		fmt.Printf("  the gateway printed %.0f tickets/s meanwhile (it accepted %.0f)\n", st.printed/gw.elapsed.Seconds(), 2*gw.rate())
 		fmt.Printf("  gateway/ceiling: throughput %.2f (aim >= 0.80), p99 %.2fx (aim <= 1.25x); gateway/HTTP only: throughput %.2f\n",
 			gw.rate()/c.rate(), ms(gw.p99)/ms(c.p99), gw.rate()/h.rate())
 		printStalls(c.p99, endpointResult{"durable ceiling", c}, endpointResult{"storeprint-gateway", gw})
