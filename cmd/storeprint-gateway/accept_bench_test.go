@@ -2,12 +2,14 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,6 +53,7 @@ type loadResult struct {
 	// and the printer simulators while the gateway prints on them.
 	clients time.Duration
 	spans   [][]span // each client's requests, in the order it sent them
+	ids     []string // what the requests answered were about (the order ids)
 }
 
 // endpointResult is a load's result on the endpoint named.
@@ -194,9 +197,36 @@ func orderBody(id string) []byte {
 }
 
 // postLoad posts orders to base+"/v1/orders" from posClients clients until
-// d has passed, or until limit orders were sent (limit > 0). Each order
-// id is prefix-n. Every answer must be a 201.
+// d has passed (d > 0) or limit orders were sent (limit > 0), whichever
+// comes first; one of them must be set. Each order id is prefix-n. Every
+// answer must be a 201.
 func postLoad(b *testing.B, base, prefix string, d time.Duration, limit int) loadResult {
+	b.Helper()
+	if d <= 0 && limit <= 0 {
+		b.Fatal("postLoad: neither a time nor a number of orders")
+	}
+	return load(b, d, limit, http.StatusCreated, func(n int) (string, string, []byte) {
+		id := fmt.Sprintf("%s-%d", prefix, n)
+		return id, base + "/v1/orders", orderBody(id)
+	})
+}
+
+// voidLoad voids the orders ids from posClients clients, as postLoad
+// posts them; every answer must be a 200.
+func voidLoad(b *testing.B, base string, ids []string) loadResult {
+	b.Helper()
+	body := []byte(`{"operator":"bench","reason":"the queue emptied"}`)
+	return load(b, 0, len(ids), http.StatusOK, func(n int) (string, string, []byte) {
+		id := ids[n-1]
+		return id, base + "/v1/orders/" + id + "/void", body
+	})
+}
+
+// load sends POST requests from posClients clients, each on its own
+// kept-alive connection, until d has passed (d > 0) or limit were sent
+// (limit > 0). req gives the n-th request (from 1): what it is about (the
+// order id), its URL and its JSON body. Every answer must be want.
+func load(b *testing.B, d time.Duration, limit, want int, req func(n int) (id, url string, body []byte)) loadResult {
 	b.Helper()
 	tr := &http.Transport{MaxIdleConnsPerHost: posClients, MaxConnsPerHost: posClients, IdleConnTimeout: time.Minute}
 	defer tr.CloseIdleConnections()
@@ -204,6 +234,7 @@ func postLoad(b *testing.B, base, prefix string, d time.Duration, limit int) loa
 	var next atomic.Int64
 	var failed atomic.Bool
 	spans := make([][]span, posClients)
+	ids := make([][]string, posClients)
 	done := make(chan struct{})
 	start := time.Now()
 	deadline := start.Add(d)
@@ -214,33 +245,35 @@ func postLoad(b *testing.B, base, prefix string, d time.Duration, limit int) loa
 			defer func() { spans[i] = mine }()
 			for !failed.Load() {
 				n := int(next.Add(1))
-				if (limit > 0 && n > limit) || (limit <= 0 && time.Now().After(deadline)) {
+				if (limit > 0 && n > limit) || (d > 0 && time.Now().After(deadline)) {
 					return
 				}
-				req, err := http.NewRequest("POST", base+"/v1/orders", strings.NewReader(string(orderBody(fmt.Sprintf("%s-%d", prefix, n)))))
+				id, url, body := req(n)
+				r, err := http.NewRequest("POST", url, bytes.NewReader(body))
 				if err != nil {
 					b.Error(err)
 					failed.Store(true)
 					return
 				}
-				req.Header.Set("Authorization", "Bearer "+token)
-				req.Header.Set("Content-Type", "application/json")
+				r.Header.Set("Authorization", "Bearer "+token)
+				r.Header.Set("Content-Type", "application/json")
 				t0 := time.Now()
-				resp, err := c.Do(req)
+				resp, err := c.Do(r)
 				if err == nil {
 					_, err = io.Copy(io.Discard, resp.Body)
 					resp.Body.Close()
 				}
 				mine = append(mine, span{t0.Sub(start), time.Since(t0)})
-				if err != nil || resp.StatusCode != http.StatusCreated {
+				if err != nil || resp.StatusCode != want {
 					code := 0
 					if resp != nil {
 						code = resp.StatusCode
 					}
-					b.Errorf("order %s-%d: %d %v", prefix, n, code, err)
+					b.Errorf("%s %s: %d %v", url, id, code, err)
 					failed.Store(true)
 					return
 				}
+				ids[i] = append(ids[i], id)
 			}
 		}()
 	}
@@ -257,7 +290,7 @@ func postLoad(b *testing.B, base, prefix string, d time.Duration, limit int) loa
 	if failed.Load() {
 		b.FailNow()
 	}
-	return loadResult{orders: len(all), elapsed: elapsed, p50: percentile(all, 0.50), p99: percentile(all, 0.99), spans: spans}
+	return loadResult{orders: len(all), elapsed: elapsed, p50: percentile(all, 0.50), p99: percentile(all, 0.99), spans: spans, ids: slices.Concat(ids...)}
 }
 
 // startCeiling runs the ceiling program (internal/ceiling) with its file
@@ -395,36 +428,54 @@ func BenchmarkAcceptSideBySide(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
-// BenchmarkAcceptBacklog measures the gateway's accept rate with nothing
-// waiting and again with 100,000 tickets waiting (both printers out of
-// paper, so nothing prints): the queue's size must not slow accepting
-// down. Between the two it fills the queue with the same load and
-// reports that rate too. Each round (benchRounds) starts a new gateway.
-// Run it with -benchtime 1x.
+// BenchmarkAcceptBacklog measures how the number of tickets waiting
+// changes the gateway's accept rate (both printers out of paper, so
+// nothing prints). It accepts from a new store (for benchSeconds, or until
+// a tenth of the tickets below wait, whichever comes first), fills the
+// queue to 100,000 waiting tickets with the same load and measures again.
+// Then it voids every order, which empties the queue but leaves the store
+// as large (larger: the voids are stored too), and measures once more. The
+// aim compares the full queue with the emptied one: the same store, with
+// and without 100,000 tickets waiting. The new store's rate shows what
+// the store's growth costs besides. Each round (benchRounds) starts a new
+// gateway. Run it with -benchtime 1x.
 func BenchmarkAcceptBacklog(b *testing.B) {
 	const waiting = 100000 // tickets: two per order
+	const nearlyEmpty = waiting / 10
 	d := benchSeconds()
 	rounds := b.N * benchRounds()
 	for round := 1; round <= rounds; round++ {
 		b.StopTimer()
 		g := startBenchGateway(b, printersim.FaultPaperEnd)
 		run := strconv.FormatInt(time.Now().UnixNano(), 36)
-		postLoad(b, g.Base, "warm-"+run, 0, 2*posClients)
+		warm := postLoad(b, g.Base, "warm-"+run, 0, 2*posClients)
 		b.StartTimer()
-		empty := postLoad(b, g.Base, "empty-"+run, d, 0)
-		sent := 2*posClients + empty.orders
-		fill := postLoad(b, g.Base, "fill-"+run, 0, max(0, waiting/2-sent))
+		fresh := postLoad(b, g.Base, "fresh-"+run, d, nearlyEmpty/2)
+		sent := len(warm.ids) + len(fresh.ids)
+		fill := postLoad(b, g.Base, "fill-"+run, 0, waiting/2-sent)
 		full := postLoad(b, g.Base, "full-"+run, d, 0)
 		b.StopTimer()
+		voids := voidLoad(b, g.Base, slices.Concat(warm.ids, fresh.ids, fill.ids, full.ids))
+		b.StartTimer()
+		emptied := postLoad(b, g.Base, "emptied-"+run, d, 0)
+		b.StopTimer()
 		fmt.Printf("\naccept with the queue growing, round %d of %d (printers out of paper, %d POS clients)\n", round, rounds, posClients)
-		fmt.Printf("  %-40s %9s %8s %8s\n", "queue", "orders/s", "p50 ms", "p99 ms")
-		fmt.Printf("  %-40s %9.0f %8.2f %8.2f\n", "empty", empty.rate(), ms(empty.p50), ms(empty.p99))
-		fmt.Printf("  %-40s %9.0f %8.2f %8.2f\n", fmt.Sprintf("filling to %d waiting tickets", waiting), fill.rate(), ms(fill.p50), ms(fill.p99))
-		fmt.Printf("  %-40s %9.0f %8.2f %8.2f\n", fmt.Sprintf("%d+ waiting tickets", waiting), full.rate(), ms(full.p50), ms(full.p99))
-		fmt.Printf("  full/empty: throughput %.2f (aim: no slowdown, about 1), p99 %.2fx\n", full.rate()/empty.rate(), ms(full.p99)/ms(empty.p99))
-		b.ReportMetric(empty.rate(), "empty-orders/s")
+		fmt.Printf("  %-52s %9s %8s %8s\n", "queue", "orders/s", "p50 ms", "p99 ms")
+		for _, r := range []endpointResult{
+			{fmt.Sprintf("a new store, to %d waiting tickets", 2*sent), fresh},
+			{fmt.Sprintf("filling to %d waiting tickets", waiting), fill},
+			{fmt.Sprintf("%d+ waiting tickets", 2*(sent+len(fill.ids))), full},
+			{fmt.Sprintf("(voiding those %d orders)", voids.orders), voids},
+			{"the same store, emptied: none waiting", emptied},
+		} {
+			fmt.Printf("  %-52s %9.0f %8.2f %8.2f\n", r.name, r.r.rate(), ms(r.r.p50), ms(r.r.p99))
+		}
+		fmt.Printf("  full/emptied: throughput %.2f (aim: no slowdown, about 1), p99 %.2fx; full/new store: throughput %.2f, p99 %.2fx\n",
+			full.rate()/emptied.rate(), ms(full.p99)/ms(emptied.p99), full.rate()/fresh.rate(), ms(full.p99)/ms(fresh.p99))
+		b.ReportMetric(fresh.rate(), "new-store-orders/s")
 		b.ReportMetric(full.rate(), "100k-waiting-orders/s")
-		b.ReportMetric(full.rate()/empty.rate(), "full/empty")
+		b.ReportMetric(emptied.rate(), "emptied-orders/s")
+		b.ReportMetric(full.rate()/emptied.rate(), "full/emptied")
 		b.ReportMetric(0, "ns/op")
 	}
 }
