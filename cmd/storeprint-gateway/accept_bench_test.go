@@ -202,17 +202,14 @@ func orderBody(id string) []byte {
 // answer must be a 201.
 func postLoad(b *testing.B, base, prefix string, d time.Duration, limit int) loadResult {
 	b.Helper()
-	if d <= 0 && limit <= 0 {
-		b.Fatal("postLoad: neither a time nor a number of orders")
-	}
 	return load(b, d, limit, http.StatusCreated, func(n int) (string, string, []byte) {
 		id := fmt.Sprintf("%s-%d", prefix, n)
 		return id, base + "/v1/orders", orderBody(id)
 	})
 }
 
-// voidLoad voids the orders ids from posClients clients, as postLoad
-// posts them; every answer must be a 200.
+// voidLoad voids the orders ids (at least one) from posClients clients, as
+// postLoad posts them; every answer must be a 200.
 func voidLoad(b *testing.B, base string, ids []string) loadResult {
 	b.Helper()
 	body := []byte(`{"operator":"bench","reason":"the queue emptied"}`)
@@ -224,10 +221,14 @@ func voidLoad(b *testing.B, base string, ids []string) loadResult {
 
 // load sends POST requests from posClients clients, each on its own
 // kept-alive connection, until d has passed (d > 0) or limit were sent
-// (limit > 0). req gives the n-th request (from 1): what it is about (the
-// order id), its URL and its JSON body. Every answer must be want.
+// (limit > 0), whichever comes first; one of them must be set. req gives
+// the n-th request (from 1): what it is about (the order id), its URL and
+// its JSON body. Every answer must be want.
 func load(b *testing.B, d time.Duration, limit, want int, req func(n int) (id, url string, body []byte)) loadResult {
 	b.Helper()
+	if d <= 0 && limit <= 0 {
+		b.Fatal("load: neither a time nor a number of requests")
+	}
 	tr := &http.Transport{MaxIdleConnsPerHost: posClients, MaxConnsPerHost: posClients, IdleConnTimeout: time.Minute}
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr, Timeout: 60 * time.Second}
