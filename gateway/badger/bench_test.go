@@ -11,6 +11,7 @@ import (
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/gateway/badger"
 )
 
 // BenchmarkDB_Update measures durable updates from concurrent writers,
@@ -71,7 +72,7 @@ func BenchmarkDB_Order(b *testing.B) {
 	now := time.Now()
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0, start := processCPU(), time.Now()
+	cpu0, start := badger.ProcessCPU(), time.Now()
 	for range 16 {
 		wg.Go(func() {
 			for {
@@ -108,7 +109,7 @@ func BenchmarkDB_Order(b *testing.B) {
 		})
 	}
 	wg.Wait()
-	el, cpu := time.Since(start), processCPU()-cpu0
+	el, cpu := time.Since(start), badger.ProcessCPU()-cpu0
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/el.Seconds(), "orders/s")
 	if cpu > 0 {

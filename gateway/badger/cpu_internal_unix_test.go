@@ -1,6 +1,6 @@
 //go:build !windows
 
-package badger_test
+package badger
 
 import (
 	"syscall"
@@ -15,3 +15,6 @@ func processCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// ProcessCPU is processCPU for the external tests.
+var ProcessCPU = processCPU
