@@ -92,7 +92,8 @@ windows: ## cross-compile and vet for Windows
 bench: ## benchmarks, in minutes: gateway accept side by side with a durable ceiling, accept with 100,000 waiting, memory after a burst, idle CPU, store size and retention, cloud ingest, sync frames read and written, sync replay and idle links, HQ at a small chain scale (BENCH_SMALL_*; make bench-scale for the full size)
 	$(GO) test -run '^$$' -bench 'BenchmarkAccept(SideBySide|Backlog)$$|BenchmarkBurstRSS|BenchmarkIdleCPU' -benchtime 1x -count 1 -timeout 30m ./cmd/storeprint-gateway/
 	$(GO) test -run '^$$' -bench 'BenchmarkAcceptOrders|BenchmarkTimeToPaper' -benchtime 3s -count 1 ./cmd/storeprint-gateway/
-	$(GO) test -run '^$$' -bench . -benchtime 3s -count 1 ./gateway/badger/
+	$(GO) test -run '^$$' -bench 'BenchmarkDB_Update$$' -benchtime 3s -count 1 ./gateway/badger/
+	$(GO) test -run '^$$' -bench 'BenchmarkDB_Order$$|BenchmarkBadgerFloor' -benchtime 100000x -count 1 ./gateway/badger/
 	$(GO) test -run '^$$' -bench 'BenchmarkBytesPerTask|BenchmarkRetention' -benchtime 1x -count 1 -timeout 60m ./gateway/
 	$(GO) test -run '^$$' -bench 'BenchmarkIngest/(first-delivery|replay)/batch' -benchtime 50x -count 1 ./cloud/postgres/
 	$(GO) test -run '^$$' -bench 'BenchmarkIngest/first-delivery/many' -benchtime 4000x -count 1 ./cloud/postgres/
