@@ -18,10 +18,13 @@ import (
 // every id the floor writes, so each order's keys and values keep their size.
 const floorID = "b000000000"
 
+// orderItems are the items of putOrder's order, one for each station.
+var orderItems = []storeprint.Item{{Name: "宫保鸡丁", Qty: 1, Station: "hot", Note: "少辣"}, {Name: "凉拌黄瓜", Qty: 2, Station: "cold"}}
+
 // putOrder makes the update an accepted two-station order makes: the
 // lookups that find it new, its tasks and its record (BenchmarkDB_Order).
 func putOrder(tx gateway.Tx, id string, now time.Time) error {
-	items := []storeprint.Item{{Name: "宫保鸡丁", Qty: 1, Station: "hot", Note: "少辣"}, {Name: "凉拌黄瓜", Qty: 2, Station: "cold"}}
+	items := orderItems
 	if _, err := tx.Order(id); gateway.ErrorCode(err) != gateway.ENOTFOUND {
 		return fmt.Errorf("order %s: %v", id, err)
 	}
@@ -41,6 +44,9 @@ func putOrder(tx gateway.Tx, id string, now time.Time) error {
 	}
 	return tx.PutOrder(rec)
 }
+
+// PutOrder is putOrder for the external tests (BenchmarkDB_Order).
+var PutOrder = putOrder
 
 // entry is a key and its value.
 type entry struct{ k, v []byte }
