@@ -53,8 +53,13 @@ type loadResult struct {
 	// clients is the CPU of this process meanwhile: the POS clients,
 	// and the printer simulators while the gateway prints on them.
 	clients time.Duration
-	spans   [][]span // each client's requests, in the order it sent them
-	ids     []string // what the requests answered were about (the order ids)
+	// lag99 is, for a paced load, the p99 of how late the clients sent
+	// a request after it was due: the load generator's own lateness
+	// (timer wake-ups, or a client still waiting on its last answer),
+	// counted in p50 and p99.
+	lag99 time.Duration
+	spans [][]span // each client's requests, in the order it sent them
+	ids   []string // what the requests answered were about (the order ids)
 }
 
 // endpointResult is a load's result on the endpoint named.
@@ -225,7 +230,19 @@ func orderBody(id string) []byte {
 // answer must be a 201.
 func postLoad(b *testing.B, base, prefix string, d time.Duration, limit int) loadResult {
 	b.Helper()
-	return load(b, d, limit, http.StatusCreated, func(n int) (string, string, []byte) {
+	return postLoadEvery(b, base, prefix, d, limit, 0)
+}
+
+// postLoadAt posts orders as postLoad does for d, paced at rate orders a
+// second (see load).
+func postLoadAt(b *testing.B, base, prefix string, d time.Duration, rate float64) loadResult {
+	b.Helper()
+	return postLoadEvery(b, base, prefix, d, 0, time.Duration(float64(time.Second)/rate))
+}
+
+func postLoadEvery(b *testing.B, base, prefix string, d time.Duration, limit int, every time.Duration) loadResult {
+	b.Helper()
+	return load(b, d, limit, http.StatusCreated, every, func(n int) (string, string, []byte) {
 		id := fmt.Sprintf("%s-%d", prefix, n)
 		return id, base + "/v1/orders", orderBody(id)
 	})
@@ -236,7 +253,7 @@ func postLoad(b *testing.B, base, prefix string, d time.Duration, limit int) loa
 func voidLoad(b *testing.B, base string, ids []string) loadResult {
 	b.Helper()
 	body := []byte(`{"operator":"bench","reason":"the queue emptied"}`)
-	return load(b, 0, len(ids), http.StatusOK, func(n int) (string, string, []byte) {
+	return load(b, 0, len(ids), http.StatusOK, 0, func(n int) (string, string, []byte) {
 		id := ids[n-1]
 		return id, base + "/v1/orders/" + id + "/void", body
 	})
@@ -247,7 +264,14 @@ func voidLoad(b *testing.B, base string, ids []string) loadResult {
 // (limit > 0), whichever comes first; one of them must be set. req gives
 // the n-th request (from 1): what it is about (the order id), its URL and
 // its JSON body. Every answer must be want.
-func load(b *testing.B, d time.Duration, limit, want int, req func(n int) (id, url string, body []byte)) loadResult {
+//
+// With every 0 each client sends its next request as soon as its last is
+// answered. With every > 0 the load is paced: the n-th request is due
+// every*(n-1) after the start, a client waits for it to be due, and its
+// time is counted from when it was due, not from when a client was free
+// to send it, so that an endpoint that falls behind shows as slow answers
+// rather than as fewer requests.
+func load(b *testing.B, d time.Duration, limit, want int, every time.Duration, req func(n int) (id, url string, body []byte)) loadResult {
 	b.Helper()
 	if d <= 0 && limit <= 0 {
 		b.Fatal("load: neither a time nor a number of requests")
@@ -259,6 +283,7 @@ func load(b *testing.B, d time.Duration, limit, want int, req func(n int) (id, u
 	var failed atomic.Bool
 	spans := make([][]span, posClients)
 	ids := make([][]string, posClients)
+	lags := make([][]time.Duration, posClients)
 	done := make(chan struct{})
 	start := time.Now()
 	deadline := start.Add(d)
@@ -269,7 +294,10 @@ func load(b *testing.B, d time.Duration, limit, want int, req func(n int) (id, u
 			defer func() { spans[i] = mine }()
 			for !failed.Load() {
 				n := int(next.Add(1))
-				if (limit > 0 && n > limit) || (d > 0 && time.Now().After(deadline)) {
+				// A paced load sends every request due within d, however
+				// late: an endpoint that falls behind takes longer.
+				due := time.Duration(n-1) * every
+				if (limit > 0 && n > limit) || (d > 0 && every == 0 && time.Now().After(deadline)) || (d > 0 && every > 0 && due >= d) {
 					return
 				}
 				id, url, body := req(n)
@@ -282,6 +310,11 @@ func load(b *testing.B, d time.Duration, limit, want int, req func(n int) (id, u
 				r.Header.Set("Authorization", "Bearer "+token)
 				r.Header.Set("Content-Type", "application/json")
 				t0 := time.Now()
+				if every > 0 {
+					t0 = start.Add(due)
+					time.Sleep(time.Until(t0))
+					lags[i] = append(lags[i], time.Since(t0))
+				}
 				resp, err := c.Do(r)
 				if err == nil {
 					_, err = io.Copy(io.Discard, resp.Body)
@@ -314,7 +347,8 @@ func load(b *testing.B, d time.Duration, limit, want int, req func(n int) (id, u
 	if failed.Load() {
 		b.FailNow()
 	}
-	return loadResult{orders: len(all), elapsed: elapsed, p50: percentile(all, 0.50), p99: percentile(all, 0.99), spans: spans, ids: slices.Concat(ids...)}
+	lag := slices.Concat(lags...)
+	return loadResult{orders: len(all), elapsed: elapsed, p50: percentile(all, 0.50), p99: percentile(all, 0.99), lag99: percentile(lag, 0.99), spans: spans, ids: slices.Concat(ids...)}
 }
 
 // startCeiling runs the ceiling program (internal/ceiling) with its file
@@ -460,6 +494,47 @@ func BenchmarkAcceptSideBySide(b *testing.B) {
 	b.ReportMetric(h.rate(), "http-only-orders/s")
 	b.ReportMetric(gw.rate()/c.rate(), "throughput-ratio")
 	b.ReportMetric(ms(gw.p99)/ms(c.p99), "p99-ratio")
+	b.ReportMetric(0, "ns/op")
+}
+
+// paceFractions are the shares of the ceiling's most orders/s at which
+// BenchmarkAcceptAtRates offers both endpoints the same paced load.
+var paceFractions = []float64{0.1, 0.25, 0.5, 0.8}
+
+// BenchmarkAcceptAtRates compares the durable ceiling and the real
+// gateway (printing on two simulators) at the same offered loads, below
+// saturation: it measures the ceiling's most orders/s as
+// BenchmarkAcceptSideBySide does, then offers each endpoint in turn a
+// paced load (see load) at each of paceFractions of that, and prints the
+// orders/s each achieved with its p50 and p99 counted from when each
+// order was due, the p99 of how late the clients sent them (the load
+// generator's share of those times), and the gateway's p99 over the
+// ceiling's. It says how
+// the gateway answers at the loads below its saturation, where the
+// side-by-side's closed loop measures it saturated. Run it with
+// -benchtime 1x; STOREPRINT_BENCH_SECONDS sets each load's length.
+func BenchmarkAcceptAtRates(b *testing.B) {
+	d := benchSeconds()
+	ceiling, _ := startCeiling(b, true)
+	g := startBenchGateway(b, printersim.FaultNone)
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	postLoad(b, ceiling, "warm-c-"+run, 0, 2*posClients)
+	postLoad(b, g.Base, "warm-g-"+run, 0, 2*posClients)
+	b.ResetTimer()
+	most := postLoad(b, ceiling, "most-"+run, d, 0).rate()
+	fmt.Printf("\naccept at paced loads: the ceiling's most is %.0f orders/s (16 POS clients, as fast as answered, %s); each load below for %s, times in ms counted from when each order was due (sent late: the p99 of how late the POS clients sent it)\n", most, d, d)
+	fmt.Printf("  %-8s %9s | %-38s | %-38s | %s\n", "share", "offered", "ceiling: orders/s, p50, p99, sent late", "gateway: orders/s, p50, p99, sent late", "gateway p99 / ceiling's")
+	for i, f := range paceFractions {
+		rate := f * most
+		prefix := fmt.Sprintf("p%d-%s", i, run)
+		c := postLoadAt(b, ceiling, prefix, d, rate)
+		gw := postLoadAt(b, g.Base, prefix, d, rate)
+		fmt.Printf("  %-8.2f %9.0f | %9.0f %8.2f %9.2f %9.2f | %9.0f %8.2f %9.2f %9.2f | %.2fx\n",
+			f, rate, c.rate(), ms(c.p50), ms(c.p99), ms(c.lag99), gw.rate(), ms(gw.p50), ms(gw.p99), ms(gw.lag99), ms(gw.p99)/ms(c.p99))
+		b.ReportMetric(ms(gw.p99)/ms(c.p99), fmt.Sprintf("p99-ratio-at-%.2f", f))
+	}
+	b.StopTimer()
+	b.ReportMetric(most, "ceiling-orders/s")
 	b.ReportMetric(0, "ns/op")
 }
 
