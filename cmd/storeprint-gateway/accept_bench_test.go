@@ -509,10 +509,10 @@ var paceFractions = []float64{0.1, 0.25, 0.5, 0.8}
 // orders/s each achieved with its p50 and p99 counted from when each
 // order was due, the p99 of how late the clients sent them (the load
 // generator's share of those times), and the gateway's p99 over the
-// ceiling's. It says how
-// the gateway answers at the loads below its saturation, where the
-// side-by-side's closed loop measures it saturated. Run it with
-// -benchtime 1x; STOREPRINT_BENCH_SECONDS sets each load's length.
+// ceiling's. It says how the gateway answers at loads below its
+// saturation, where the side-by-side's closed loop measures it
+// saturated. Run it with -benchtime 1x; STOREPRINT_BENCH_SECONDS sets
+// each load's length.
 func BenchmarkAcceptAtRates(b *testing.B) {
 	d := benchSeconds()
 	ceiling, _ := startCeiling(b, true)

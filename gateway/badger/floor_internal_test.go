@@ -24,7 +24,6 @@ var orderItems = []storeprint.Item{{Name: "宫保鸡丁", Qty: 1, Station: "hot"
 // putOrder makes the update an accepted two-station order makes: the
 // lookups that find it new, its tasks and its record (BenchmarkDB_Order).
 func putOrder(tx gateway.Tx, id string, now time.Time) error {
-	items := orderItems
 	if _, err := tx.Order(id); gateway.ErrorCode(err) != gateway.ENOTFOUND {
 		return fmt.Errorf("order %s: %v", id, err)
 	}
@@ -35,7 +34,7 @@ func putOrder(tx gateway.Tx, id string, now time.Time) error {
 			return fmt.Errorf("task %s: %v", no, err)
 		}
 		t := &gateway.Task{TaskNo: no, OrderID: id, Station: st, PrinterID: st + "-1", FirstPrinter: st + "-1",
-			Status: storeprint.StatusQueued, Source: storeprint.SourcePOS, Table: "A1", Items: items[j : j+1],
+			Status: storeprint.StatusQueued, Source: storeprint.SourcePOS, Table: "A1", Items: orderItems[j : j+1],
 			Seq: tx.NextTaskSeq(), CreatedAt: now, NextAt: now}
 		if err := tx.PutTask(t); err != nil {
 			return err
@@ -119,8 +118,7 @@ const floorCommit = 6
 // BenchmarkBadgerFloor is the least Badger itself costs an order, with
 // nothing of the store's own around it: no lookups, no encoding, no
 // digest, and no sync at all. One writer commits floorCommit orders a
-// transaction on the store's Badger options; reads of the store's
-// metrics are left out. Set beside BenchmarkDB_Order (the store, synced)
+// transaction on the store's Badger options. Set beside BenchmarkDB_Order (the store, synced)
 // and the durable ceiling's CPU an order in BenchmarkAcceptSideBySide, it
 // says how much of the store's cost is Badger's, and what a format would
 // save:
@@ -129,42 +127,44 @@ const floorCommit = 6
 //     (orderEntries: its tasks, events, record and index entries, with the
 //     id and sequence numbers made each order's own, and the store's
 //     counters once a commit);
-//   - one-value: the same bytes as one entry an order, and then a half
-//     and a quarter of them: what Badger costs per entry, and per byte.
+//   - one-value: the same bytes as one entry an order (the order's
+//     entries, not the counters), and then a half and a quarter of them:
+//     what Badger costs per entry, and per byte.
 func BenchmarkBadgerFloor(b *testing.B) {
-	es := orderEntries(b)
-	var n int
-	for _, e := range es {
-		n += len(e.k) + len(e.v)
+	var own, meta []entry
+	for _, e := range orderEntries(b) {
+		if e.k[0] == spaceMeta {
+			meta = append(meta, e)
+		} else {
+			own = append(own, e)
+		}
+	}
+	var v []byte
+	for _, e := range own {
+		v = append(append(v, e.k...), e.v...)
 	}
 	b.Run("entries", func(b *testing.B) {
-		badgerFloor(b, func(id []byte, seq uint64) []entry { return ownEntries(es, id, seq) })
+		badgerFloor(b, meta, func(id []byte, seq uint64) []entry { return ownEntries(own, id, seq) })
 	})
-	for _, size := range []int{n, n / 2, n / 4} {
+	for _, size := range []int{len(v), len(v) / 2, len(v) / 4} {
 		b.Run(fmt.Sprintf("one-value-%dB", size), func(b *testing.B) {
-			v := make([]byte, 0, n)
-			for _, e := range es {
-				v = append(append(v, e.k...), e.v...)
-			}
-			v = v[:size-len(key(spaceOrder, floorID))]
-			badgerFloor(b, func(id []byte, _ uint64) []entry {
+			v := v[:size-len(key(spaceOrder, floorID))]
+			badgerFloor(b, meta, func(id []byte, _ uint64) []entry {
 				return []entry{{key(spaceOrder, string(id)), bytes.ReplaceAll(v, []byte(floorID), id)}}
 			})
 		})
 	}
 }
 
-// ownEntries is es made order id's own: the id swapped into every key
-// and value, and keys numbered by a sequence (events, the queue, the
-// status index) numbered from seq. The store's counters (its meta keys)
-// are left out: badgerFloor writes them once a commit.
+// ownEntries is es (an order's entries, without the store's counters)
+// made order id's own: the id swapped into every key and value, and keys
+// numbered by a sequence (events, the queue, the status index) numbered
+// from seq.
 func ownEntries(es []entry, id []byte, seq uint64) []entry {
 	out := make([]entry, 0, len(es))
 	for _, e := range es {
 		k := bytes.ReplaceAll(e.k, []byte(floorID), id)
 		switch e.k[0] {
-		case spaceMeta:
-			continue
 		case spaceEvent, spaceQueue, spaceStatus:
 			k = binary.BigEndian.AppendUint64(k[:len(k)-8], seq)
 			seq++
@@ -175,22 +175,17 @@ func ownEntries(es []entry, id []byte, seq uint64) []entry {
 }
 
 // badgerFloor commits b.N orders, each the entries order makes for its
-// id and a sequence number of its own, floorCommit orders a transaction
-// and the store's meta keys once with each, without syncing; it reports
+// id and a sequence number of its own (each order's numbers 16 apart,
+// more than one order uses), floorCommit orders a transaction and the
+// store's counters (meta) once with each, without syncing; it reports
 // orders/s, the CPU of this process an order cost, and the bytes an order
 // wrote.
-func badgerFloor(b *testing.B, order func(id []byte, seq uint64) []entry) {
+func badgerFloor(b *testing.B, meta []entry, order func(id []byte, seq uint64) []entry) {
 	db, err := bdg.Open(badgerOptions(b.TempDir(), Options{MinFreeBytes: 1}.withDefaults(), false).WithSyncWrites(false))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	var meta []entry
-	for _, e := range orderEntries(b) {
-		if e.k[0] == spaceMeta {
-			meta = append(meta, e)
-		}
-	}
 	var size int
 	b.ResetTimer()
 	cpu0, start := processCPU(), time.Now()
