@@ -14,6 +14,7 @@ import (
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/gateway/badger"
+	"github.com/storeprint/storeprint/internal/clock"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 	"github.com/storeprint/storeprint/printerdrivers/tcp"
 	"github.com/storeprint/storeprint/sync"
@@ -23,6 +24,7 @@ import (
 // play the link's part) on a real store and a simulated printer.
 type linked struct {
 	g     *gateway.Gateway
+	prev  *gateway.Gateway // the process before g, on the same store
 	sim   *printersim.Printer
 	store *badger.DB
 	dir   string
@@ -30,6 +32,12 @@ type linked struct {
 }
 
 func setupLinked(t *testing.T, grace time.Duration) *linked {
+	t.Helper()
+	return setupLinkedClock(t, grace, clock.Real{})
+}
+
+// setupLinkedClock is setupLinked on the clock clk.
+func setupLinkedClock(t *testing.T, grace time.Duration, clk clock.Clock) *linked {
 	t.Helper()
 	sim, err := printersim.New(printersim.Options{})
 	if err != nil {
@@ -58,13 +66,20 @@ func setupLinked(t *testing.T, grace time.Duration) *linked {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	g, err := gateway.New(cfg, store, map[string]gateway.Printer{"hot-1": tcp.New(cfg.Printers[0], cfg.StoreID)}, gateway.Options{
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), StartupGrace: grace,
-	})
-	if err != nil {
-		t.Fatal(err)
+	newGateway := func() *gateway.Gateway {
+		g, err := gateway.New(cfg, store, map[string]gateway.Printer{"hot-1": tcp.New(cfg.Printers[0], cfg.StoreID)}, gateway.Options{
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), StartupGrace: grace, Clock: clk,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
 	}
-	l := &linked{g: g, sim: sim, store: store, dir: dir}
+	// The gateway process before this one, on the same data dir: what it
+	// accepted, this one carried over (see carry).
+	prev := newGateway()
+	l := &linked{g: newGateway(), prev: prev, sim: sim, store: store, dir: dir}
+	g := l.g
 	l.run = func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
@@ -74,9 +89,23 @@ func setupLinked(t *testing.T, grace time.Duration) *linked {
 	return l
 }
 
+// order accepts an order of one hot ticket in this gateway process.
 func (l *linked) order(t *testing.T, id string) string {
 	t.Helper()
-	if _, _, err := l.g.AcceptOrder(context.Background(), &storeprint.Order{OrderID: id, Items: []storeprint.Item{{Name: "面", Qty: 1, Station: "hot"}}}, storeprint.SourcePOS); err != nil {
+	return accept(t, l.g, id)
+}
+
+// carry accepts an order of one hot ticket in the process before this
+// one: a ticket this gateway carried over from before its start, which
+// the start-up hold holds (a ticket this process accepted prints at once).
+func (l *linked) carry(t *testing.T, id string) string {
+	t.Helper()
+	return accept(t, l.prev, id)
+}
+
+func accept(t *testing.T, g *gateway.Gateway, id string) string {
+	t.Helper()
+	if _, _, err := g.AcceptOrder(context.Background(), &storeprint.Order{OrderID: id, Items: []storeprint.Item{{Name: "面", Qty: 1, Station: "hot"}}}, storeprint.SourcePOS); err != nil {
 		t.Fatal(err)
 	}
 	return storeprint.TaskNo(id, "hot")
@@ -113,9 +142,21 @@ func cloudState(taskNo string, status storeprint.Status, attempt int) sync.TaskE
 // done does not print again, and printing goes on after.
 func TestGateway_StartupHold(t *testing.T) {
 	t.Parallel()
-	l := setupLinked(t, time.Hour)
-	carried := l.order(t, "a")
+	clk := clock.NewFake(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	l := setupLinkedClock(t, time.Hour, clk)
+	carried := l.carry(t, "a")
 	l.run()
+	// The grace's timer and the worker's next look at its queue: the
+	// worker has been through the queue once, and the carried ticket is
+	// still waiting.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := clk.WaitTimers(ctx, 2); err != nil {
+		t.Fatalf("the worker never came to wait: %v (%d timers)", err, clk.Timers())
+	}
+	if task := l.status(t, carried); task.Status != storeprint.StatusQueued || len(l.sim.Printed()) != 0 {
+		t.Fatalf("got %s with %d on paper, want the carried ticket held until the cloud has spoken", task.Status, len(l.sim.Printed()))
+	}
 	rest, err := l.g.ApplyStates(context.Background(), []sync.TaskEvent{cloudState(carried, storeprint.StatusDone, 1)})
 	if err != nil || len(rest) != 0 {
 		t.Fatalf("got %v %v", rest, err)
@@ -139,7 +180,7 @@ func TestGateway_StartupHold(t *testing.T) {
 func TestGateway_StartupGrace(t *testing.T) {
 	t.Parallel()
 	l := setupLinked(t, 50*time.Millisecond)
-	no := l.order(t, "a")
+	no := l.carry(t, "a")
 	l.run()
 	if got := waitPaper(t, l.sim, 1); got[0].TaskNo != no {
 		t.Fatalf("got %v", got)
