@@ -21,6 +21,11 @@ type Store interface {
 	// its caller afresh on each run, never append to or count into
 	// variables from outside, and do nothing but read and write the
 	// transaction (no I/O, no wake-ups: those go after Update returns).
+	//
+	// An update made with a context from WithoutSync needs no sync of its
+	// own: it is answered once committed, the updates after it see it,
+	// and it becomes durable, and seen by View, with the next update's
+	// sync, or on its own at most a second later.
 	Update(ctx context.Context, fn func(Tx) error) error
 	// View runs fn in a read-only snapshot.
 	View(ctx context.Context, fn func(ReadTx) error) error
@@ -175,4 +180,21 @@ type Failover struct {
 	Acknowledged bool            `json:"acknowledged"`   // a person saw it
 	AckBy        string          `json:"ack_by,omitempty"`
 	AckAt        *time.Time      `json:"ack_at,omitempty"`
+}
+
+type withoutSyncKey struct{}
+
+// WithoutSync marks the updates made with the context as needing no sync
+// of their own (see Store.Update): a transition whose loss in a power cut
+// the promise does not mind, because the state before it is safe to find
+// again (a lease, a receipt's "submitted", the cloud's acknowledgement),
+// rides on the sync of the update that follows it.
+func WithoutSync(ctx context.Context) context.Context {
+	return context.WithValue(ctx, withoutSyncKey{}, true)
+}
+
+// SyncDeferred reports whether ctx comes from WithoutSync.
+func SyncDeferred(ctx context.Context) bool {
+	v, _ := ctx.Value(withoutSyncKey{}).(bool)
+	return v
 }

@@ -146,9 +146,6 @@ type DB struct {
 	syncQ    chan syncJob // commits to sync, then answer; see syncer
 	viewMu   stdsync.Mutex
 	view     *view // what readers read: the newest synced commit; see View
-	witMu    stdsync.Mutex
-	witNext  *syncJob      // the newest synced commit not yet witnessed
-	witKick  chan struct{} // witNext is set; see witnesser
 	dirMu    stdsync.Mutex
 	dirAt    int64        // the data dir's stamp when it was last synced
 	syncHook func() error // tests: runs before each commit's sync; an error fails it
@@ -156,6 +153,7 @@ type DB struct {
 	refused  []refusal // updates that failed, to answer after the syncs before them; owned by the writer
 	health   atomic.Pointer[error]
 	onHealth atomic.Pointer[func()]
+	onQuiet  atomic.Pointer[func()]
 	healthMu stdsync.Mutex
 	// failedAt is the last commit (Gen) before the latest storage error:
 	// only the witness of a later commit says storage works again.
@@ -177,6 +175,10 @@ type request struct {
 	ctx  context.Context
 	fn   func(gateway.Tx) error
 	done chan error
+	// lazy: the update needs no sync of its own (gateway.WithoutSync). It
+	// is answered once committed, and synced with the next update that
+	// needs a sync, or at most idleSync later (see syncer).
+	lazy bool
 }
 
 // Per-entry overhead Badger counts against a transaction, with room.
@@ -227,7 +229,6 @@ func Open(dir string, opts Options) (*DB, error) {
 		reqs:    make(chan *request, 4*opts.MaxBatch),
 		excl:    make(chan func()),
 		syncQ:   make(chan syncJob, syncAhead),
-		witKick: make(chan struct{}, 1),
 		closing: make(chan struct{}),
 	}
 	d.compact.db = bdb
@@ -279,10 +280,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	d.peak.Store(d.cmt.Keys)
 	d.readDisk()
 	d.dirAt, _ = dirStamp(d.dir)
-	d.wg.Add(4)
+	d.wg.Add(3)
 	go d.writer()
 	go d.syncer()
-	go d.witnesser()
 	go d.gc()
 	return d, nil
 }
@@ -453,7 +453,7 @@ func (d *DB) Update(ctx context.Context, fn func(gateway.Tx) error) error {
 	if d.opts.Observer != nil {
 		t0 = time.Now()
 	}
-	req := &request{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	req := &request{ctx: ctx, fn: fn, done: make(chan error, 1), lazy: gateway.SyncDeferred(ctx)}
 	select {
 	case d.reqs <- req:
 	case <-d.closing:
@@ -578,6 +578,12 @@ func (d *DB) Health() error {
 // found, its reason changed, trouble over): the LAN page's live updates
 // follow the disk with it.
 func (d *DB) OnHealthChange(fn func()) { d.onHealth.Store(&fn) }
+
+// OnQuietSync sets a function called after a sync that no update waited
+// for (see syncer) let readers see commits of updates that needed no
+// sync of their own: their callers were answered before readers could
+// see them, so whatever follows the store learns of them here.
+func (d *DB) OnQuietSync(fn func()) { d.onQuiet.Store(&fn) }
 
 // fail records a storage error seen after commit gen.
 func (d *DB) fail(gen uint64, err error) {
@@ -841,12 +847,12 @@ func (d *DB) commitSome(batch []*request) ([]*request, int) {
 		}
 		t := &tx{txn: txn, overlay: map[string]write{}, read: map[string][]byte{}, ctr: ctr, from: ctr, now: d.opts.Now}
 		if err := callFn(r.fn, t); err != nil {
-			d.refused = append(d.refused, refusal{r, err})
+			d.refuse(r, err)
 			continue
 		}
 		s, c := t.size()
 		if s > d.txnBytes || c > d.txnCount || int64(t.largest()) >= valueThreshold(d.opts.MemtableSize) {
-			d.refused = append(d.refused, refusal{r, gateway.Errorf(gateway.ETOOLARGE, "update too large to store in one transaction (%d bytes)", s)})
+			d.refuse(r, gateway.Errorf(gateway.ETOOLARGE, "update too large to store in one transaction (%d bytes)", s))
 			continue
 		}
 		if size+s > d.txnBytes || count+c > d.txnCount {
@@ -859,7 +865,7 @@ func (d *DB) commitSome(batch []*request) ([]*request, int) {
 		if err := t.flush(&next); err != nil {
 			// The transaction may hold part of this update: drop it and
 			// run the accepted updates again without this one.
-			d.refused = append(d.refused, refusal{r, fmt.Errorf("stage update: %w", err)})
+			d.refuse(r, fmt.Errorf("stage update: %w", err))
 			return append(accepted, batch[i+1:]...), 0
 		}
 		size, count = size+s, count+c
@@ -870,7 +876,7 @@ func (d *DB) commitSome(batch []*request) ([]*request, int) {
 		return rest, 0
 	}
 	cmt.Gen++
-	err := setCounters(txn, ctr)
+	err := setChangedCounters(txn, ctr, d.ctr)
 	if err == nil {
 		err = txn.Set(metaCommit, cmt.encode())
 	}
@@ -895,9 +901,30 @@ func (d *DB) commitSome(batch []*request) ([]*request, int) {
 	// The view of this commit: opened here, before the writer commits
 	// anything else, so it holds this commit and those before it only.
 	view := d.db.NewTransaction(false)
-	d.syncQ <- syncJob{commit: true, cmt: cmt, ctr: ctr, at: d.opts.Now(), reqs: accepted, refused: d.refused, view: view}
+	// Updates that need no sync of their own are answered now; the rest
+	// once synced.
+	durable := accepted[:0]
+	for _, r := range accepted {
+		if r.lazy {
+			r.done <- nil
+		} else {
+			durable = append(durable, r)
+		}
+	}
+	d.syncQ <- syncJob{commit: true, cmt: cmt, ctr: ctr, at: d.opts.Now(), reqs: durable, refused: d.refused, view: view}
 	d.refused = nil
 	return rest, size
+}
+
+// refuse answers an update that failed: at once if it needs no sync of
+// its own, else after the sync of the commits before it, which it may
+// have read (see syncJob).
+func (d *DB) refuse(r *request, err error) {
+	if r.lazy {
+		r.done <- err
+		return
+	}
+	d.refused = append(d.refused, refusal{r, err})
 }
 
 // badgerCommit commits txn, holding n updates. Where Badger syncs its log
@@ -937,130 +964,229 @@ type refusal struct {
 	err error
 }
 
+// idleSync is the longest a commit waits for a sync when no update asks
+// for one: a commit of updates that need no sync of their own
+// (gateway.WithoutSync), and the witness of the newest synced commit.
+const idleSync = time.Second
+
 // syncer syncs the commits, with the new files' directory entries, lets
-// readers see them (the newest's view), answers their updates, and gives
-// the newest to the witnesser. The writer goes on committing meanwhile:
-// one sync covers every commit waiting when it starts (group commit), and
-// commits are synced and answered in the order they were made.
+// readers see them (the newest's view) and answers their updates. The
+// writer goes on committing meanwhile: one sync covers every commit
+// waiting when it starts (group commit), and commits are synced and
+// answered in the order they were made.
+//
+// A commit whose updates need no sync of their own (their answers went
+// out when they were committed) waits for the next commit that does, and
+// rides on its sync; when none comes within idleSync it is synced on its
+// own.
+//
+// The witness rides on the syncs too (see flush): a sync writes it, in
+// the same flush as Badger's log, with the newest commit synced before,
+// once that commit has waited idleSync/2 for it; a quiet store writes it
+// after its last sync, at most idleSync after that commit was answered.
+// So a busy store writes its witness about twice a second, never once a
+// commit, and a store printing a ticket now and then no more often than
+// it syncs its log. The witness is never ahead of the store: a power cut
+// leaves the store ahead of its witness by at most the commits of the
+// last second, which is sound; only their loss could go unseen. Close
+// records the last commit before it returns.
 func (d *DB) syncer() {
 	defer d.wg.Done()
-	defer close(d.witKick)
-	var last error // of the last sync
-	var jobs []syncJob
-	for job := range d.syncQ {
-		jobs = append(jobs[:0], job)
+	s := &syncState{d: d, durable: syncJob{commit: true, cmt: d.cmt, ctr: d.ctr}, witnessed: d.cmt.Gen}
+	timer := time.NewTimer(idleSync)
+	timer.Stop()
+	defer timer.Stop()
+	var pending []syncJob
+	for {
+		select {
+		case <-timer.C:
+			pending = s.flush(pending, true)
+			s.arm(timer, pending)
+			continue
+		case job, ok := <-d.syncQ:
+			if !ok {
+				s.flush(pending, true)
+				return
+			}
+			pending = append(pending, job)
+		}
+		closed := false
 	more:
 		for {
 			select {
 			case j, ok := <-d.syncQ:
 				if !ok {
+					closed = true
 					break more
 				}
-				jobs = append(jobs, j)
+				pending = append(pending, j)
 			default:
 				break more
 			}
 		}
-		newest := -1
-		for i, j := range jobs {
-			if j.commit {
-				newest = i
+		if closed {
+			s.flush(pending, true)
+			return
+		}
+		for _, j := range pending {
+			if len(j.reqs) > 0 || len(j.refused) > 0 {
+				// Someone waits for this sync.
+				pending = s.flush(pending, false)
+				break
 			}
 		}
-		if newest < 0 {
-			// Refusals only: what they read was in commits synced already.
-			for _, j := range jobs {
-				for _, f := range j.refused {
-					f.r.done <- cmp.Or(last, f.err)
-				}
-			}
-			continue
-		}
-		var err error
-		if d.syncHook != nil {
-			err = d.syncHook()
-		}
-		if err == nil {
-			err = d.observedSyncLog(jobs)
-		}
-		if err == nil {
-			d.syncDirIfChanged()
-		}
-		for i, j := range jobs {
-			if i == newest {
-				d.publish(j.view)
-			} else if j.commit {
-				j.view.Discard() // never read: a newer one is here
-			}
-		}
-		top := jobs[newest]
-		if err != nil {
-			err = gateway.Errorf(gateway.EUNAVAILABLE, "storage write failed: %v", err)
-			d.fail(top.cmt.Gen, err)
-		}
-		last = err
-		for _, j := range jobs {
-			for _, f := range j.refused {
-				// What it read may not be on disk: say so rather than answer from it.
-				f.r.done <- cmp.Or(err, f.err)
-			}
-			for _, r := range j.reqs {
-				r.done <- err
-			}
-		}
-		if err == nil {
-			top.reqs, top.refused, top.view = nil, nil, nil
-			d.witMu.Lock()
-			d.witNext = &top
-			d.witMu.Unlock()
-			select {
-			case d.witKick <- struct{}{}:
-			default:
-			}
-		}
-		clear(jobs)
+		s.arm(timer, pending)
 	}
 }
 
-// witnessEvery is the most often the witness is synced: it records the
-// newest commit at most this long after the commit is answered.
-const witnessEvery = 50 * time.Millisecond
+// syncState is the syncer's own.
+type syncState struct {
+	d    *DB
+	last error // of the last sync
+	// durable is the newest commit synced, and witnessed the newest in
+	// the witness.
+	durable   syncJob
+	witnessed uint64
+	// lazySince is when the oldest commit waiting for a sync came, and
+	// unwitSince when the oldest synced commit not in the witness was
+	// synced; zero when there is none.
+	lazySince, unwitSince time.Time
+}
 
-// witnesser records synced commits in the witness, the newest at most
-// witnessEvery after it was answered: commits synced meanwhile are
-// recorded with one write of the newest (the witness holds the last commit
-// only) and one sync, so that a busy store syncs its log once a commit
-// and its witness twenty times a second. The witness is never ahead of
-// the store. A power cut leaves the store ahead of its witness by at most
-// the commits of that last stretch, which is sound; only their loss could
-// go unseen. Close records the last commit before it returns.
-func (d *DB) witnesser() {
-	defer d.wg.Done()
-	var last time.Time
-	for range d.witKick {
-		if wait := witnessEvery - time.Since(last); wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-d.closing:
-			}
-			t.Stop()
-		}
-		d.witMu.Lock()
-		job := d.witNext
-		d.witNext = nil
-		d.witMu.Unlock()
-		if job == nil {
-			continue
-		}
-		if err := d.wit.write(job.cmt, job.ctr, job.at); err != nil {
-			// Committed, but not witnessed: take no more until it works.
-			d.fail(job.cmt.Gen, gateway.Errorf(gateway.EUNAVAILABLE, "storage write failed: %v", err))
-		} else {
-			d.witnessed(job.cmt.Gen)
-		}
-		last = time.Now()
+// arm sets the timer for the next sync that no update asks for: idleSync
+// after the oldest commit waiting for a sync or for the witness.
+func (s *syncState) arm(timer *time.Timer, pending []syncJob) {
+	if len(pending) > 0 && s.lazySince.IsZero() {
+		s.lazySince = time.Now()
 	}
+	since := s.lazySince
+	if !s.unwitSince.IsZero() && (since.IsZero() || s.unwitSince.Before(since)) {
+		since = s.unwitSince
+	}
+	if since.IsZero() {
+		timer.Stop()
+		return
+	}
+	timer.Reset(time.Until(since.Add(idleSync)))
+}
+
+// flush syncs the commits of jobs and answers their updates. A flush that
+// someone waits for (idle false) writes the witness of the commit synced
+// before, while the log syncs, once that commit has waited idleSync/2; an
+// idle one, after the log, writes the witness of the newest commit.
+func (s *syncState) flush(jobs []syncJob, idle bool) []syncJob {
+	d := s.d
+	defer clear(jobs)
+	s.lazySince = time.Time{}
+	newest := -1
+	for i, j := range jobs {
+		if j.commit {
+			newest = i
+		}
+	}
+	if newest < 0 {
+		// Refusals only: what they read was synced already.
+		for _, j := range jobs {
+			for _, f := range j.refused {
+				f.r.done <- cmp.Or(s.last, f.err)
+			}
+		}
+		if idle {
+			s.witness()
+		}
+		return jobs[:0]
+	}
+	var wit *syncJob
+	if !idle && s.durable.cmt.Gen > s.witnessed && time.Since(s.unwitSince) >= idleSync/2 {
+		w := s.durable
+		wit = &w
+	}
+	var err error
+	if d.syncHook != nil {
+		err = d.syncHook()
+	}
+	if err == nil {
+		var witErr chan error
+		if wit != nil {
+			// Both files in one flush: the witness holds a commit already
+			// on disk, so it is never ahead, whichever lands first.
+			witErr = make(chan error, 1)
+			go func() { witErr <- d.wit.write(wit.cmt, wit.ctr, wit.at) }()
+		}
+		err = d.observedSyncLog(jobs)
+		if witErr != nil {
+			s.witnessed1(*wit, <-witErr)
+		}
+	}
+	if err == nil {
+		d.syncDirIfChanged()
+	}
+	for i, j := range jobs {
+		if i == newest {
+			d.publish(j.view)
+		} else if j.commit {
+			j.view.Discard() // never read: a newer one is here
+		}
+	}
+	if idle && err == nil {
+		if fn := d.onQuiet.Load(); fn != nil && *fn != nil {
+			(*fn)()
+		}
+	}
+	top := jobs[newest]
+	if err != nil {
+		err = gateway.Errorf(gateway.EUNAVAILABLE, "storage write failed: %v", err)
+		d.fail(top.cmt.Gen, err)
+	}
+	s.last = err
+	for _, j := range jobs {
+		for _, f := range j.refused {
+			// What it read may not be on disk: say so rather than answer from it.
+			f.r.done <- cmp.Or(err, f.err)
+		}
+		for _, r := range j.reqs {
+			r.done <- err
+		}
+	}
+	if err == nil {
+		s.durable = syncJob{commit: true, cmt: top.cmt, ctr: top.ctr, at: top.at}
+		if s.unwitSince.IsZero() {
+			s.unwitSince = time.Now()
+		}
+		if idle {
+			s.witness()
+		}
+	}
+	return jobs[:0]
+}
+
+// witness records the newest synced commit in the witness, if it is not
+// there yet.
+func (s *syncState) witness() {
+	if s.durable.cmt.Gen <= s.witnessed {
+		return
+	}
+	var t0 time.Time
+	if s.d.opts.Observer != nil {
+		t0 = time.Now()
+	}
+	err := s.d.wit.write(s.durable.cmt, s.durable.ctr, s.durable.at)
+	if err == nil && s.d.opts.Observer != nil {
+		s.d.opts.Observer.Synced(time.Since(t0), 0) // a flush of its own, counted with the syncs
+	}
+	s.witnessed1(s.durable, err)
+}
+
+// witnessed1 takes the outcome of writing job's commit to the witness.
+func (s *syncState) witnessed1(job syncJob, err error) {
+	if err != nil {
+		// Committed, but not witnessed: take no more until it works.
+		s.d.fail(job.cmt.Gen, gateway.Errorf(gateway.EUNAVAILABLE, "storage write failed: %v", err))
+		return
+	}
+	s.witnessed = job.cmt.Gen
+	s.d.witnessed(job.cmt.Gen)
+	s.unwitSince = time.Time{}
 }
 
 func callFn(fn func(gateway.Tx) error, t *tx) (err error) {
@@ -1070,6 +1196,23 @@ func callFn(fn func(gateway.Tx) error, t *tx) (err error) {
 		}
 	}()
 	return fn(t)
+}
+
+// setChangedCounters writes the counters that moved since was: a commit
+// rewrites only those, Open (see verify) all of them with the format.
+func setChangedCounters(txn *bdg.Txn, c, was counters) error {
+	for _, kv := range []struct {
+		k      []byte
+		v, was uint64
+	}{{metaTaskSeq, c.task, was.task}, {metaEventSeq, c.event, was.event}, {metaAuditSeq, c.audit, was.audit}} {
+		if kv.v == kv.was {
+			continue
+		}
+		if err := txn.Set(kv.k, binary.BigEndian.AppendUint64(nil, kv.v)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func setCounters(txn *bdg.Txn, c counters) error {

@@ -7,7 +7,9 @@
 // commits durable with one fsync of Badger's write-ahead log for all that
 // were made since the last (group commit, see walSync) and answers their
 // updates, while the writer goes on with the next batches (see syncer);
-// the witness of the commit follows (see witnesser). Readers read the
+// the witness of the commit follows with a later flush. An update that
+// needs no sync of its own (gateway.WithoutSync) rides on the next one
+// that does. Readers read the
 // newest synced commit and never wait for a sync (see view). Each update
 // sees the writes of the updates before it, synced or not, and its own; an
 // update that fails leaves nothing behind.

@@ -23,6 +23,7 @@ func queuedTask(tx gateway.Tx, no string) *gateway.Task {
 type countingObserver struct {
 	mu      stdsync.Mutex
 	syncs   int
+	waited  int // syncs that updates waited for
 	synced  int // updates the syncs made durable
 	updates int
 	zero    int // timings of zero or less
@@ -33,6 +34,9 @@ func (o *countingObserver) Synced(d time.Duration, updates int) {
 	defer o.mu.Unlock()
 	o.syncs++
 	o.synced += updates
+	if updates > 0 {
+		o.waited++
+	}
 	if d <= 0 {
 		o.zero++
 	}

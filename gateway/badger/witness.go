@@ -14,8 +14,9 @@ import (
 
 // The witness is a small file beside Badger's own that records the last
 // commit: its number, the digest of everything stored after it and the
-// counters. It is written in place and synced once a commit is answered,
-// at most witnessEvery later (see witnesser), so an acknowledged write
+// counters. It is written in place once a commit is answered, in the same
+// flush as a later commit's log or on its own when the store is quiet, at
+// most idleSync later (see syncer), so an acknowledged write
 // that later goes missing from Badger's files (a log cut short, a table
 // the MANIFEST forgot) shows at the next start as a store behind its
 // witness. Only the loss of the commits answered within that last stretch
