@@ -77,6 +77,7 @@ func setup(t *testing.T, printer func(gateway.Printer) gateway.Printer) (*gatewa
 	if err != nil {
 		t.Fatal(err)
 	}
+	store.OnQuietSync(g.Notify)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- g.Run(ctx) }()
@@ -95,8 +96,15 @@ func TestGateway_StaleWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	no := storeprint.TaskNo("o1", "hot")
+	leased, stopLeased := g.Subscribe()
+	defer stopLeased()
 	<-pp.entered
+	// The lease rides on the next sync: the store syncs it when quiet.
 	first, err := g.Task(ctx, no)
+	for err == nil && first.Status == storeprint.StatusQueued {
+		<-leased
+		first, err = g.Task(ctx, no)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,8 +95,11 @@ func (g *Gateway) OutboxEvents(ctx context.Context, after uint64, limit int) ([]
 
 // OutboxAcked records that the cloud stored every event up to cursor:
 // printed receipts among them become confirmed, and the entries are removed
-// from the outbox.
+// from the outbox. It needs no sync of its own and rides on the next
+// update's: lost in a power cut, the events are sent again and the cloud,
+// which has them, keeps one of each.
 func (g *Gateway) OutboxAcked(ctx context.Context, cursor uint64) error {
+	ctx = WithoutSync(ctx)
 	for {
 		more := false
 		err := g.store.Update(ctx, func(tx Tx) error {

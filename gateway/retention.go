@@ -97,15 +97,14 @@ func (s *Sweeper) sweep(ctx context.Context, res *SweepResult) error {
 	now := s.opts.Clock.Now()
 	before := now.Add(-g.cfg.Retention.Duration)
 	standalone := g.cfg.Cloud == nil
-	acked := uint64(math.MaxUint64)
-	if !standalone {
-		if err := g.store.View(ctx, func(tx ReadTx) error {
-			var err error
-			acked, err = tx.Meta(metaAcked)
-			return err
-		}); err != nil {
-			return err
+	// What the cloud has stored, read in each step's own transaction: an
+	// acknowledgement rides on a later sync (see OutboxAcked), and a step
+	// that deletes on its word is synced with it or after it.
+	ackedIn := func(tx ReadTx) (uint64, error) {
+		if standalone {
+			return math.MaxUint64, nil
 		}
+		return tx.Meta(metaAcked)
 	}
 	// One step per transaction; a step too large for one halves the batch.
 	batch := s.opts.Batch
@@ -133,6 +132,10 @@ func (s *Sweeper) sweep(ctx context.Context, res *SweepResult) error {
 	for _, st := range []storeprint.Status{storeprint.StatusDone, storeprint.StatusCancelled} {
 		after := uint64(0)
 		err := step(func(tx Tx, batch int) (PurgeResult, error) {
+			acked, err := ackedIn(tx)
+			if err != nil {
+				return PurgeResult{}, err
+			}
 			r, err := tx.PurgeTasks(st, before, acked, after, batch)
 			if err == nil {
 				after = r.Last
@@ -143,7 +146,13 @@ func (s *Sweeper) sweep(ctx context.Context, res *SweepResult) error {
 			return err
 		}
 	}
-	if err := step(func(tx Tx, batch int) (PurgeResult, error) { return tx.PurgeAudit(before, acked, batch) }, &res.Audit); err != nil {
+	if err := step(func(tx Tx, batch int) (PurgeResult, error) {
+		acked, err := ackedIn(tx)
+		if err != nil {
+			return PurgeResult{}, err
+		}
+		return tx.PurgeAudit(before, acked, batch)
+	}, &res.Audit); err != nil {
 		return err
 	}
 	if err := step(func(tx Tx, batch int) (PurgeResult, error) {

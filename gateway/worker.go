@@ -381,7 +381,11 @@ func (g *Gateway) lease(ctx context.Context, w *worker, taskNo string) (*lease, 
 	var l *lease
 	now := g.now()
 	length := w.cfg.ConnectTimeout.Duration + w.cfg.ConfirmTimeout.Duration + g.opts.LeaseMargin
-	err := g.store.Update(ctx, func(tx Tx) error {
+	// The lease needs no sync of its own: the prepared receipt's sync,
+	// before the first byte, makes it durable with the receipt. Lost in a
+	// power cut before that, nothing was sent and the task is still
+	// waiting under its last attempt.
+	err := g.store.Update(WithoutSync(ctx), func(tx Tx) error {
 		l = nil
 		t, err := tx.Task(taskNo)
 		if err != nil {
@@ -460,10 +464,12 @@ func (g *Gateway) prepare(ctx context.Context, l *lease, payload []byte) error {
 	})
 }
 
-// submitted records that the bytes are out.
+// submitted records that the bytes are out. It needs no sync of its own:
+// from the prepared receipt on the attempt is uncertain until the printer
+// confirms it, and the confirmation's sync makes this durable too.
 func (g *Gateway) submitted(ctx context.Context, l *lease, jobID string) error {
 	now := g.now()
-	return g.store.Update(ctx, func(tx Tx) error {
+	return g.store.Update(WithoutSync(ctx), func(tx Tx) error {
 		r, err := tx.Receipt(l.taskNo, l.attempt)
 		if err != nil {
 			return err

@@ -402,6 +402,7 @@ func (m *Main) run(ctx context.Context) error {
 		return err
 	}
 	m.Store.OnHealthChange(m.Gateway.Notify)
+	m.Store.OnQuietSync(m.Gateway.Notify)
 	metrics.Attach(m.Gateway)
 	if err := m.holdRecovered(ctx, log); err != nil {
 		return err
