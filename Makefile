@@ -89,8 +89,8 @@ windows: ## cross-compile and vet for Windows
 	GOOS=windows $(GO) build ./...
 	GOOS=windows $(GO) vet ./...
 
-bench: ## benchmarks, in minutes: gateway accept side by side with a durable ceiling, saturated and at paced loads, accept with 100,000 waiting, memory after a burst, idle CPU, store size and retention, cloud ingest, sync frames read and written, sync replay and idle links, HQ at a small chain scale (BENCH_SMALL_*; make bench-scale for the full size)
-	$(GO) test -run '^$$' -bench 'BenchmarkAccept(SideBySide|AtRates|Backlog)$$|BenchmarkBurstRSS|BenchmarkIdleCPU' -benchtime 1x -count 1 -timeout 30m ./cmd/storeprint-gateway/
+bench: ## benchmarks, in minutes: gateway accept side by side with a durable ceiling, saturated and at paced loads, accept with 100,000 waiting, syncs and bytes written per ticket, memory in a burst, idle CPU, store size and retention, cloud ingest, sync frames read and written, sync replay and idle links, HQ at a small chain scale (BENCH_SMALL_*; make bench-scale for the full size)
+	$(GO) test -run '^$$' -bench 'BenchmarkAccept(SideBySide|AtRates|Backlog)$$|BenchmarkStoreWrites|BenchmarkBurstRSS|BenchmarkIdleCPU' -benchtime 1x -count 1 -timeout 30m ./cmd/storeprint-gateway/
 	$(GO) test -run '^$$' -bench 'BenchmarkAcceptOrders|BenchmarkTimeToPaper' -benchtime 3s -count 1 ./cmd/storeprint-gateway/
 	$(GO) test -run '^$$' -bench 'BenchmarkDB_Update$$' -benchtime 3s -count 1 ./gateway/badger/
 	$(GO) test -run '^$$' -bench 'BenchmarkDB_Order$$|BenchmarkBadgerFloor' -benchtime 100000x -count 1 ./gateway/badger/
