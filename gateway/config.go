@@ -369,16 +369,16 @@ func MinReserve(memtable ByteSize) ByteSize { return 4*memtable + 16<<20 }
 const GCPercent = 50
 
 // MemoryLimit is the soft limit on the gateway's memory that Go's garbage
-// collector is given (unless GOMEMLIMIT sets another), a bound for a small
-// box well above what a burst holds: in a burst of 100,000 tickets the
-// store's table builders, two memtables and caches come to about 250 MiB
-// with the defaults. It is 48 memtables, the caches and 32 MiB for the
-// rest of the gateway: 424 MiB with the defaults. Near the limit the
-// collector runs more often; it never refuses memory. A limit near what
-// a burst holds would keep the collector running throughout and slow
-// accepting down as the store grows.
+// collector is given (unless GOMEMLIMIT sets another): a budget for a
+// small box, what the store holds outside a burst (two memtables and the
+// caches) with room for a memtable being written out as a table and 24
+// MiB for the rest of the gateway: 4 memtables, the caches and 24 MiB,
+// 64 MiB with the defaults. In a burst the store's table builders hold
+// more than that for moments; near the limit the collector runs more
+// often, which slows a burst down but not a store at its usual load, and
+// it never refuses memory.
 func MemoryLimit(s StorageConfig) ByteSize {
-	return 48*s.MemtableSize + s.BlockCacheSize + s.IndexCacheSize + 32<<20
+	return 4*s.MemtableSize + s.BlockCacheSize + s.IndexCacheSize + 24<<20
 }
 
 func (s *StorageConfig) validate() error {
