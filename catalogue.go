@@ -25,6 +25,9 @@ var TroubleWords = []Word{WordPrinterCutsOff, WordPrinterNoConfirm}
 const (
 	WordAlertDeadLetter     Word = "alert.dead_letter"
 	WordAlertCommandRefused Word = "alert.command_refused"
+	// WordAlertCredentialShared: one gateway credential is in use on two
+	// boxes (alert kind gateway_credential_shared).
+	WordAlertCredentialShared Word = "alert.gateway_credential_shared"
 )
 
 // Ticket words.
@@ -55,6 +58,8 @@ var Catalogue = map[Word]map[string]string{
 
 	WordAlertDeadLetter:     {"en": "The store sent something the cloud could not apply", "zh": "门店发送的内容云端无法应用"},
 	WordAlertCommandRefused: {"en": "The store did not carry out HQ's request", "zh": "门店未执行总部的操作"},
+	WordAlertCredentialShared: {"en": "The store's gateway credential is in use on two boxes: keep it on one",
+		"zh": "门店的网关凭证在两台设备上使用：请只保留一台"},
 
 	WordTaskUncertain: {"en": "May have printed: check the pass", "zh": "可能已打印：请到出餐口核对"},
 	WordTaskStale:     {"en": "Held back: waited too long to print", "zh": "等待过久，已暂停打印"},

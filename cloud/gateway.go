@@ -33,6 +33,30 @@ type Presence struct {
 	LinkID  string // unique per connection: a late disconnect of an old link changes nothing
 	Online  bool   // true on connect, false on disconnect
 	Version string // the gateway's software version, when known
+	Addr    string // the peer's address (host:port) as the sync node sees it, on connect
+}
+
+// One live link per gateway credential: a link that comes up replaces the
+// credential's live link, which is closed. Links of one credential that
+// replace each other from two addresses more than SharedReplacements
+// times within SharedWindow mean two boxes hold the credential: the cloud
+// raises an alert of kind AlertCredentialShared for the store and says so
+// to the gateways on their links.
+const (
+	SharedReplacements    = 3
+	SharedWindow          = 10 * time.Minute
+	AlertCredentialShared = "gateway_credential_shared"
+)
+
+// LinkStart is what recording a link's connect found.
+type LinkStart struct {
+	// Replaced is the link id of the credential's live link this one
+	// replaces (empty when none), and ReplacedAddr its peer's address.
+	Replaced, ReplacedAddr string
+	// Shared reports that the credential's links replaced each other from
+	// two addresses more than SharedReplacements times within
+	// SharedWindow: the AlertCredentialShared alert is open.
+	Shared bool
 }
 
 // LinkSeen is when a node last heard from an open link, as an age, so
@@ -41,6 +65,13 @@ type Presence struct {
 type LinkSeen struct {
 	StoreID, GatewayID, LinkID string
 	Age                        time.Duration
+}
+
+// CurrentLink is a gateway credential's live link.
+type CurrentLink struct {
+	LinkID string
+	Addr   string // its peer's address
+	Shared bool   // as LinkStart.Shared, now
 }
 
 // GatewayService manages gateway credentials and the state of their links.
@@ -65,6 +96,18 @@ type GatewayService interface {
 	// Touch records a link's connect or disconnect.
 	Touch(ctx context.Context, storeID, gatewayID string, p Presence) error
 
+	// Connect records a link's connect (p.Online is implied) as Touch does,
+	// and its replacing the credential's live link, if there was one: the
+	// replaced link is told on ReplacedChannel (payload: its link id), and
+	// replacements from two addresses more than SharedReplacements times
+	// within SharedWindow raise an AlertCredentialShared alert.
+	Connect(ctx context.Context, storeID, gatewayID string, p Presence) (LinkStart, error)
+
+	// CurrentLink returns the gateway's live link (an empty LinkID when
+	// none is recorded): a link whose id is not the current one was
+	// replaced.
+	CurrentLink(ctx context.Context, storeID, gatewayID string) (CurrentLink, error)
+
 	// Seen records in one write when a node last heard from each of its
 	// open links. A link that is no longer its gateway's (replaced by a
 	// newer one, or disconnected) changes nothing.
@@ -78,4 +121,5 @@ type GatewayService interface {
 const (
 	RevokedChannel    = "storeprint_gateway_revoked" // payload: gateway_id
 	DownstreamChannel = "storeprint_downstream"      // payload: store_id
+	ReplacedChannel   = "storeprint_link_replaced"   // payload: the replaced link's id
 )

@@ -59,7 +59,7 @@ func TestUp(t *testing.T) {
 		}
 		want := []string{"tenants", "tenant_tokens", "stores", "gateways", "gateway_cursors", "printers",
 			"cloud_orders", "print_tasks", "task_events", "receipts", "alerts", "downstream_cursors", "downstream", "audit_events",
-			"dead_letters", "link_events", "cloudprnt_printers", "dashboard_answers"}
+			"dead_letters", "link_events", "cloudprnt_printers", "dashboard_answers", "link_replacements"}
 		got := tables(t, url)
 		for _, name := range want {
 			if !got[name] {

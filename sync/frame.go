@@ -80,7 +80,19 @@ type Frame struct {
 	Commands    []Command       `json:"commands,omitempty"`     // down
 	Seq         uint64          `json:"seq,omitempty"`          // down_ack
 	Error       string          `json:"error,omitempty"`        // error
+	Code        string          `json:"code,omitempty"`         // error: ErrorReplaced, or empty
+	// CredentialShared says the gateway's credential is in use on more
+	// than one box: its links replaced each other from two addresses
+	// (welcome, error).
+	CredentialShared bool `json:"credential_shared,omitempty"`
 }
+
+// Error frame codes.
+const (
+	// ErrorReplaced closes a link that a newer link of the same
+	// credential replaced: a gateway credential has one live link.
+	ErrorReplaced = "replaced"
+)
 
 // Hello is what a gateway's hello frame says of the store's data.
 type Hello struct {

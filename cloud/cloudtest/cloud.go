@@ -1,6 +1,8 @@
 package cloudtest
 
 import (
+	"time"
+
 	"context"
 	stdsync "sync"
 
@@ -29,6 +31,9 @@ type gateway struct {
 	cloud.Gateway
 	tokenHash    string
 	linkID       string
+	linkAddr     string
+	replacements []time.Time // when a live link was replaced, with the addresses in replacedFrom
+	replacedFrom map[string]bool
 	links        int // links opened (Touch online)
 	incarnations map[string]*incarnation
 }

@@ -106,6 +106,53 @@ func (c *Cloud) Touch(ctx context.Context, storeID, gatewayID string, p cloud.Pr
 	return nil
 }
 
+// Connect implements cloud.GatewayService as the postgres one does, with
+// the replacements kept in memory.
+func (c *Cloud) Connect(ctx context.Context, storeID, gatewayID string, p cloud.Presence) (cloud.LinkStart, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var st cloud.LinkStart
+	g, err := c.live(storeID, gatewayID)
+	if err != nil {
+		return st, err
+	}
+	now := time.Now()
+	if g.Online && g.linkID != "" && g.linkID != p.LinkID {
+		st.Replaced, st.ReplacedAddr = g.linkID, g.linkAddr
+		if g.replacedFrom == nil {
+			g.replacedFrom = map[string]bool{}
+		}
+		g.replacements = append(g.replacements, now)
+		g.replacedFrom[g.linkAddr], g.replacedFrom[p.Addr] = true, true
+		c.notify(cloud.ReplacedChannel, g.linkID)
+	}
+	st.Shared = g.shared(now)
+	g.LastSeen = &now
+	g.Online, g.linkID, g.linkAddr, g.Version = true, p.LinkID, p.Addr, cmpOr(p.Version, g.Version)
+	g.links++
+	c.signal()
+	return st, nil
+}
+
+// CurrentLink implements cloud.GatewayService.
+func (c *Cloud) CurrentLink(ctx context.Context, storeID, gatewayID string) (cloud.CurrentLink, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.gateways[gatewayID]
+	if g == nil || g.StoreID != storeID {
+		return cloud.CurrentLink{}, nil
+	}
+	return cloud.CurrentLink{LinkID: g.linkID, Addr: g.linkAddr, Shared: g.shared(time.Now())}, nil
+}
+
+// shared reports whether the gateway's links replaced each other from two
+// addresses more than cloud.SharedReplacements times within
+// cloud.SharedWindow; c.mu is held.
+func (g *gateway) shared(now time.Time) bool {
+	g.replacements = slices.DeleteFunc(g.replacements, func(at time.Time) bool { return now.Sub(at) > cloud.SharedWindow })
+	return len(g.replacements) > cloud.SharedReplacements && len(g.replacedFrom) >= 2
+}
+
 func cmpOr(a, b string) string {
 	if a != "" {
 		return a

@@ -175,10 +175,10 @@ func (s *GatewayService) Touch(ctx context.Context, storeID, gatewayID string, p
 	}
 	tag, err := s.db.pool.Exec(ctx, `
 		UPDATE gateways
-		SET online = true, link_id = $3, last_seen = now(),
+		SET online = true, link_id = $3, link_addr = $5, last_seen = now(),
 		    version = CASE WHEN $4 = '' THEN version ELSE $4 END
 		WHERE store_id = $1 AND gateway_id = $2 AND revoked_at IS NULL`,
-		storeID, gatewayID, p.LinkID, p.Version)
+		storeID, gatewayID, p.LinkID, p.Version, p.Addr)
 	if err != nil {
 		return fmt.Errorf("touch gateway %s: %w", gatewayID, interpret(err))
 	}
@@ -186,6 +186,114 @@ func (s *GatewayService) Touch(ctx context.Context, storeID, gatewayID string, p
 		return cloud.Errorf(cloud.EUNAUTHORIZED, "gateway %q of store %q is unknown or revoked", gatewayID, storeID)
 	}
 	return nil
+}
+
+// Connect implements cloud.GatewayService: in one transaction, the
+// gateway's row takes the new link (locked, so two links connecting at
+// once are ordered), the replaced link is notified, the replacement is
+// kept for cloud.SharedWindow, and the alert is raised once the
+// replacements say two boxes hold the credential.
+func (s *GatewayService) Connect(ctx context.Context, storeID, gatewayID string, p cloud.Presence) (cloud.LinkStart, error) {
+	var st cloud.LinkStart
+	err := s.db.tx(ctx, func(tx pgx.Tx) error {
+		var oldLink, oldAddr string
+		var wasOnline bool
+		err := tx.QueryRow(ctx, `
+			UPDATE gateways g
+			SET online = true, link_id = $3, link_addr = $5, last_seen = now(),
+			    version = CASE WHEN $4 = '' THEN g.version ELSE $4 END
+			FROM (SELECT link_id, link_addr, online FROM gateways
+			      WHERE store_id = $1 AND gateway_id = $2 AND revoked_at IS NULL FOR UPDATE) o
+			WHERE g.store_id = $1 AND g.gateway_id = $2
+			RETURNING o.link_id, o.link_addr, o.online`,
+			storeID, gatewayID, p.LinkID, p.Version, p.Addr).Scan(&oldLink, &oldAddr, &wasOnline)
+		if isNoRows(err) {
+			return cloud.Errorf(cloud.EUNAUTHORIZED, "gateway %q of store %q is unknown or revoked", gatewayID, storeID)
+		}
+		if err != nil {
+			return fmt.Errorf("record link: %w", interpret(err))
+		}
+		if wasOnline && oldLink != "" && oldLink != p.LinkID {
+			st.Replaced, st.ReplacedAddr = oldLink, oldAddr
+			if err := notify(ctx, tx, cloud.ReplacedChannel, oldLink); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `
+				DELETE FROM link_replacements WHERE store_id = $1 AND gateway_id = $2 AND at < now() - make_interval(secs => $3)`, storeID, gatewayID, cloud.SharedWindow.Seconds()); err != nil {
+				return fmt.Errorf("forget old link replacements: %w", interpret(err))
+			}
+			if _, err := tx.Exec(ctx, `
+				INSERT INTO link_replacements (store_id, gateway_id, old_addr, new_addr) VALUES ($1, $2, $3, $4)`,
+				storeID, gatewayID, oldAddr, p.Addr); err != nil {
+				return fmt.Errorf("record link replacement: %w", interpret(err))
+			}
+		}
+		n, addrs, err := replacements(ctx, tx, storeID, gatewayID)
+		if err != nil {
+			return err
+		}
+		st.Shared = shared(n, addrs)
+		if !st.Shared || st.Replaced == "" {
+			return nil
+		}
+		msg := fmt.Sprintf("Gateway %s's credential is in use on more than one box: its sync links replaced each other %d times in the last %s, from %s. "+
+			"Keep it on one box: stop the other, or create a gateway credential for it and revoke this one.",
+			gatewayID, n, cloud.SharedWindow, strings.Join(addrs[:min(len(addrs), 5)], ", "))
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO alerts (store_id, alert_id, kind, message, raised_at)
+			VALUES ($1, $2, $3, $4, now())
+			ON CONFLICT (store_id, alert_id) DO UPDATE
+			SET message = EXCLUDED.message, raised_at = now(), resolved_at = NULL,
+			    acknowledged_at = NULL, acknowledged_by = ''
+			WHERE alerts.resolved_at IS NOT NULL OR alerts.raised_at < now() - $5::interval`,
+			storeID, cloud.AlertCredentialShared+":"+gatewayID, cloud.AlertCredentialShared, msg,
+			fmt.Sprintf("%d seconds", int(cloud.DefaultAlertTTL.Seconds()))); err != nil {
+			return fmt.Errorf("raise %s alert: %w", cloud.AlertCredentialShared, interpret(err))
+		}
+		return nil
+	})
+	if err != nil {
+		return st, fmt.Errorf("connect gateway %s: %w", gatewayID, err)
+	}
+	return st, nil
+}
+
+// replacements counts the gateway's link replacements within
+// cloud.SharedWindow and the addresses they came from.
+func replacements(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, storeID, gatewayID string) (n int, addrs []string, err error) {
+	if err := q.QueryRow(ctx, `
+		SELECT count(*) / 2, coalesce(array_agg(DISTINCT a ORDER BY a) FILTER (WHERE a <> ''), '{}')
+		FROM link_replacements r, LATERAL (VALUES (r.old_addr), (r.new_addr)) v(a)
+		WHERE r.store_id = $1 AND r.gateway_id = $2 AND r.at >= now() - make_interval(secs => $3)`,
+		storeID, gatewayID, cloud.SharedWindow.Seconds()).Scan(&n, &addrs); err != nil {
+		return 0, nil, fmt.Errorf("count link replacements: %w", interpret(err))
+	}
+	return n, addrs, nil
+}
+
+// shared reports whether replacements say two boxes hold a credential.
+func shared(n int, addrs []string) bool { return n > cloud.SharedReplacements && len(addrs) >= 2 }
+
+// CurrentLink implements cloud.GatewayService.
+func (s *GatewayService) CurrentLink(ctx context.Context, storeID, gatewayID string) (cloud.CurrentLink, error) {
+	var cur cloud.CurrentLink
+	err := s.db.pool.QueryRow(ctx, `
+		SELECT link_id, link_addr FROM gateways WHERE store_id = $1 AND gateway_id = $2`,
+		storeID, gatewayID).Scan(&cur.LinkID, &cur.Addr)
+	if isNoRows(err) {
+		return cur, nil
+	}
+	if err != nil {
+		return cur, fmt.Errorf("read link of gateway %s: %w", gatewayID, interpret(err))
+	}
+	n, addrs, err := replacements(ctx, s.db.pool, storeID, gatewayID)
+	if err != nil {
+		return cur, err
+	}
+	cur.Shared = shared(n, addrs)
+	return cur, nil
 }
 
 // Seen implements cloud.GatewayService: one statement for a node's links,

@@ -102,7 +102,7 @@ func (l *Listener) listen(ctx context.Context) error {
 		return fmt.Errorf("connect: %w", interpret(err))
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	for _, ch := range []string{cloud.DownstreamChannel, cloud.RevokedChannel} {
+	for _, ch := range []string{cloud.DownstreamChannel, cloud.RevokedChannel, cloud.ReplacedChannel} {
 		if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
 			return fmt.Errorf("listen %s: %w", ch, interpret(err))
 		}

@@ -485,7 +485,7 @@ func (m *Main) run(ctx context.Context) error {
 func (m *Main) linkState(ctx context.Context) any {
 	st := m.Sync.State()
 	out := map[string]any{"connected": st.Connected, "since": st.Since, "cursor": st.Cursor, "last_error": st.LastError,
-		"incarnation": st.Incarnation, "resync": st.Resync}
+		"incarnation": st.Incarnation, "resync": st.Resync, "credential_shared": st.CredentialShared}
 	if ss, err := m.Gateway.SyncState(ctx); err == nil {
 		out["last_seq"], out["pending"] = ss.Last, ss.Pending(st.Cursor)
 	}

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	stdsync "sync"
@@ -60,6 +61,12 @@ type Client struct {
 	PingEvery  time.Duration // default 2s
 	MinBackoff time.Duration // default 500ms; doubles with every failure, ±20% jitter (internal/backoff)
 	MaxBackoff time.Duration // default 15s
+	// ReplacedWait is the wait, ±20%, after the cloud closed the link
+	// because a newer link of the same credential replaced it (another
+	// box holds the credential): long enough for two boxes not to take
+	// turns too fast, short enough for the one left to come back soon
+	// once the other stops. Default 5s.
+	ReplacedWait time.Duration
 	// OnChange, when set, is called after the state shown to people
 	// changes (up or down, the cursor, a resync), outside the client's
 	// lock: the LAN page's live updates follow the link with it.
@@ -71,11 +78,15 @@ type Client struct {
 
 // State is the link as shown to people.
 type State struct {
-	Connected   bool      `json:"connected"`
-	Since       time.Time `json:"since"`
-	Cursor      uint64    `json:"cursor"` // highest seq the cloud acknowledged
-	LastError   string    `json:"last_error,omitempty"`
-	Incarnation string    `json:"incarnation"`
+	Connected bool      `json:"connected"`
+	Since     time.Time `json:"since"`
+	Cursor    uint64    `json:"cursor"` // highest seq the cloud acknowledged
+	LastError string    `json:"last_error,omitempty"`
+	// CredentialShared: the cloud said the gateway's credential is in
+	// use on more than one box (its links replaced each other from two
+	// addresses), at the last welcome or closing of the link.
+	CredentialShared bool   `json:"credential_shared"`
+	Incarnation      string `json:"incarnation"`
 	// Resync is the last time since start that one side was found behind
 	// the other and caught up.
 	Resync *Resync `json:"resync,omitempty"`
@@ -125,6 +136,32 @@ func (c *Client) setState(connected bool, err error) {
 	}
 }
 
+func (c *Client) setShared(shared bool) {
+	c.mu.Lock()
+	changed := c.state.CredentialShared != shared
+	c.state.CredentialShared = shared
+	c.mu.Unlock()
+	if changed {
+		if shared {
+			c.Logger.Error("the cloud says this gateway's credential is in use on more than one box: " +
+				"its links replace each other; keep the credential on one box")
+		}
+		c.changed()
+	}
+}
+
+// closedBy is the error of the cloud's error frame: errReplaced when a
+// newer link of the credential replaced this one, errRefused otherwise.
+func (c *Client) closedBy(f *sync.Frame) error {
+	if f.CredentialShared {
+		c.setShared(true)
+	}
+	if f.Code == sync.ErrorReplaced {
+		return fmt.Errorf("%w: %s", errReplaced, f.Error)
+	}
+	return fmt.Errorf("%w: %s", errRefused, f.Error)
+}
+
 func (c *Client) setCursor(cur uint64) {
 	c.mu.Lock()
 	moved := c.state.Cursor != cur
@@ -165,6 +202,9 @@ func (c *Client) defaults() {
 	if c.MaxBackoff == 0 {
 		c.MaxBackoff = 15 * time.Second
 	}
+	if c.ReplacedWait == 0 {
+		c.ReplacedWait = 5 * time.Second
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -188,6 +228,11 @@ func (c *Client) Run(ctx context.Context) error {
 			break
 		}
 		c.setState(false, err)
+		if errors.Is(err, errReplaced) {
+			failures = 0
+			clock.Sleep(ctx, c.Clock, backoff.Jitter(c.ReplacedWait, backoff.DefaultJitter))
+			continue
+		}
 		if welcomed && !errors.Is(err, errRefused) {
 			// The cloud was reachable and the link broke: a network blip
 			// or a restarting node. Come back quickly.
@@ -202,3 +247,7 @@ func (c *Client) Run(ctx context.Context) error {
 
 // errRefused is a refusal from the cloud (bad credentials, revoked).
 var errRefused = errors.New("refused by the cloud")
+
+// errReplaced is the cloud closing the link for a newer link of the same
+// credential.
+var errReplaced = errors.New("closed by the cloud")

@@ -47,7 +47,7 @@ func (c *Client) handshake(ctx context.Context, conn *websocket.Conn) (*sync.Fra
 		return nil, h, fmt.Errorf("handshake: %w", err)
 	}
 	if f.Type == sync.FrameError {
-		return nil, h, fmt.Errorf("%w: %s", errRefused, f.Error)
+		return nil, h, c.closedBy(f)
 	}
 	if f.Type != sync.FrameWelcome {
 		return nil, h, fmt.Errorf("handshake: got %s frame, want welcome", f.Type)

@@ -53,7 +53,7 @@ func (r *reader) handle(ctx context.Context, f *sync.Frame) error {
 	case sync.FrameStates:
 		return r.states(ctx, f)
 	case sync.FrameError:
-		return fmt.Errorf("%w: %s", errRefused, f.Error)
+		return r.c.closedBy(f)
 	default:
 		return fmt.Errorf("unexpected %s frame", f.Type)
 	}

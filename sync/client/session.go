@@ -62,6 +62,7 @@ func (c *Client) session(ctx context.Context) (welcomed bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	c.setShared(welcome.CredentialShared)
 	s := &session{c: c, conn: conn, status: statusReport{dirty: true},
 		acks: make(chan uint64, 16), downAcks: make(chan uint64, 16), readErr: make(chan error, 1)}
 	if err := s.start(ctx, welcome, hello); err != nil {

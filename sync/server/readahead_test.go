@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -193,18 +194,30 @@ func TestServer_ReadAhead(t *testing.T) {
 			}
 		}
 	})
-	// A frame larger than the node's whole read-ahead budget is still
-	// read, alone.
-	t.Run("FrameLargerThanTheBudget", func(t *testing.T) {
+	// A frame larger than what the node's read budget has free closes
+	// its link, before it is read whole.
+	t.Run("FrameOverTheBudgetClosesItsLink", func(t *testing.T) {
 		t.Parallel()
-		_, l := setupLink(t, 1)
-		for i := range uint64(3) {
-			l.send(t, events(1+100*i, 100))
+		_, l := setupLink(t, 1<<20)
+		l.send(t, events(1, 10))
+		if f := l.next(t); f.Type != sync.FrameAck || f.Cursor != 10 {
+			t.Fatalf("got %s frame with cursor %d, want ack 10", f.Type, f.Cursor)
 		}
-		for i := range uint64(3) {
-			if f := l.next(t); f.Type != sync.FrameAck || f.Cursor != 100*(i+1) {
-				t.Fatalf("got %s frame with cursor %d, want ack %d", f.Type, f.Cursor, 100*(i+1))
-			}
+		big := &sync.Frame{Type: sync.FrameStatus}
+		for i := range 20000 {
+			big.Printers = append(big.Printers, sync.PrinterStatus{ID: fmt.Sprintf("printer-%d", i), Status: storeprint.PrinterReady, Stations: []string{"hot"}})
+		}
+		b, _ := sync.Encode(big)
+		if len(b) < 1<<20 {
+			t.Fatalf("the frame is %d bytes, want more than the budget", len(b))
+		}
+		_ = l.conn.WriteMessage(websocket.TextMessage, b)
+		for f := range l.frames {
+			t.Fatalf("got a %s frame, want the link closed", f.Type)
+		}
+		var ce *websocket.CloseError
+		if _, _, err := l.conn.ReadMessage(); !errors.As(err, &ce) || ce.Code != websocket.CloseMessageTooBig {
+			t.Fatalf("got %v, want close 1009", err)
 		}
 	})
 }

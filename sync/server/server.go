@@ -51,8 +51,10 @@ type Server struct {
 	// its bytes as sent: its events are decoded as they are read, and
 	// the decoded events hold about as much again.
 	// Within it a link keeps reading while its batch waits for the
-	// database, so pings are answered; past it a link holds the one
-	// frame it read and reads no more until frames are handled.
+	// database, so pings are answered. The budget applies before a frame
+	// is read whole (see readBounded): a link waits for room for a
+	// frame's first part, and a frame that grows past what the budget has
+	// free closes its link.
 	ReadAheadBytes int64
 
 	once      stdsync.Once
@@ -66,6 +68,7 @@ type Server struct {
 
 	mu   stdsync.Mutex
 	open map[*link]struct{} // links whose connect is recorded
+	byID map[string]*link   // the same, by link id
 }
 
 func (s *Server) init() {
@@ -84,6 +87,7 @@ func (s *Server) init() {
 		}
 		s.started = time.Now()
 		s.open = map[*link]struct{}{}
+		s.byID = map[string]*link{}
 		if s.Logger == nil {
 			s.Logger = slog.Default()
 		}
@@ -175,7 +179,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.links.Add(1)
 	defer s.links.Add(-1)
-	l := &link{s: s, conn: conn, gw: gw, id: newID(), log: s.Logger.With("gateway_id", gw.ID, "store_id", gw.StoreID)}
+	l := &link{s: s, conn: conn, gw: gw, id: newID(), addr: r.RemoteAddr, replaced: make(chan replacedBy, 1),
+		log: s.Logger.With("gateway_id", gw.ID, "store_id", gw.StoreID, "remote_addr", r.RemoteAddr)}
 	err = l.run(s.base)
 	if err != nil && !isClosed(err) {
 		l.log.Info("sync link closed", "err", err)
@@ -213,7 +218,12 @@ type link struct {
 	conn *websocket.Conn
 	gw   *cloud.Gateway
 	id   string
+	addr string // the gateway's address as this node sees it
 	log  *slog.Logger
+
+	// replaced receives the newer link of the credential that replaced
+	// this one on this node.
+	replaced chan replacedBy
 
 	incarnation string
 
@@ -259,20 +269,56 @@ func (l *link) hear() { l.heard.Store(int64(time.Since(l.s.started))) }
 
 // up records the link's connect and adds it to the node's presence; down
 // takes it out and records the disconnect.
-func (l *link) up(ctx context.Context, version string) error {
-	if err := l.s.Gateways.Touch(ctx, l.gw.StoreID, l.gw.ID, cloud.Presence{LinkID: l.id, Online: true, Version: version}); err != nil {
-		return err
+// A link that comes up replaces its credential's live link: on this node
+// it is told at once, on another by a notification on
+// cloud.ReplacedChannel (and the watcher's poll).
+func (l *link) up(ctx context.Context, version string) (cloud.LinkStart, error) {
+	st, err := l.s.Gateways.Connect(ctx, l.gw.StoreID, l.gw.ID, cloud.Presence{LinkID: l.id, Online: true, Version: version, Addr: l.addr})
+	if err != nil {
+		return st, err
 	}
 	l.hear()
 	l.s.mu.Lock()
 	l.s.open[l] = struct{}{}
+	l.s.byID[l.id] = l
+	old := l.s.byID[st.Replaced]
 	l.s.mu.Unlock()
-	return nil
+	if st.Replaced != "" {
+		l.log.Warn("sync link replaces the live link of its credential", "replaced_addr", st.ReplacedAddr, "credential_shared", st.Shared)
+	}
+	if st.Shared {
+		l.log.Error("gateway credential in use on more than one box: links replace each other from two addresses",
+			"alert", cloud.AlertCredentialShared, "replaced_addr", st.ReplacedAddr)
+	}
+	if old != nil {
+		select {
+		case old.replaced <- replacedBy{addr: l.addr, shared: st.Shared}:
+		default: // told already
+		}
+	}
+	return st, nil
+}
+
+// replacedBy is the link that replaced another.
+type replacedBy struct {
+	addr   string
+	shared bool
+}
+
+// closeReplaced ends a link that a newer one replaced, telling its
+// gateway who took its place.
+func (l *link) closeReplaced(by replacedBy) error {
+	msg := "replaced by a new link of this gateway's credential from " + by.addr +
+		": a gateway credential has one live link; if another box uses it, give that box its own credential"
+	l.log.Warn("sync link replaced: closing it", "new_addr", by.addr)
+	_ = l.write(&sync.Frame{Type: sync.FrameError, Code: sync.ErrorReplaced, Error: msg, CredentialShared: by.shared})
+	return errors.New(msg)
 }
 
 func (l *link) down(ctx context.Context) {
 	l.s.mu.Lock()
 	delete(l.s.open, l)
+	delete(l.s.byID, l.id)
 	l.s.mu.Unlock()
 	if err := l.s.Gateways.Touch(ctx, l.gw.StoreID, l.gw.ID, cloud.Presence{LinkID: l.id, Online: false}); err != nil {
 		l.log.Warn("record gateway presence", "err", err)
@@ -284,7 +330,8 @@ func (l *link) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer l.conn.Close()
-	l.conn.SetReadLimit(sync.MaxFrameBytes)
+	// The hello is small: a link reads no more before it is welcomed.
+	l.conn.SetReadLimit(maxHelloBytes)
 	l.conn.SetReadDeadline(time.Now().Add(15 * time.Second))
 	hello, err := l.read()
 	if err != nil {
@@ -309,13 +356,16 @@ func (l *link) run(ctx context.Context) error {
 	}
 	l.incarnation = hello.Incarnation
 	// Online before the welcome: a gateway that was welcomed is shown.
-	if err := l.up(ctx, hello.Version); err != nil {
+	st, err := l.up(ctx, hello.Version)
+	if err != nil {
 		return l.fail(cloud.ErrorMessage(err))
 	}
 	defer l.down(context.WithoutCancel(ctx))
-	if err := l.write(&sync.Frame{Type: sync.FrameWelcome, StoreID: l.gw.StoreID, Cursor: w.Cursor, Behind: w.Behind, Resync: true}); err != nil {
+	if err := l.write(&sync.Frame{Type: sync.FrameWelcome, StoreID: l.gw.StoreID, Cursor: w.Cursor, Behind: w.Behind, Resync: true,
+		CredentialShared: st.Shared}); err != nil {
 		return err
 	}
+	l.conn.SetReadLimit(sync.MaxFrameBytes)
 	l.log.Info("sync link up", "incarnation", hello.Incarnation, "cursor", w.Cursor, "down_cursor", hello.DownCursor,
 		"reset", w.Reset, "behind", w.Behind, "snapshot", w.Snapshot)
 	if w.Behind {
@@ -556,15 +606,11 @@ func (l *link) readAhead(ctx context.Context, frames chan<- readFrame) error {
 	defer close(frames)
 	s := l.s
 	for {
-		typ, b, err := l.conn.ReadMessage()
+		typ, b, size, err := l.readBounded(ctx)
 		if err != nil {
 			return err
 		}
 		l.hear()
-		size := min(readAheadSize(len(b)), s.ReadAheadBytes)
-		if err := s.readAhead.Acquire(ctx, size); err != nil {
-			return err
-		}
 		f, err := decodeFrame(typ, b)
 		if err != nil {
 			s.readAhead.Release(size)
@@ -626,7 +672,7 @@ func (l *link) handle(ctx context.Context, f *sync.Frame) error {
 // fallback poll.
 func (l *link) watch(ctx context.Context, after uint64) error {
 	s := l.s
-	var commands, revoked <-chan struct{}
+	var commands, revoked, replaced <-chan struct{}
 	if s.Notifier != nil {
 		ch, unsubscribe := s.Notifier.Subscribe(cloud.DownstreamChannel, l.gw.StoreID)
 		defer unsubscribe()
@@ -634,6 +680,9 @@ func (l *link) watch(ctx context.Context, after uint64) error {
 		ch2, unsubscribe2 := s.Notifier.Subscribe(cloud.RevokedChannel, l.gw.ID)
 		defer unsubscribe2()
 		revoked = ch2
+		ch3, unsubscribe3 := s.Notifier.Subscribe(cloud.ReplacedChannel, l.id)
+		defer unsubscribe3()
+		replaced = ch3
 	}
 	poll := time.NewTicker(s.Poll)
 	defer poll.Stop()
@@ -649,6 +698,11 @@ func (l *link) watch(ctx context.Context, after uint64) error {
 				l.log.Warn("gateway revoked: closing its link")
 				return l.fail("gateway revoked")
 			}
+			if by, err := l.replacedElsewhere(ctx); err != nil {
+				l.log.Warn("check the credential's live link", "err", err)
+			} else if by != nil {
+				return l.closeReplaced(*by)
+			}
 		}
 		var err error
 		if after, err = l.sendCommands(ctx, after); err != nil {
@@ -661,10 +715,24 @@ func (l *link) watch(ctx context.Context, after uint64) error {
 		case <-commands:
 		case <-revoked:
 			checkRevoked = true
+		case <-replaced:
+			checkRevoked = true
+		case by := <-l.replaced:
+			return l.closeReplaced(by)
 		case <-poll.C:
 			checkRevoked = true
 		}
 	}
+}
+
+// replacedElsewhere returns the link that replaced this one, on another
+// node, or nil while this one is its credential's live link.
+func (l *link) replacedElsewhere(ctx context.Context) (*replacedBy, error) {
+	cur, err := l.s.Gateways.CurrentLink(ctx, l.gw.StoreID, l.gw.ID)
+	if err != nil || cur.LinkID == "" || cur.LinkID == l.id {
+		return nil, err
+	}
+	return &replacedBy{addr: cur.Addr, shared: cur.Shared}, nil
 }
 
 // sendCommands sends every command after seq and returns the last sent.

@@ -25,6 +25,7 @@ const T = {
     queued: "queued", printing: "printing", retry_wait: "waiting to retry", attention_required: "needs a person", failed: "failed",
     backup_from: "backup for {printer}",
     cloud_up: "HQ linked", cloud_behind: "HQ linked · {n} to send", cloud_down: "HQ offline · printing goes on · {n} to send",
+    credential_shared: "This gateway's HQ credential is in use on another box too: their links to HQ keep replacing each other. Keep the credential on one box: stop the other, or give it its own gateway credential.",
     pair_title: "Pair this device", pair_help: "Enter the six digits shown on the gateway's page and a name for this device.",
     pair_code_label: "Pairing code", device_name: "Device name", pair: "Pair", devices: "Devices",
     pair_new: "Pair a new device", role: "Role", pairing_create: "Show a pairing code", pairing_code: "Pairing code",
@@ -54,6 +55,7 @@ const T = {
     queued: "排队中", printing: "打印中", retry_wait: "等待重试", attention_required: "需要处理", failed: "失败",
     backup_from: "代 {printer} 打印",
     cloud_up: "总部已连接", cloud_behind: "总部已连接 · 待同步 {n} 条", cloud_down: "总部离线 · 照常打印 · 待同步 {n} 条",
+    credential_shared: "本网关的总部凭证也在另一台设备上使用：两者与总部的连接不断互相替换。请只在一台设备上使用该凭证：停用另一台，或为它创建自己的网关凭证。",
     pair_title: "配对本设备", pair_help: "请输入网关页面上显示的六位配对码，并为本设备命名。",
     pair_code_label: "配对码", device_name: "设备名称", pair: "配对", devices: "设备",
     pair_new: "配对新设备", role: "角色", pairing_create: "显示配对码", pairing_code: "配对码",
@@ -229,6 +231,7 @@ function render() {
   const banners = document.getElementById("banners");
   banners.replaceChildren();
   if (board.storage_error) banners.append(el("div", { class: "banner", role: "alert" }, t("storage", { error: board.storage_error })));
+  if (board.cloud && board.cloud.credential_shared) banners.append(el("div", { class: "banner", "data-credential-shared": "true", role: "alert" }, t("credential_shared")));
   const rec = board.storage && board.storage.recovery;
   if (rec && Date.now() - Date.parse(rec.at) < 7 * 24 * 3600 * 1000) {
     banners.append(el("div", { class: "banner", "data-recovery": "true", role: "alert" },

@@ -322,6 +322,7 @@ function details(key, ...lines) {
 function reasonWords(a) {
   if (a.kind === "dead_letter") return say("alert.dead_letter");
   if (a.kind === "command_refused") return say("alert.command_refused");
+  if (a.kind === "gateway_credential_shared") return say("alert.gateway_credential_shared");
   if (a.task_status === "failed" || a.kind === "failed") return say("task." + (a.reason || "retries"));
   return say("task." + (a.reason || "uncertain"));
 }
@@ -351,7 +352,7 @@ function render() {
       "data-status": a.task_status || a.kind, "data-state": a.state },
       el("h3", {}, a.store_name + " · " + (a.station || "") + (a.order_id ? " · " + a.order_id : "")),
       el("div", { class: "state " + (acked ? "warn" : "bad") }, reasonWords(a)),
-      a.kind === "command_refused" && el("div", {}, a.message),
+      (a.kind === "command_refused" || a.kind === "gateway_credential_shared") && el("div", {}, a.message),
       el("div", { class: "muted" }, el("span", { class: "age" }, t("waited", { ago: ago(a.raised_at) })),
         (a.printer_id ? " · " + a.printer_id : "") + (a.task_no ? " · " + a.task_no : "")),
       details(a.store_id + "/" + a.alert_id, a.kind === "dead_letter" ? a.message : a.last_error),

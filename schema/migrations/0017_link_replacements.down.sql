@@ -1,0 +1,6 @@
+BEGIN;
+
+DROP TABLE IF EXISTS link_replacements;
+ALTER TABLE gateways DROP COLUMN IF EXISTS link_addr;
+
+COMMIT;

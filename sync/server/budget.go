@@ -1,0 +1,89 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// maxHelloBytes bounds the hello frame, read before the link is welcomed
+// and before any read budget applies.
+const maxHelloBytes = 64 << 10
+
+// frameChunk is the most of a frame a link reads at a time: each part
+// takes its share of the node's read budget before it is read.
+const frameChunk = 64 << 10
+
+// errOverBudget closes a link whose frame grew past what the node's read
+// budget had free.
+var errOverBudget = errors.New("frame over the node's free read budget")
+
+// reserve is the part of the budget a frame growing past its first part
+// must leave free: the other links' frames still come in while one link
+// sends a large one.
+func (s *Server) reserve() int64 { return s.ReadAheadBytes / 8 }
+
+// readBounded reads the gateway's next message within the node's read
+// budget and returns it with the budget it holds (readAheadSize of its
+// length). A frame's first part waits for room, as a link that holds
+// nothing may; every further part is taken only if the budget has it
+// free, an eighth of the budget left over, at once. A frame that grows
+// past that closes its link (websocket close 1009), and only its link:
+// however many links send however large frames, the node holds at most
+// its budget of them, read or being read.
+func (l *link) readBounded(ctx context.Context) (typ int, b []byte, size int64, err error) {
+	s := l.s
+	typ, r, err := l.conn.NextReader()
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	held := min(readAheadSize(frameChunk), s.ReadAheadBytes)
+	if err := s.readAhead.Acquire(ctx, held); err != nil {
+		return 0, nil, 0, err
+	}
+	// Waiting for room was the node's time, not the gateway's.
+	l.conn.SetReadDeadline(time.Now().Add(s.PingWait))
+	defer func() {
+		if err != nil {
+			s.readAhead.Release(held)
+		}
+	}()
+	for {
+		part := frameChunk
+		if need := readAheadSize(len(b) + part); need > held {
+			if !s.readAhead.TryAcquire(need - held + s.reserve()) {
+				l.tooLarge(len(b))
+				return 0, nil, 0, fmt.Errorf("%w: %d bytes read and more coming", errOverBudget, len(b))
+			}
+			s.readAhead.Release(s.reserve())
+			held = need
+		}
+		b = slices.Grow(b, part)
+		n, rerr := io.ReadFull(r, b[len(b):len(b)+part])
+		b = b[:len(b)+n]
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			break
+		}
+		if rerr != nil {
+			return 0, nil, 0, rerr
+		}
+	}
+	size = readAheadSize(len(b))
+	s.readAhead.Release(held - size)
+	return typ, b, size, nil
+}
+
+// tooLarge tells the gateway why its link closes.
+func (l *link) tooLarge(read int) {
+	l.log.Warn("sync frame over the node's free read budget: closing its link", "bytes_read", read,
+		"read_budget", l.s.ReadAheadBytes)
+	msg := websocket.FormatCloseMessage(websocket.CloseMessageTooBig, "frame over the cloud's free read budget")
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	_ = l.conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
+}

@@ -1,0 +1,89 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/storeprint/storeprint/cloud"
+	"github.com/storeprint/storeprint/cloud/cloudtest"
+	"github.com/storeprint/storeprint/sync"
+	"github.com/storeprint/storeprint/sync/server"
+)
+
+// A gateway credential has one live link: a new link replaces the old,
+// which is closed with a reason naming the new link's address; links
+// replacing each other from two addresses more than
+// cloud.SharedReplacements times say the credential is shared.
+func TestServer_OneLinkPerCredential(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := cloudtest.New()
+	gw, token, err := c.CreateGateway(ctx, "store-1", cloud.Note{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &server.Server{Gateways: c, Ingester: c, Commands: c, Notifier: c,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Poll: time.Hour, PingWait: 10 * time.Minute}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	t.Cleanup(srv.Close)
+	open := func() (*websocket.Conn, *sync.Frame) {
+		t.Helper()
+		h := http.Header{"Authorization": {"Bearer " + token}, sync.HeaderGateway: {gw.ID}}
+		conn, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(hs.URL, "http")+sync.Path, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		conn.SetReadDeadline(time.Now().Add(time.Minute))
+		b, _ := sync.Encode(&sync.Frame{Type: sync.FrameHello, GatewayID: gw.ID, StoreID: gw.StoreID, Incarnation: "inc-1"})
+		if err := conn.WriteMessage(websocket.TextMessage, b); err != nil {
+			t.Fatal(err)
+		}
+		return conn, readFrame(t, conn)
+	}
+	old, welcome := open()
+	if welcome.Type != sync.FrameWelcome || welcome.CredentialShared {
+		t.Fatalf("got %s frame, shared %v, want a welcome, not shared", welcome.Type, welcome.CredentialShared)
+	}
+	for i := range cloud.SharedReplacements + 1 {
+		conn, welcome := open()
+		if welcome.Type != sync.FrameWelcome {
+			t.Fatalf("got %s frame, want a welcome", welcome.Type)
+		}
+		f := readFrame(t, old)
+		if f.Type != sync.FrameError || f.Code != sync.ErrorReplaced || !strings.Contains(f.Error, conn.LocalAddr().String()) {
+			t.Fatalf("replacement %d: the old link got %s %q %q, want error replaced naming %s", i+1, f.Type, f.Code, f.Error, conn.LocalAddr())
+		}
+		if _, _, err := old.ReadMessage(); err == nil {
+			t.Fatal("the replaced link is still open")
+		}
+		wantShared := i+1 > cloud.SharedReplacements
+		if welcome.CredentialShared != wantShared || f.CredentialShared != wantShared {
+			t.Fatalf("replacement %d: got shared %v in the welcome and %v in the error, want %v",
+				i+1, welcome.CredentialShared, f.CredentialShared, wantShared)
+		}
+		old = conn
+	}
+}
+
+func readFrame(t *testing.T, conn *websocket.Conn) *sync.Frame {
+	t.Helper()
+	_, b, err := conn.ReadMessage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sync.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
