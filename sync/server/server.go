@@ -692,13 +692,18 @@ func (l *link) watch(ctx context.Context, after uint64) error {
 	for {
 		if checkRevoked {
 			gone, err := s.Gateways.IsRevoked(ctx, l.gw.StoreID, l.gw.ID)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			if err != nil {
 				l.log.Warn("check revocation", "err", err)
 			} else if gone {
 				l.log.Warn("gateway revoked: closing its link")
 				return l.fail("gateway revoked")
 			}
-			if by, err := l.replacedElsewhere(ctx); err != nil {
+			if by, err := l.replacedElsewhere(ctx); ctx.Err() != nil {
+				return ctx.Err()
+			} else if err != nil {
 				l.log.Warn("check the credential's live link", "err", err)
 			} else if by != nil {
 				return l.closeReplaced(*by)
