@@ -15,10 +15,14 @@ import (
 const (
 	PairingCodeDigits = 6
 	PairingCodeTTL    = 10 * time.Minute
-	// PairingMaxWrong is how many wrong codes kill every code that was
-	// live while they were tried: a code cannot be guessed by trying
-	// more of the million.
+	// PairingMaxWrong is how many wrong codes from one address bar that
+	// address from every code that was live while they were tried: a code
+	// cannot be guessed by trying more of the million, and the wrong codes
+	// of one address end nobody else's pairing.
 	PairingMaxWrong = 10
+	// pairingMaxAddrs bounds the addresses a code counts wrong tries of;
+	// past it the code dies, as every code did after PairingMaxWrong.
+	pairingMaxAddrs = 256
 	// PairingMaxLive bounds the codes waiting at once.
 	PairingMaxLive = 20
 )
@@ -30,7 +34,7 @@ type PairingCode struct {
 	Name      string          `json:"name,omitempty"` // the device's name, unless it gives its own
 	ExpiresAt time.Time       `json:"expires_at"`
 	CreatedBy string          `json:"-"` // who issued it
-	wrong     int
+	wrong     map[string]int  // wrong codes tried from each address while it was live
 }
 
 // Pairing holds the pairing codes waiting to be used. They live in memory
@@ -96,21 +100,27 @@ func (p *Pairing) Create(role storeprint.Role, name, by string) (*PairingCode, e
 	return &out, nil
 }
 
-// Redeem uses a code up. A wrong, used or expired code is EUNAUTHORIZED,
-// and counts against every live code; a code dies after PairingMaxWrong
-// wrong tries.
-func (p *Pairing) Redeem(code string) (*PairingCode, error) {
+// Redeem uses a code up for a device at address from. A wrong, used or
+// expired code is EUNAUTHORIZED and counts against from on every live
+// code; after PairingMaxWrong wrong tries from one address, that address
+// cannot use the codes that were live meanwhile (EUNAUTHORIZED, the same
+// answer), and they still pair devices elsewhere.
+func (p *Pairing) Redeem(code, from string) (*PairingCode, error) {
 	code = strings.TrimSpace(code)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.expire(p.now())
 	c := p.codes[code]
-	if c == nil || len(code) != PairingCodeDigits {
+	if c == nil || len(code) != PairingCodeDigits || c.wrong[from] >= PairingMaxWrong {
 		for k, live := range p.codes {
-			live.wrong++
-			if live.wrong >= PairingMaxWrong {
-				delete(p.codes, k)
+			if live.wrong == nil {
+				live.wrong = map[string]int{}
 			}
+			if _, ok := live.wrong[from]; !ok && len(live.wrong) >= pairingMaxAddrs {
+				delete(p.codes, k)
+				continue
+			}
+			live.wrong[from]++
 		}
 		return nil, Errorf(EUNAUTHORIZED, "wrong, used or expired pairing code")
 	}

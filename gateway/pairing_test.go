@@ -23,7 +23,7 @@ func TestPairing_Redeem(t *testing.T) {
 		if len(c.Code) != 6 {
 			t.Fatalf("got code %q, want six digits", c.Code)
 		}
-		got, err := p.Redeem(c.Code)
+		got, err := p.Redeem(c.Code, "192.0.2.1")
 		if err != nil || got.Role != storeprint.RolePOS || got.Name != "counter 1" {
 			t.Fatalf("got %+v %v, want the pos code", got, err)
 		}
@@ -31,8 +31,8 @@ func TestPairing_Redeem(t *testing.T) {
 	t.Run("ErrUsed", func(t *testing.T) {
 		p, _ := setup()
 		c, _ := p.Create(storeprint.RolePOS, "", "admin")
-		p.Redeem(c.Code)
-		if _, err := p.Redeem(c.Code); gateway.ErrorCode(err) != gateway.EUNAUTHORIZED {
+		p.Redeem(c.Code, "192.0.2.1")
+		if _, err := p.Redeem(c.Code, "192.0.2.1"); gateway.ErrorCode(err) != gateway.EUNAUTHORIZED {
 			t.Fatalf("second use: got %v, want unauthorized", err)
 		}
 	})
@@ -40,7 +40,7 @@ func TestPairing_Redeem(t *testing.T) {
 		p, now := setup()
 		c, _ := p.Create(storeprint.RoleStaff, "", "admin")
 		*now = now.Add(gateway.PairingCodeTTL)
-		if _, err := p.Redeem(c.Code); gateway.ErrorCode(err) != gateway.EUNAUTHORIZED {
+		if _, err := p.Redeem(c.Code, "192.0.2.1"); gateway.ErrorCode(err) != gateway.EUNAUTHORIZED {
 			t.Fatalf("after %s: got %v, want unauthorized", gateway.PairingCodeTTL, err)
 		}
 	})
@@ -52,12 +52,16 @@ func TestPairing_Redeem(t *testing.T) {
 			wrong = "000001"
 		}
 		for i := 0; i < gateway.PairingMaxWrong; i++ {
-			if _, err := p.Redeem(wrong); gateway.ErrorCode(err) != gateway.EUNAUTHORIZED {
+			if _, err := p.Redeem(wrong, "192.0.2.1"); gateway.ErrorCode(err) != gateway.EUNAUTHORIZED {
 				t.Fatalf("wrong try %d: got %v", i, err)
 			}
 		}
-		if _, err := p.Redeem(c.Code); gateway.ErrorCode(err) != gateway.EUNAUTHORIZED {
-			t.Fatalf("after %d wrong tries: got %v, want the code dead", gateway.PairingMaxWrong, err)
+		if _, err := p.Redeem(c.Code, "192.0.2.1"); gateway.ErrorCode(err) != gateway.EUNAUTHORIZED {
+			t.Fatalf("after %d wrong tries: got %v, want the code barred to their address", gateway.PairingMaxWrong, err)
+		}
+		// The wrong codes of one address end nobody else's pairing.
+		if got, err := p.Redeem(c.Code, "192.0.2.2"); err != nil || got.Code != c.Code {
+			t.Fatalf("from another address: got %v, %v, want the code", got, err)
 		}
 	})
 	t.Run("ErrRole", func(t *testing.T) {

@@ -11,23 +11,23 @@ import (
 )
 
 // authenticate puts the request's actor in its context, or answers 401 or
-// 403, before h runs.
-// Bad tokens are counted per client address: past the limit the address
-// gets 429 with Retry-After, whatever it sends, and each is logged
-// without the token.
+// 403, before h runs. The token is checked first: a valid one is served
+// whatever other requests from its address sent. Bad tokens are counted
+// per client address and logged without the token; past the limit a bad
+// token is answered 429 with Retry-After instead of 401.
 func (s *Server) authenticate(h func(http.ResponseWriter, *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		addr := authlimit.Addr(r)
-		if d := s.badTokens.Wait(addr); d > 0 {
-			w.Header().Set("Retry-After", authlimit.RetryAfter(d))
-			s.writeError(w, r, cloud.Errorf(cloud.ETOOMANY, "too many bad tokens from %s; try again in %ss", addr, authlimit.RetryAfter(d)))
-			return
-		}
 		a, err := s.actor(r)
 		if err != nil {
 			if cloud.ErrorCode(err) == cloud.EUNAUTHORIZED && r.Header.Get("Authorization") != "" {
+				addr := authlimit.Addr(r)
+				wait := s.badTokens.Wait(addr)
 				limited := s.badTokens.Fail(addr)
-				s.Logger.Warn("bad token", "addr", addr, "method", r.Method, "path", r.URL.Path, "rate_limited", limited)
+				s.Logger.Warn("bad token", "addr", addr, "method", r.Method, "path", r.URL.Path, "rate_limited", limited || wait > 0)
+				if wait > 0 {
+					w.Header().Set("Retry-After", authlimit.RetryAfter(wait))
+					err = cloud.Errorf(cloud.ETOOMANY, "too many bad tokens from %s; try again in %ss", addr, authlimit.RetryAfter(wait))
+				}
 			}
 			s.writeError(w, r, err)
 			return

@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
+	"net"
 	"net/http"
 	"strings"
 	stdsync "sync"
@@ -75,8 +77,8 @@ func pairDevice(t *testing.T, base, tok, role, name string) pairedJSON {
 }
 
 // Pairing end to end: a code pairs one device once, within ten minutes;
-// wrong codes are limited per address and kill the codes they were tried
-// against; each role may do what it may and no more; a revoked device is
+// wrong codes are limited per address and bar that address (only) from
+// the codes they were tried against; a code comes as JSON only; each role may do what it may and no more; a revoked device is
 // refused at once, its live stream ended; all of it audited.
 func TestMain_Pairing(t *testing.T) {
 	t.Parallel()
@@ -179,6 +181,7 @@ func TestMain_Pairing(t *testing.T) {
 		}
 		try := func() (int, string) {
 			req, _ := http.NewRequest("POST", base+"/v1/pair", strings.NewReader(`{"code":"`+wrong+`","name":"guess"}`))
+			req.Header.Set("Content-Type", "application/json")
 			resp, err := client.Do(req)
 			if err != nil {
 				t.Fatal(err)
@@ -205,7 +208,43 @@ func TestMain_Pairing(t *testing.T) {
 		clock.Add(time.Minute)
 		var e pairedJSON
 		if code := callToken(t, "", "POST", base+"/v1/pair", map[string]string{"code": live.Code, "name": "too late"}, &e); code != 401 {
-			t.Fatalf("the right code after 10 wrong ones: got %d, want 401 (the code is dead)", code)
+			t.Fatalf("the right code after 10 wrong ones from its address: got %d, want 401 (barred to it)", code)
+		}
+		// The wrong codes of one address end nobody else's: the code
+		// still pairs a device at another address.
+		other := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{
+			LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}).DialContext}}
+		if code := callWith(t, other, "", "POST", base+"/v1/pair", map[string]string{"code": live.Code, "name": "elsewhere"}, &e); code != 201 {
+			t.Fatalf("the code from another address: got %d %q, want 201", code, e.Error)
+		}
+		if code := callWith(t, other, e.Token, "DELETE", base+"/v1/devices/"+e.DeviceID, nil, nil); code != 403 {
+			t.Fatalf("a pos device revoking itself: got %d, want 403", code)
+		}
+		if code := call(t, "DELETE", base+"/v1/devices/"+e.DeviceID, nil, nil); code != 204 && code != 200 {
+			t.Fatalf("revoke the device paired elsewhere: got %d", code)
+		}
+		clock.Add(time.Minute)
+	})
+	// A page of another origin can post text/plain without asking first:
+	// a pairing code comes as JSON only.
+	t.Run("ErrNotJSON", func(t *testing.T) {
+		var live pairingJSON
+		call(t, "POST", base+"/v1/pairing", map[string]string{"role": "pos"}, &live)
+		for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", ""} {
+			req, _ := http.NewRequest("POST", base+"/v1/pair", strings.NewReader(`{"code":"`+live.Code+`"}`))
+			if ct != "" {
+				req.Header.Set("Content-Type", ct)
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var e pairedJSON
+			json.NewDecoder(resp.Body).Decode(&e)
+			resp.Body.Close()
+			if resp.StatusCode != 400 || !strings.Contains(e.Error, "application/json") {
+				t.Fatalf("Content-Type %q: got %d %q, want 400 naming application/json", ct, resp.StatusCode, e.Error)
+			}
 		}
 		clock.Add(time.Minute)
 	})
@@ -282,14 +321,15 @@ func TestMain_Pairing(t *testing.T) {
 				}
 			}
 		}
-		if count["pairing_create"] != 5 || count["device_pair"] != 3 || count["device_revoke"] != 1 {
-			t.Fatalf("got audit actions %v, want 5 pairing_create, 3 device_pair, 1 device_revoke", count)
+		if count["pairing_create"] != 6 || count["device_pair"] != 4 || count["device_revoke"] != 2 {
+			t.Fatalf("got audit actions %v, want 6 pairing_create, 4 device_pair, 2 device_revoke", count)
 		}
 	})
 }
 
 // Bad tokens are limited per client address and logged without the token;
-// the limit lifts as time passes.
+// the limit lifts as time passes. The token is checked first: after 60
+// bad tokens from an address, a valid token from it is served.
 func TestMain_BadTokens(t *testing.T) {
 	t.Parallel()
 	hot := startSim(t, printersim.FaultNone)
@@ -298,28 +338,32 @@ func TestMain_BadTokens(t *testing.T) {
 	logs := &lockedBuffer{}
 	_, base := runGateway(t, cfg, func(m *Main) { m.Clock, m.Stderr = clock, logs })
 	const guess = "guessed-token-0001"
-	for i := 0; i < 10; i++ {
-		if code := callToken(t, guess, "GET", base+"/v1/tasks", nil, nil); code != 401 {
-			t.Fatalf("bad token %d: got %d, want 401", i+1, code)
+	for i := 0; i < 60; i++ {
+		want := 401
+		if i >= 10 {
+			want = 429
+		}
+		req, _ := http.NewRequest("GET", base+"/v1/tasks", nil)
+		req.Header.Set("Authorization", "Bearer "+guess)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want || (want == 429) != (resp.Header.Get("Retry-After") != "") {
+			t.Fatalf("bad token %d: got %d Retry-After %q, want %d", i+1, resp.StatusCode, resp.Header.Get("Retry-After"), want)
 		}
 	}
-	req, _ := http.NewRequest("GET", base+"/v1/tasks", nil)
-	req.Header.Set("Authorization", "Bearer "+token) // even a good token, from this address
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
-		t.Fatalf("after 10 bad tokens: got %d Retry-After %q, want 429 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	if code := call(t, "GET", base+"/v1/tasks", nil, nil); code != 200 {
+		t.Fatalf("a valid token after 60 bad ones from its address: got %d, want 200", code)
 	}
 	clock.Add(time.Second)
-	if code := call(t, "GET", base+"/v1/tasks", nil, nil); code != 200 {
-		t.Fatalf("a second later: got %d, want 200", code)
+	if code := callToken(t, guess, "GET", base+"/v1/tasks", nil, nil); code != 401 {
+		t.Fatalf("a bad token a second later: got %d, want 401", code)
 	}
 	log := logs.String()
-	if strings.Count(log, `msg="bad token"`) != 10 || !strings.Contains(log, "addr=127.0.0.1") {
-		t.Fatalf("want 10 bad tokens logged with the address, got:\n%s", log)
+	if strings.Count(log, `msg="bad token"`) != 61 || !strings.Contains(log, "addr=127.0.0.1") {
+		t.Fatalf("want 61 bad tokens logged with the address, got:\n%s", log)
 	}
 	if strings.Contains(log, guess) {
 		t.Fatal("the log shows the bad token")

@@ -162,6 +162,9 @@ func callWith(t testing.TB, c *http.Client, tok, method, url string, body any, o
 	if tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)

@@ -3,6 +3,7 @@ package http
 import (
 	"encoding/base64"
 	"fmt"
+	"mime"
 	"net/http"
 	"strings"
 	"time"
@@ -102,6 +103,11 @@ func (s *Server) pair(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Retry-After", authlimit.RetryAfter(d))
 		return gateway.Errorf(gateway.ETOOMANY, "too many wrong pairing codes from %s; try again in %ss", addr, authlimit.RetryAfter(d))
 	}
+	// No text/plain, form or other body a page of another origin can
+	// send without asking first: a pairing code comes as JSON only.
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+		return gateway.Errorf(gateway.EINVALID, "POST /v1/pair takes Content-Type: application/json")
+	}
 	var body struct {
 		Code string `json:"code"`
 		Name string `json:"name"`
@@ -117,7 +123,7 @@ func (s *Server) pair(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	c, err := s.pairing.Redeem(body.Code)
+	c, err := s.pairing.Redeem(body.Code, addr)
 	if err != nil {
 		limited := s.badCodes.Fail(addr)
 		s.log.Warn("wrong pairing code", "addr", addr, "rate_limited", limited)

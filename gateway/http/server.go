@@ -254,17 +254,14 @@ func (s *Server) api(h func(http.ResponseWriter, *http.Request) error) http.Hand
 	}
 }
 
-// auth requires a valid bearer token whose role allows need. Failed
-// tries are counted per client address (429 past the limit) and logged
-// without the token.
+// auth requires a valid bearer token whose role allows need. The token
+// is checked first: a valid one is served whatever other requests from
+// its address sent. Bad tokens are counted per client address and logged
+// without the token; past the limit a bad token is answered 429 with
+// Retry-After instead of 401.
 func (s *Server) auth(need storeprint.Role, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		addr := authlimit.Addr(r)
-		if d := s.badTokens.Wait(addr); d > 0 {
-			w.Header().Set("Retry-After", authlimit.RetryAfter(d))
-			writeError(w, r, s.log, gateway.Errorf(gateway.ETOOMANY, "too many bad tokens from %s; try again in %s", addr, authlimit.RetryAfter(d)+"s"))
-			return
-		}
 		tok, ok := bearer(r)
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="storeprint"`)
@@ -273,8 +270,14 @@ func (s *Server) auth(need storeprint.Role, h http.Handler) http.Handler {
 		}
 		p, err := s.authenticate(r.Context(), tok)
 		if gateway.ErrorCode(err) == gateway.EUNAUTHORIZED {
+			wait := s.badTokens.Wait(addr)
 			limited := s.badTokens.Fail(addr)
-			s.log.Warn("bad token", "addr", addr, "method", r.Method, "path", r.URL.Path, "rate_limited", limited)
+			s.log.Warn("bad token", "addr", addr, "method", r.Method, "path", r.URL.Path, "rate_limited", limited || wait > 0)
+			if wait > 0 {
+				w.Header().Set("Retry-After", authlimit.RetryAfter(wait))
+				writeError(w, r, s.log, gateway.Errorf(gateway.ETOOMANY, "too many bad tokens from %s; try again in %s", addr, authlimit.RetryAfter(wait)+"s"))
+				return
+			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="storeprint", error="invalid_token"`)
 		}
 		if err != nil {
