@@ -17,7 +17,7 @@ func (s *Server) cloudprntRoutes(plain func(string, http.Handler), api func(stri
 	if s.CloudPRNTService == nil {
 		return
 	}
-	h := protocol.Handler(cloudprntQueue{s.CloudPRNTService}, s.Logger)
+	h := protocol.HandlerWith(cloudprntQueue{s.CloudPRNTService}, protocol.HandlerOptions{Logger: s.Logger, Now: s.Now})
 	for _, method := range []string{"POST", "GET", "DELETE"} {
 		plain(method+" /v1/cloudprnt/{store_id}", h)
 	}

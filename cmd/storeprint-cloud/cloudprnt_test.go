@@ -111,7 +111,8 @@ func TestChain_CloudPRNT(t *testing.T) {
 func TestCloudPRNT_Errors(t *testing.T) {
 	t.Parallel()
 	dbURL := pgtest.NewDatabase(t)
-	node := startCloud(t, dbURL, "127.0.0.1:0")
+	logs := &buffer{}
+	node := startCloud(t, dbURL, "127.0.0.1:0", func(m *Main) { m.Stderr = logs })
 	createBareStore(t, node.base, "t2", "kiosk-2")
 	p := createCloudPRNT(t, node.base, "kiosk-2", map[string]any{"printer_id": "p-1", "mac": "00:11:62:bb:00:01", "reason": "test"})
 	poll := func(mac, user, pass string) int {
@@ -135,11 +136,30 @@ func TestCloudPRNT_Errors(t *testing.T) {
 		{"OK", p.MAC, p.Token, 200},
 		{"ErrNoToken", p.MAC, "", 401},
 		{"ErrWrongToken", p.MAC, cloud.NewCloudPRNTToken("kiosk-2"), 401},
-		{"ErrUnknownMAC", "00:11:62:bb:00:99", p.Token, 403},
+		{"ErrUnknownMAC", "00:11:62:bb:00:99", p.Token, 401}, // as a wrong token: it tells no MAC address
 	} {
 		if got := poll(tt.mac, "p-1", tt.pass); got != tt.want {
 			t.Errorf("%s: got %d, want %d", tt.name, got, tt.want)
 		}
+	}
+	// Printer-token failures are limited and logged, without the token.
+	wrong := cloud.NewCloudPRNTToken("kiosk-2")
+	limited := false
+	for range 2 * protocol.FailBurst {
+		switch got := poll(p.MAC, "p-1", wrong); got {
+		case 429:
+			limited = true
+		case 401:
+		default:
+			t.Fatalf("a wrong token: got %d, want 401 or 429", got)
+		}
+	}
+	if !limited {
+		t.Fatalf("%d wrong tokens: got no 429", 2*protocol.FailBurst)
+	}
+	log := logs.String()
+	if strings.Count(log, "cloudprnt login refused") < 2*protocol.FailBurst+2 || strings.Contains(log, wrong) || strings.Contains(log, p.Token) {
+		t.Fatalf("want every refused login logged without its token, got:\n%s", log)
 	}
 	for _, tt := range []struct {
 		name string

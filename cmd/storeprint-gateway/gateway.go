@@ -388,6 +388,9 @@ func (m *Main) run(ctx context.Context) error {
 	}
 	m.printers = map[string]gateway.Printer{}
 	ps := &printerSet{storeID: cfg.StoreID, log: log}
+	if m.Clock != nil {
+		ps.now = m.Clock.Now
+	}
 	for i, pc := range cfg.Printers {
 		p, err := ps.open(pc)
 		if err != nil {
@@ -415,8 +418,8 @@ func (m *Main) run(ctx context.Context) error {
 	})
 	if ps.cloudprnt == nil {
 		// No CloudPRNT printer configured: the endpoint answers every
-		// poll that its MAC address is unknown (403).
-		ps.cloudprnt = cloudprnt.NewServer(cloudprnt.ServerOptions{Logger: log})
+		// poll as it answers wrong credentials (401).
+		ps.cloudprnt = cloudprnt.NewServer(cloudprnt.ServerOptions{Logger: log, Now: ps.now})
 	}
 	m.HTTP.HandleCloudPRNT(ps.cloudprnt)
 	if err := m.HTTP.Listen(cfg.Listen); err != nil {

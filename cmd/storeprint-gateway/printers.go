@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/cloudprnt"
@@ -18,6 +19,7 @@ import (
 type printerSet struct {
 	storeID   string
 	log       *slog.Logger
+	now       func() time.Time  // the program's clock; nil: time.Now
 	cloudprnt *cloudprnt.Server // nil until a CloudPRNT printer is opened
 }
 
@@ -32,7 +34,7 @@ func (s *printerSet) open(pc gateway.PrinterConfig) (gateway.Printer, error) {
 		return epos.New(pc, s.storeID), nil
 	case "cloudprnt":
 		if s.cloudprnt == nil {
-			s.cloudprnt = cloudprnt.NewServer(cloudprnt.ServerOptions{Logger: s.log})
+			s.cloudprnt = cloudprnt.NewServer(cloudprnt.ServerOptions{Logger: s.log, Now: s.now})
 		}
 		return cloudprnt.New(pc, s.storeID, s.cloudprnt)
 	case "serial":

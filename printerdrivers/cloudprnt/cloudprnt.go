@@ -49,7 +49,7 @@ type Server struct {
 // ServerOptions configure a Server; zero values are the defaults.
 type ServerOptions struct {
 	Logger *slog.Logger     // nil: no logging
-	Now    func() time.Time // when polls come, for telling a silent printer; nil: time.Now
+	Now    func() time.Time // when polls come, for telling a silent printer, and the failed logins' clock; nil: time.Now
 }
 
 // NewServer returns an endpoint with no printers; New adds them.
@@ -58,7 +58,7 @@ func NewServer(opts ServerOptions) *Server {
 		opts.Now = time.Now
 	}
 	s := &Server{now: opts.Now, devices: map[string]*device{}}
-	s.h = protocol.Handler(s, opts.Logger)
+	s.h = protocol.HandlerWith(s, protocol.HandlerOptions{Logger: opts.Logger, Now: opts.Now})
 	return s
 }
 

@@ -8,7 +8,15 @@
 // Handler serves that URL over a Queue: the gateway's (an in-memory hub
 // the cloudprnt driver feeds, one ticket in flight per printer) or the
 // cloud's (PostgreSQL, for stores without a gateway). It imports nothing
-// of the project but package storeprint, so both sides can use it.
+// of the project but package storeprint and internal/authlimit, so both
+// sides can use it.
+//
+// Failed logins are limited and logged the same on both sides: an
+// unknown MAC address answers as wrong credentials do (401), each failure
+// is logged with the client's address and the MAC address, never the
+// password, and past FailBurst failures from one address for one MAC
+// address (then one per FailEvery) the address is answered 429 with
+// Retry-After for that MAC address, before its credentials are looked at.
 package protocol
 
 import (
@@ -22,8 +30,18 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/storeprint/storeprint"
+	"github.com/storeprint/storeprint/internal/authlimit"
+)
+
+// Failed logins allowed from one address for one MAC address: FailBurst
+// at once, then one per FailEvery. Printers poll every few seconds; a
+// printer whose password was fixed is let in again within FailEvery.
+const (
+	FailBurst = 10
+	FailEvery = 6 * time.Second
 )
 
 // Media types the project hands out.
@@ -155,7 +173,7 @@ func ParseMAC(s string) (string, error) {
 
 // Errors a Queue returns; Handler answers each with its status.
 var (
-	ErrUnknownPrinter = errors.New("no printer with this MAC address")               // 403
+	ErrUnknownPrinter = errors.New("no printer with this MAC address")               // 401, as ErrUnauthorized
 	ErrUnauthorized   = errors.New("the printer's credentials are missing or wrong") // 401
 	ErrNoJob          = errors.New("no print job for this printer")                  // 404
 	ErrMediaType      = errors.New("the job is not available in that media type")    // 415
@@ -191,18 +209,31 @@ type Offer struct {
 
 // Handler serves the CloudPRNT URL over q. Errors are JSON {"error"} with
 // the status Star's guide gives: 400 a request it cannot read, 401 wrong
-// credentials, 403 an unknown MAC address, 404 no such job, 415 a media
-// type the job is not in.
+// credentials or an unknown MAC address (the same answer: it does not
+// tell which MAC addresses are configured), 404 no such job, 415 a media
+// type the job is not in, and 429 past the failed logins allowed.
 func Handler(q Queue, log *slog.Logger) http.Handler {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	return HandlerWith(q, HandlerOptions{Logger: log})
+}
+
+// HandlerOptions configure HandlerWith; zero values are the defaults.
+type HandlerOptions struct {
+	Logger *slog.Logger     // nil: no logging
+	Now    func() time.Time // the failed logins' clock; nil: time.Now
+}
+
+// HandlerWith is Handler with options.
+func HandlerWith(q Queue, o HandlerOptions) http.Handler {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &handler{q: q, log: log}
+	return &handler{q: q, log: o.Logger, fails: authlimit.New(FailBurst, FailEvery, o.Now)}
 }
 
 type handler struct {
-	q   Queue
-	log *slog.Logger
+	q     Queue
+	log   *slog.Logger
+	fails *authlimit.Limiter // by client address and MAC address
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -225,15 +256,25 @@ func (h *handler) printer(w http.ResponseWriter, r *http.Request, mac string) Pr
 		writeError(w, http.StatusBadRequest, "mac: "+err.Error())
 		return nil
 	}
+	addr := authlimit.Addr(r)
+	key := addr + " " + m
+	if d := h.fails.Wait(key); d > 0 {
+		h.log.Warn("cloudprnt login refused: too many failed logins", "addr", addr, "mac", m, "method", r.Method, "rate_limited", true)
+		w.Header().Set("Retry-After", authlimit.RetryAfter(d))
+		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("too many failed CloudPRNT logins from %s for %s; try again in %ss", addr, m, authlimit.RetryAfter(d)))
+		return nil
+	}
 	p, err := h.q.Printer(r.Context(), r, m)
 	switch {
 	case err == nil:
 		return p
-	case errors.Is(err, ErrUnknownPrinter):
-		writeError(w, http.StatusForbidden, fmt.Sprintf("no printer with MAC address %s is configured", m))
-	case errors.Is(err, ErrUnauthorized):
+	case errors.Is(err, ErrUnknownPrinter), errors.Is(err, ErrUnauthorized):
+		limited := h.fails.Fail(key)
+		_, _, sent := r.BasicAuth()
+		h.log.Warn("cloudprnt login refused", "addr", addr, "mac", m, "method", r.Method,
+			"unknown_mac", errors.Is(err, ErrUnknownPrinter), "credentials_sent", sent, "rate_limited", limited)
 		w.Header().Set("WWW-Authenticate", `Basic realm="storeprint CloudPRNT"`)
-		writeError(w, http.StatusUnauthorized, "the printer's CloudPRNT user and password are missing or wrong")
+		writeError(w, http.StatusUnauthorized, "the printer's MAC address or its CloudPRNT user and password are wrong")
 	default:
 		h.internal(w, err)
 	}
