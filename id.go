@@ -9,8 +9,10 @@ import (
 )
 
 // Id rules. An order_id, station, printer, store, tenant or gateway id is
-// 1-64 characters of letters, digits, '-', '_' and '.'; a task_no, made of
-// them, is at most MaxTaskNoLen of the same characters.
+// 1-64 characters of letters, digits, '-', '_' and '.', and neither "."
+// nor "..", which name a path's own folder and its parent wherever an id
+// goes into a URL or a file name; a task_no, made of them, is at most
+// MaxTaskNoLen of the same characters.
 const (
 	MaxIDLen      = 64
 	MaxTaskNoLen  = 200
@@ -25,7 +27,7 @@ func ValidID(s string) bool { return validChars(s, MaxIDLen) }
 func ValidTaskNo(s string) bool { return validChars(s, MaxTaskNoLen) }
 
 func validChars(s string, max int) bool {
-	if len(s) < 1 || len(s) > max {
+	if len(s) < 1 || len(s) > max || s == "." || s == ".." {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -58,6 +60,8 @@ func checkChars(name, s string, max int) error {
 		return Invalidf("%s is not valid UTF-8", name)
 	case utf8.RuneCountInString(s) > max:
 		return Invalidf("%s is longer than %d characters", name, max)
+	case s == "." || s == "..":
+		return Invalidf("%s %q is not an id: \".\" and \"..\" are refused", name, s)
 	}
 	return Invalidf("%s %q must be 1-%d characters of letters, digits, '-', '_' or '.'", name, s, max)
 }

@@ -45,8 +45,8 @@ func (o *Order) Validate() error {
 	if o.OrderID == "" {
 		return Invalidf("order_id is required")
 	}
-	if !ValidID(o.OrderID) {
-		return Invalidf("order_id %q must be 1-64 characters of letters, digits, '-', '_' or '.'", o.OrderID)
+	if err := CheckID("order_id", o.OrderID); err != nil {
+		return err
 	}
 	if err := CheckText("table", o.Table, MaxTableLen); err != nil {
 		return err
@@ -76,8 +76,8 @@ func (o *Order) Validate() error {
 		if it.Station == "" {
 			return Invalidf("items[%d].station is required", i)
 		}
-		if !ValidID(it.Station) {
-			return Invalidf("items[%d].station %q must be 1-64 characters of letters, digits, '-', '_' or '.'", i, it.Station)
+		if err := CheckID(fmt.Sprintf("items[%d].station", i), it.Station); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -101,8 +101,19 @@ func CheckText(field, s string, max int, args ...any) error {
 		if r < 0x20 || r == 0x7f {
 			return Invalidf("%s contains a control character", name)
 		}
+		if IsBidiControl(r) {
+			return Invalidf("%s contains the bidirectional control character U+%04X, which would reorder what people read", name, r)
+		}
 	}
 	return nil
+}
+
+// IsBidiControl reports whether r is a bidirectional embedding, override
+// or isolate (U+202A-U+202E, U+2066-U+2069): text holding one is refused,
+// as a right-to-left override in an item's name would reorder what a cook
+// reads.
+func IsBidiControl(r rune) bool {
+	return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
 }
 
 // Stations returns the order's station names, sorted, each once.

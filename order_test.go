@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/storeprint/storeprint"
 )
@@ -33,6 +34,13 @@ func TestOrder_Validate(t *testing.T) {
 		{"BadStation", func(o *storeprint.Order) { o.Items[0].Station = "hot line" }, "items[0].station"},
 		{"ControlChar", func(o *storeprint.Order) { o.Items[0].Note = "a\x1b@b" }, "control character"},
 		{"BadUTF8", func(o *storeprint.Order) { o.Note = "\xff" }, "UTF-8"},
+		{"DotOrderID", func(o *storeprint.Order) { o.OrderID = "." }, "order_id"},
+		{"DotDotOrderID", func(o *storeprint.Order) { o.OrderID = ".." }, "order_id"},
+		{"DotDotStation", func(o *storeprint.Order) { o.Items[0].Station = ".." }, "items[0].station"},
+		{"RightToLeftOverride", func(o *storeprint.Order) { o.Items[0].Name = "鸡\u202e丁" }, "items[0].name contains the bidirectional control character U+202E"},
+		{"LeftToRightEmbedding", func(o *storeprint.Order) { o.Items[0].Note = "\u202aa" }, "items[0].note"},
+		{"FirstStrongIsolate", func(o *storeprint.Order) { o.Table = "\u2068A1" }, "table"},
+		{"PopIsolate", func(o *storeprint.Order) { o.Note = "x\u2069" }, "note"},
 	} {
 		t.Run("Err"+tc.name, func(t *testing.T) {
 			o := ok()
@@ -85,9 +93,58 @@ func FuzzOrder(f *testing.F) {
 		}
 		for _, it := range o.Items {
 			for _, r := range it.Name + it.Note + o.Note + o.Table {
-				if r < 0x20 || r == 0x7f {
+				if r < 0x20 || r == 0x7f || storeprint.IsBidiControl(r) {
 					t.Fatalf("control character accepted: %+v", it)
 				}
+			}
+		}
+	})
+}
+
+// FuzzCheckID: an id accepted is 1-64 of its characters and neither "."
+// nor ".."; whatever is refused is an *InvalidError naming the field.
+func FuzzCheckID(f *testing.F) {
+	for _, s := range []string{"a", ".", "..", "...", "a.b", "", "\x00", "\xff", strings.Repeat("a", 65)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		err := storeprint.CheckID("store_id", s)
+		if (err == nil) != storeprint.ValidID(s) {
+			t.Fatalf("CheckID and ValidID disagree on %q: %v", s, err)
+		}
+		if err != nil {
+			if !isInvalid(err) || !strings.Contains(err.Error(), "store_id") {
+				t.Fatalf("got %v for %q, want an *InvalidError naming store_id", err, s)
+			}
+			return
+		}
+		if s == "." || s == ".." || len(s) > storeprint.MaxIDLen || strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" {
+			t.Fatalf("accepted %q", s)
+		}
+	})
+}
+
+// FuzzCheckText: text accepted is valid UTF-8 with no control or
+// bidirectional control character; text refused is refused naming its
+// field.
+func FuzzCheckText(f *testing.F) {
+	for _, s := range []string{"宫保鸡丁", "a\u202eb", "\u2066x\u2069", "\xff", "a\x1bb", "\u200f"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		err := storeprint.CheckText("items[%d].name", s, 200, 3)
+		if err != nil {
+			if !isInvalid(err) || !strings.HasPrefix(err.Error(), "items[3].name") {
+				t.Fatalf("got %v for %q, want an *InvalidError naming items[3].name", err, s)
+			}
+			return
+		}
+		if !utf8.ValidString(s) || utf8.RuneCountInString(s) > 200 {
+			t.Fatalf("accepted %q", s)
+		}
+		for _, r := range s {
+			if r < 0x20 || r == 0x7f || storeprint.IsBidiControl(r) {
+				t.Fatalf("accepted %q with U+%04X", s, r)
 			}
 		}
 	})

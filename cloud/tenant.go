@@ -94,7 +94,7 @@ func validID(field, s string) error {
 		return Errorf(EINVALID, "%s is required", field)
 	}
 	if !storeprint.ValidID(s) {
-		return Errorf(EINVALID, "%s %q must be 1-64 characters of letters, digits, '-', '_' or '.'", field, s)
+		return Errorf(EINVALID, "%s %q must be 1-64 characters of letters, digits, '-', '_' or '.', and not \".\" or \"..\"", field, s)
 	}
 	return nil
 }
@@ -116,6 +116,9 @@ func checkText(field, s string, max int) error {
 	for _, r := range s {
 		if r < 0x20 || r == 0x7f {
 			return Errorf(EINVALID, "%s contains a control character", field)
+		}
+		if storeprint.IsBidiControl(r) {
+			return Errorf(EINVALID, "%s contains the bidirectional control character U+%04X, which would reorder what people read", field, r)
 		}
 	}
 	return nil

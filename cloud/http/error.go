@@ -1,12 +1,14 @@
 package http
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
@@ -55,10 +57,20 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // v, refusing unknown fields and trailing data. optional allows an empty
 // body (v keeps its zero value).
 func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error {
-	body := http.MaxBytesReader(w, r.Body, storeprint.MaxRequestLen)
-	dec := json.NewDecoder(body)
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, storeprint.MaxRequestLen))
+	if err != nil {
+		if tooLarge(err) {
+			return errTooLarge()
+		}
+		return cloud.Errorf(cloud.EINVALID, "read request body: %v", err)
+	}
+	// encoding/json would replace invalid UTF-8 with U+FFFD: refuse it.
+	if !utf8.Valid(b) {
+		return cloud.Errorf(cloud.EINVALID, "request body is not valid UTF-8 (at byte %d): text is refused, not altered", invalidAt(b))
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	err = dec.Decode(v)
 	if err == nil {
 		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 			if tooLarge(err) {
@@ -102,4 +114,16 @@ func tooLarge(err error) bool {
 
 func errTooLarge() error {
 	return cloud.Errorf(cloud.ETOOLARGE, "request body is larger than %d bytes (%s)", storeprint.MaxRequestLen, fmt.Sprintf("%d MiB", storeprint.MaxRequestLen>>20))
+}
+
+// invalidAt is the offset of b's first byte that is not valid UTF-8.
+func invalidAt(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }

@@ -58,6 +58,11 @@ func TestServer_IDs(t *testing.T) {
 		{"GET", "/v1/search?q=%00", "q contains a NUL byte"},
 		{"GET", "/v1/search?q=o1&store_id=%ff", "store_id is not valid UTF-8"},
 		{"GET", "/v1/dashboard?since=%ff", "since is not valid UTF-8"},
+		{"GET", "/v1/stores/%2E%2E/tasks", "store_id \"..\" is not an id"},
+		{"GET", "/v1/stores/%2E/tasks", "store_id \".\" is not an id"},
+		{"GET", "/v1/stores/s1/orders/%2E%2E", "order_id \"..\" is not an id"},
+		{"POST", "/v1/admin/tenants/%2E%2E/tokens", "tenant_id \"..\" is not an id"},
+		{"DELETE", "/v1/admin/gateways/%2E%2E", "gateway_id \"..\" is not an id"},
 	} {
 		token := tok
 		if strings.Contains(tc.path, "/admin/") {

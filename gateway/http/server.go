@@ -18,6 +18,7 @@ import (
 	"strings"
 	stdsync "sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
@@ -390,6 +391,9 @@ func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error 
 		}
 		return gateway.Errorf(gateway.EINVALID, "read request body: %v", err)
 	}
+	if !utf8.Valid(b) {
+		return gateway.Errorf(gateway.EINVALID, "request body is not valid UTF-8 (at byte %d): text is refused, not altered", invalidAt(b))
+	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		if optional {
 			return nil
@@ -412,6 +416,18 @@ func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error 
 		return gateway.Errorf(gateway.EINVALID, "malformed JSON: unexpected data after the object")
 	}
 	return nil
+}
+
+// invalidAt is the offset of b's first byte that is not valid UTF-8.
+func invalidAt(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
