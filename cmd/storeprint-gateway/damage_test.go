@@ -284,7 +284,7 @@ var damages = []damage{
 		m := filepath.Join(d, "MANIFEST")
 		flipAt(t, m, used(t, m)/2)
 	}, "refuse"},
-	{"mem/deleted", true, func(t *testing.T, d string) { remove(t, largest(t, d, ".mem")) }, "recovered"},
+	{"mem/deleted", true, func(t *testing.T, d string) { remove(t, largest(t, d, ".mem")) }, "refuse"},
 	{"mem/flipped", true, func(t *testing.T, d string) {
 		f := largest(t, d, ".mem")
 		flipAt(t, f, used(t, f)/2)

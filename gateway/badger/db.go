@@ -262,7 +262,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err := d.countStatuses(); err != nil {
 		return fail(err)
 	}
-	if err := d.verify(w, aside); err != nil {
+	if err := d.verify(w, aside, in.mems); err != nil {
 		return fail(err)
 	}
 	if err := d.syncLog(); err != nil {

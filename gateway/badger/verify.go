@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	bdg "github.com/dgraph-io/badger/v4"
@@ -147,9 +150,14 @@ func (d *DB) readState() (storedState, error) {
 //   - behind its witness while tables the MANIFEST does not list were set
 //     aside: the MANIFEST lost track of them, and they hold the lost writes.
 //     A *DamageError: Repair puts them back.
+//   - behind its witness with a memtable log missing (none left, or one
+//     missing from their sequence, mems being the logs found before
+//     Badger opened): the log that held the lost commits was deleted, not
+//     cut short by a crash. A *DamageError naming it: started, the store
+//     would answer healthy with the tickets gone.
 //   - otherwise the store is whole. A witness one commit behind is a crash
 //     between the commit and the witness's sync.
-func (d *DB) verify(w *witnessState, aside []string) error {
+func (d *DB) verify(w *witnessState, aside, mems []string) error {
 	st, err := d.readState()
 	if err != nil {
 		return fmt.Errorf("read the store's record: %w", err)
@@ -172,6 +180,10 @@ func (d *DB) verify(w *witnessState, aside []string) error {
 		if len(aside) > 0 {
 			return damagedf(d.dir, files, "the MANIFEST no longer lists the store's tables (the store reads as empty; its witness counts %d tasks)", w.Cmt.Tasks)
 		}
+		if gone := missingMemLogs(mems); gone != nil {
+			return damagedf(d.dir, gone, "the store reads as empty, but its witness counts %d commits and %d tasks: the memtable log that held them is missing (deleted)",
+				w.Cmt.Gen, w.Cmt.Tasks)
+		}
 		return d.recover(commitState{digest: found}, w, fmt.Sprintf("the store read as empty, but its witness counts %d tasks", w.Cmt.Tasks))
 	case found != st.cmt.digest:
 		return damagedf(d.dir, aside, "what is stored does not add up to the store's record of its last commit (recorded %s; found %s): part of the data went missing, an older log or a table", st.cmt.digest, found)
@@ -182,6 +194,10 @@ func (d *DB) verify(w *witnessState, aside []string) error {
 	case w.Cmt.Gen > st.cmt.Gen:
 		if len(aside) > 0 {
 			return damagedf(d.dir, files, "the MANIFEST lost track of tables that hold the last %d commits", w.Cmt.Gen-st.cmt.Gen)
+		}
+		if gone := missingMemLogs(mems); gone != nil {
+			return damagedf(d.dir, gone, "the store is %d commits behind its witness (%d tasks gone): the memtable log that held them is missing (deleted)",
+				w.Cmt.Gen-st.cmt.Gen, int64(w.Cmt.Tasks)-int64(st.cmt.Tasks))
 		}
 		return d.recover(*st.cmt, w, fmt.Sprintf("the store is %d commits behind its witness: its last writes, up to the commit at %s, were lost from its logs",
 			w.Cmt.Gen-st.cmt.Gen, w.At.UTC().Format(time.RFC3339)))
@@ -270,4 +286,33 @@ func (d *DB) recover(c commitState, w *witnessState, cause string) error {
 	d.log.Error(msg, "data_dir", d.dir, "cause", cause)
 	st, _ := d.readState()
 	return d.startWitness(c, st.id, rec)
+}
+
+// missingMemLogs returns the memtable logs missing from mems, the logs
+// found in a data dir whose store is behind its witness, or nil when none
+// is. Badger numbers its logs in sequence and removes the oldest once
+// written out as a table, so those left are consecutive, and one always
+// holds what a stop without a clean close left unwritten: a gap names the
+// logs missing from it; no log at all is the one that held the lost
+// commits, numbered after the last left, which no file tells (*.mem).
+func missingMemLogs(mems []string) []string {
+	if len(mems) == 0 {
+		return []string{"*.mem"}
+	}
+	var fids []int
+	for _, m := range mems {
+		n, err := strconv.Atoi(strings.TrimSuffix(m, ".mem"))
+		if err != nil {
+			continue
+		}
+		fids = append(fids, n)
+	}
+	slices.Sort(fids)
+	var gone []string
+	for i := 1; i < len(fids); i++ {
+		for f := fids[i-1] + 1; f < fids[i] && len(gone) < 10; f++ {
+			gone = append(gone, fmt.Sprintf("%05d.mem", f))
+		}
+	}
+	return gone
 }
