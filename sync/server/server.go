@@ -18,6 +18,7 @@ import (
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
+	"github.com/storeprint/storeprint/internal/authlimit"
 	"github.com/storeprint/storeprint/sync"
 )
 
@@ -62,6 +63,7 @@ type Server struct {
 	stop      context.CancelFunc
 	slots     chan struct{}
 	readAhead *semaphore.Weighted
+	badCreds  *authlimit.Limiter
 	upgrader  websocket.Upgrader
 	links     atomic.Int64
 	started   time.Time // the zero of the links' heard clocks (monotonic)
@@ -96,6 +98,7 @@ func (s *Server) init() {
 			s.ReadAheadBytes = 32 << 20
 		}
 		s.readAhead = semaphore.NewWeighted(s.ReadAheadBytes)
+		s.badCreds = authlimit.New(BadCredBurst, BadCredEvery, nil)
 		s.base, s.stop = context.WithCancel(context.Background())
 		go s.presence(s.base)
 		s.upgrader = websocket.Upgrader{
@@ -169,6 +172,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if cloud.ErrorCode(err) == cloud.EINTERNAL {
 			status = http.StatusServiceUnavailable
 			s.Logger.Error("authenticate gateway", "gateway_id", gatewayID, "err", err)
+		} else {
+			// Counted and logged, never the token; a valid credential
+			// from the same address is served all the same.
+			addr := authlimit.Addr(r)
+			wait := s.badCreds.Wait(addr)
+			limited := s.badCreds.Fail(addr)
+			s.Logger.Warn("bad gateway credentials on the sync link", "addr", addr, "gateway_id", safeID(gatewayID), "rate_limited", limited || wait > 0)
+			if wait > 0 {
+				w.Header().Set("Retry-After", authlimit.RetryAfter(wait))
+				httpError(w, http.StatusTooManyRequests, fmt.Sprintf("too many bad gateway credentials from %s; try again in %ss", addr, authlimit.RetryAfter(wait)))
+				return
+			}
 		}
 		httpError(w, status, cloud.ErrorMessage(err))
 		return
@@ -186,6 +201,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.log.Info("sync link closed", "err", err)
 	}
 }
+
+// safeID is a gateway id fit for the log: as sent when it is a valid id.
+func safeID(id string) string {
+	if storeprint.ValidID(id) {
+		return id
+	}
+	return "(not an id)"
+}
+
+// Bad gateway credentials allowed per client address: BadCredBurst at
+// once, then one per BadCredEvery; past that 429 with Retry-After.
+const (
+	BadCredBurst = 10
+	BadCredEvery = time.Second
+)
 
 func bearer(r *http.Request) (string, bool) {
 	h := r.Header.Get("Authorization")
