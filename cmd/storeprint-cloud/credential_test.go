@@ -6,8 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/storeprint/storeprint/cloud"
 	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
+	"github.com/storeprint/storeprint/internal/chromium"
 )
 
 // sharedState is what a gateway's health says of its link.
@@ -73,6 +76,17 @@ func TestChain_CredentialShared(t *testing.T) {
 	if !found {
 		t.Fatalf("the dashboard's queue has no %s alert for %s", cloud.AlertCredentialShared, st.id)
 	}
+
+	// Both LAN pages and HQ's dashboard say so, in a real browser.
+	ctx := chromium.New(t, 1280, 900)
+	for _, g := range []*gatewayProc{g1, g2} {
+		within(t, ctx, 20*time.Second, "the LAN page says the credential is shared",
+			chromedp.Navigate(g.base+"/?token="+posToken),
+			chromedp.WaitVisible(`#banners [data-credential-shared="true"]`))
+	}
+	within(t, ctx, 20*time.Second, "HQ shows the alert",
+		chromedp.Navigate(node.base+"/?token="+adminToken),
+		chromedp.WaitVisible(`[data-store="`+st.id+`"][data-status="`+cloud.AlertCredentialShared+`"]`))
 
 	// One stopped: the other's link holds the credential, and the store
 	// is online.
