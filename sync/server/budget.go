@@ -32,10 +32,13 @@ func (s *Server) reserve() int64 { return s.ReadAheadBytes / 8 }
 // budget and returns it with the budget it holds (readAheadSize of its
 // length). A frame's first part waits for room, as a link that holds
 // nothing may; every further part is taken only if the budget has it
-// free, an eighth of the budget left over, at once. A frame that grows
-// past that closes its link (websocket close 1009), and only its link:
-// however many links send however large frames, the node holds at most
-// its budget of them, read or being read.
+// free, an eighth of the budget left over, at once. When it has not, a
+// link whose own frames, read and waiting to be handled, hold budget
+// waits for them to be handled (they are, whatever other links do);
+// otherwise the frame grew past what the budget has free and closes its
+// link (websocket close 1009), and only its link: however many links send
+// however large frames, the node holds at most its budget of them, read
+// or being read, and no two links wait on each other's partial frames.
 func (l *link) readBounded(ctx context.Context) (typ int, b []byte, size int64, err error) {
 	s := l.s
 	typ, r, err := l.conn.NextReader()
@@ -56,9 +59,17 @@ func (l *link) readBounded(ctx context.Context) (typ int, b []byte, size int64, 
 	for {
 		part := frameChunk
 		if need := readAheadSize(len(b) + part); need > held {
-			if !s.readAhead.TryAcquire(need - held + s.reserve()) {
-				l.tooLarge(len(b))
-				return 0, nil, 0, fmt.Errorf("%w: %d bytes read and more coming", errOverBudget, len(b))
+			for !s.readAhead.TryAcquire(need - held + s.reserve()) {
+				if l.queued.Load() <= 0 {
+					l.tooLarge(len(b))
+					return 0, nil, 0, fmt.Errorf("%w: %d bytes read and more coming", errOverBudget, len(b))
+				}
+				select {
+				case <-l.drained:
+				case <-ctx.Done():
+					return 0, nil, 0, ctx.Err()
+				}
+				l.conn.SetReadDeadline(time.Now().Add(s.PingWait))
 			}
 			s.readAhead.Release(s.reserve())
 			held = need
@@ -86,4 +97,14 @@ func (l *link) tooLarge(read int) {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	_ = l.conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
+}
+
+// release gives back budget held by this link's frames.
+func (l *link) release(n int64) {
+	l.s.readAhead.Release(n)
+	l.queued.Add(-n)
+	select {
+	case l.drained <- struct{}{}:
+	default:
+	}
 }

@@ -194,6 +194,36 @@ func TestServer_ReadAhead(t *testing.T) {
 			}
 		}
 	})
+	// A link whose own frames, waiting for the cloud, hold the budget
+	// waits for them rather than closing: a gateway catching up is held
+	// back, not cut off.
+	t.Run("OwnBacklogWaits", func(t *testing.T) {
+		t.Parallel()
+		c, l, batches := setupRecorded(t, 1<<20)
+		release := c.Hold()
+		defer release()
+		f := events(1, 1000)
+		b, _ := sync.Encode(f)
+		if 2*len(b) < 1<<18 {
+			t.Fatalf("a frame of %d bytes, want more than a quarter of the budget", len(b))
+		}
+		l.send(t, f)
+		<-batches // the first batch waits for the cloud, holding its budget
+		for i := range uint64(4) {
+			l.send(t, events(1001+1000*i, 1000))
+		}
+		release()
+		want := uint64(5000)
+		for {
+			f := l.next(t)
+			if f.Type != sync.FrameAck {
+				t.Fatalf("got %s frame, want acks", f.Type)
+			}
+			if f.Cursor == want {
+				break
+			}
+		}
+	})
 	// A frame larger than what the node's read budget has free closes
 	// its link, before it is read whole.
 	t.Run("FrameOverTheBudgetClosesItsLink", func(t *testing.T) {

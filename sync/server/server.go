@@ -194,7 +194,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.links.Add(1)
 	defer s.links.Add(-1)
-	l := &link{s: s, conn: conn, gw: gw, id: newID(), addr: r.RemoteAddr, replaced: make(chan replacedBy, 1),
+	l := &link{s: s, conn: conn, gw: gw, id: newID(), addr: r.RemoteAddr, replaced: make(chan replacedBy, 1), drained: make(chan struct{}, 1),
 		log: s.Logger.With("gateway_id", gw.ID, "store_id", gw.StoreID, "remote_addr", r.RemoteAddr)}
 	err = l.run(s.base)
 	if err != nil && !isClosed(err) {
@@ -256,6 +256,11 @@ type link struct {
 	replaced chan replacedBy
 
 	incarnation string
+
+	// queued is the read budget this link's frames hold, read and not
+	// handled yet; drained receives a value whenever some is released.
+	queued  atomic.Int64
+	drained chan struct{}
 
 	wmu      stdsync.Mutex // one writer at a time
 	heard    atomic.Int64  // when the gateway last sent anything, since the server's start (ns)
@@ -447,16 +452,16 @@ func (l *link) upstream(ctx context.Context) error {
 	var fin *finishing  // the batch finishing, its ack not sent yet
 	defer func() {
 		if held != nil {
-			l.s.readAhead.Release(held.size)
+			l.release(held.size)
 		}
 		if fin != nil {
 			<-fin.done
-			l.s.readAhead.Release(fin.size)
+			l.release(fin.size)
 		}
 		// readAhead ends once run closes the connection.
 		go func() {
 			for q := range frames {
-				l.s.readAhead.Release(q.size)
+				l.release(q.size)
 			}
 		}()
 	}()
@@ -495,7 +500,7 @@ func (l *link) upstream(ctx context.Context) error {
 				size += gather(frames, &held, f, fin.done)
 				var err error
 				if next, err = l.tryStage(ctx, staging, f.Events, size); err != nil {
-					l.s.readAhead.Release(size)
+					l.release(size)
 					return err
 				}
 				<-fin.done
@@ -505,7 +510,7 @@ func (l *link) upstream(ctx context.Context) error {
 					if next != nil {
 						next.abort()
 					} else {
-						l.s.readAhead.Release(size)
+						l.release(size)
 					}
 					return err
 				}
@@ -513,7 +518,7 @@ func (l *link) upstream(ctx context.Context) error {
 			if next == nil {
 				var err error
 				if next, err = l.stage(ctx, staging, f.Events, size); err != nil {
-					l.s.readAhead.Release(size)
+					l.release(size)
 					return err
 				}
 			}
@@ -525,12 +530,12 @@ func (l *link) upstream(ctx context.Context) error {
 			err := l.acked(fin)
 			fin = nil
 			if err != nil {
-				l.s.readAhead.Release(size)
+				l.release(size)
 				return err
 			}
 		}
 		err := l.handle(ctx, f)
-		l.s.readAhead.Release(size)
+		l.release(size)
 		if err != nil {
 			return err
 		}
@@ -649,10 +654,11 @@ func (l *link) readAhead(ctx context.Context, frames chan<- readFrame) error {
 		if f.Type == sync.FrameEvents {
 			sync.CheckEvents(f.Events) // here, while the batch before is stored
 		}
+		l.queued.Add(size)
 		select {
 		case frames <- readFrame{f, size}:
 		case <-ctx.Done():
-			s.readAhead.Release(size)
+			l.release(size)
 			return ctx.Err()
 		}
 		l.conn.SetReadDeadline(time.Now().Add(s.PingWait))

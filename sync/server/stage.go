@@ -74,7 +74,7 @@ func (l *link) staged(ctx context.Context, in cloud.StagedIngester, events []syn
 func (st *stagedBatch) abort() {
 	st.b.Abort()
 	<-st.l.s.slots
-	st.l.s.readAhead.Release(st.size)
+	st.l.release(st.size)
 }
 
 // finish finishes a staged batch in a goroutine of its own.
@@ -91,7 +91,7 @@ func (st *stagedBatch) finish(ctx context.Context) *finishing {
 // acked answers a finished batch: its ack, or the link's end. It frees
 // the batch's read-ahead budget.
 func (l *link) acked(f *finishing) error {
-	l.s.readAhead.Release(f.size)
+	l.release(f.size)
 	if f.err != nil {
 		return l.ingestFailed(f.err)
 	}
