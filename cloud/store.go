@@ -168,7 +168,7 @@ const (
 type Alert struct {
 	StoreID        string     `json:"store_id"`
 	ID             string     `json:"alert_id"`
-	Kind           string     `json:"kind"` // a task status: failed, attention_required
+	Kind           string     `json:"kind"` // a task status (failed, attention_required), command_refused, dead_letter or AlertCredentialShared
 	TaskNo         string     `json:"task_no,omitempty"`
 	PrinterID      string     `json:"printer_id,omitempty"`
 	Message        string     `json:"message"`
