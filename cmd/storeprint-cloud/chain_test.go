@@ -59,6 +59,9 @@ func do(t testing.TB, tok, method, url string, body, out any) int {
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+tok)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := httpc.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
