@@ -60,9 +60,11 @@ func TestChain_CredentialShared(t *testing.T) {
 			return h.Cloud.CredentialShared, fmt.Sprintf("gateway link %+v", h.Cloud)
 		}
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	started := time.Now()
+	deadline := started.Add(30 * time.Second)
 	waitGateway(t, g1, time.Until(deadline), told(g1))
 	waitGateway(t, g2, time.Until(deadline), told(g2))
+	alertedIn := time.Since(started)
 
 	// The alert is on HQ's dashboard.
 	var dash cloud.Dashboard
@@ -91,6 +93,7 @@ func TestChain_CredentialShared(t *testing.T) {
 	// One stopped: the other's link holds the credential, and the store
 	// is online.
 	g1.Stop(t, 30*time.Second)
+	stopped := time.Now()
 	online := func() (bool, string) {
 		var stores []cloud.StoreStatus
 		do(t, adminToken, "GET", node.base+"/v1/stores", nil, &stores)
@@ -105,4 +108,6 @@ func TestChain_CredentialShared(t *testing.T) {
 		return false, "store not listed"
 	}
 	waitGateway(t, g2, 15*time.Second, online)
+	t.Logf("alert raised and both gateways told %s after both started; store online %s after one stopped",
+		alertedIn.Round(100*time.Millisecond), time.Since(stopped).Round(100*time.Millisecond))
 }
