@@ -70,11 +70,14 @@ func TestProcess_MissingMemtableLog(t *testing.T) {
 			} `json:"storage"`
 		}
 		callToken(t, token, "GET", g.Base+"/healthz", nil, &h)
-		// The witness records a commit at most 50 ms after its answer:
-		// the kill may come before it records the last few.
-		if n := h.Storage.Recovery.MissingTasks; n < 250 || n > 300 {
-			t.Fatalf("repaired: /healthz says %d tasks missing, want the 300 (but the last few the witness had not recorded)", n)
+		// The witness records a commit with a later flush of the log, or
+		// on its own within a second: the kill may come before it records
+		// the last ones. Those it recorded are said to be missing.
+		n := h.Storage.Recovery.MissingTasks
+		if n < 1 || n > 300 {
+			t.Fatalf("repaired: /healthz says %d tasks missing, want those of the 300 the witness recorded", n)
 		}
+		t.Logf("repaired: %d of the 300 tasks said to be missing (the witness's count at the kill)", n)
 		return
 	}
 	var h struct {
