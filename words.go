@@ -176,3 +176,26 @@ func (r Role) Valid() bool { return slices.Contains(Roles, r) }
 func (r Role) Allows(need Role) bool {
 	return r.Valid() && need.Valid() && slices.Index(Roles, r) >= slices.Index(Roles, need)
 }
+
+// Confirm is how a printer said a ticket printed: a printer's "confirms" and
+// a printed receipt's "confirmed_by".
+type Confirm string
+
+const (
+	// ESC/POS printers on a byte stream (tcp, serial), strongest first.
+	ConfirmProcessID      Confirm = "process_id"      // GS ( H fn 48 answered after the ticket (Epson TM and compatibles)
+	ConfirmTransmitStatus Confirm = "transmit_status" // GS r 1 answered after the ticket (most low-cost ESC/POS printers)
+	ConfirmStatus         Confirm = "status"          // DLE EOT only: ready after the ticket went out and while it printed; weaker
+	// The other drivers' own confirmations.
+	ConfirmJobLog    Confirm = "job_log"   // ePOS-Print with the printer's print job log
+	ConfirmEPOS      Confirm = "epos"      // ePOS-Print's answer to the print request
+	ConfirmCloudPRNT Confirm = "cloudprnt" // the printer's CloudPRNT job confirmation
+	ConfirmSpooler   Confirm = "spooler"   // the Windows spooler's "job complete" (trust_spooler = true)
+	ConfirmBump      Confirm = "bump"      // a kitchen display's bump
+)
+
+// Confirms lists every confirmation word.
+var Confirms = []Confirm{ConfirmProcessID, ConfirmTransmitStatus, ConfirmStatus, ConfirmJobLog, ConfirmEPOS, ConfirmCloudPRNT, ConfirmSpooler, ConfirmBump}
+
+// Valid reports whether c is a known confirmation word.
+func (c Confirm) Valid() bool { return slices.Contains(Confirms, c) }

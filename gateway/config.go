@@ -92,10 +92,17 @@ type PrinterConfig struct {
 	StopBits StopBits `toml:"stop_bits"` // 1 | 1.5 | 2 (a number or a string)
 	Flow     string   `toml:"flow"`      // none | rtscts | xonxoff
 
-	// TrustSpooler (driver = "spooler"): count the spooler's "job
-	// complete" as the printer's confirmation. Off by default: the spooler
-	// only knows the data reached the device.
-	TrustSpooler bool `toml:"trust_spooler"`
+	// Confirm (driver = "tcp" or "serial") is how the printer confirms a
+	// ticket: auto (the default: found out without paper, strongest
+	// first), process_id (GS ( H), transmit_status (GS r 1) or status
+	// (DLE EOT only, weaker). See ConfirmMethods.
+	Confirm string `toml:"confirm"`
+
+	// TrustSpooler (driver = "spooler", required there): true counts the
+	// spooler's "job complete" as the printer's confirmation (confirmed by
+	// Windows, not by the printer); false leaves every ticket uncertain,
+	// since the spooler only knows the data reached the device.
+	TrustSpooler *bool `toml:"trust_spooler"`
 
 	// Epson ePOS-Print (driver = "epos"): DevID is the printer's device
 	// id in its ePOS-Print service (default "local_printer"); JobLog says
@@ -165,6 +172,17 @@ var Encodings = []string{"gb18030", "cp437", "utf-8"}
 
 // Drivers the gateway knows.
 var Drivers = []string{"tcp", "serial", "spooler", "epos", "cloudprnt"}
+
+// ConfirmAuto is the confirm setting that finds out how a tcp or serial
+// printer confirms.
+const ConfirmAuto = "auto"
+
+// ConfirmMethods are the values of a tcp or serial printer's confirm.
+var ConfirmMethods = []string{ConfirmAuto, string(storeprint.ConfirmProcessID), string(storeprint.ConfirmTransmitStatus), string(storeprint.ConfirmStatus)}
+
+// TrustsSpooler reports whether a spooler printer counts the spooler's
+// "job complete" as printed (trust_spooler = true).
+func (p *PrinterConfig) TrustsSpooler() bool { return p.TrustSpooler != nil && *p.TrustSpooler }
 
 // Emulations a CloudPRNT printer can be given tickets in.
 var Emulations = []string{"starprnt", "escpos"}
@@ -454,6 +472,9 @@ func (p *PrinterConfig) SetDefaults() {
 			p.MAC = m
 		}
 	}
+	if (p.Driver == "tcp" || p.Driver == "serial") && p.Confirm == "" {
+		p.Confirm = ConfirmAuto
+	}
 	if p.Driver == "serial" {
 		if p.Baud == 0 {
 			p.Baud = 19200
@@ -639,6 +660,9 @@ func (p *PrinterConfig) validate(key string) error {
 		if p.Address == "" {
 			return Errorf(EINVALID, "%s.address: the spooler queue name is required", key)
 		}
+		if p.TrustSpooler == nil {
+			return Errorf(EINVALID, "%s.trust_spooler: required for driver = \"spooler\": true (count Windows' \"job complete\" as printed: confirmed by Windows, not by the printer) or false (every ticket stays uncertain until a person checks the paper)", key)
+		}
 	case "epos":
 		u, err := url.Parse(p.Address)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
@@ -679,6 +703,16 @@ func (p *PrinterConfig) validate(key string) error {
 	}
 	if p.ConnectTimeout.Duration < 0 || p.ConfirmTimeout.Duration < 0 || p.FailbackAfter.Duration < 0 || p.FailoverAfter.Duration < 0 {
 		return Errorf(EINVALID, "%s: durations must not be negative", key)
+	}
+	switch p.Driver {
+	case "tcp", "serial":
+		if !contains(ConfirmMethods, p.Confirm) {
+			return Errorf(EINVALID, "%s.confirm: %q is not one of %s", key, p.Confirm, strings.Join(ConfirmMethods, ", "))
+		}
+	default:
+		if p.Confirm != "" {
+			return Errorf(EINVALID, "%s.confirm: only for driver = \"tcp\" or \"serial\" (a %s printer confirms in its own way)", key, p.Driver)
+		}
 	}
 	if p.JobLog && p.Driver != "epos" {
 		return Errorf(EINVALID, "%s.job_log: only for driver = \"epos\"", key)

@@ -160,3 +160,61 @@ func TestConfig_HTTPPrinters(t *testing.T) {
 		}
 	})
 }
+
+func TestConfig_Confirm(t *testing.T) {
+	t.Parallel()
+	t.Run("OK", func(t *testing.T) {
+		for _, tc := range []struct{ driver, address, confirm, want string }{
+			{"tcp", "127.0.0.1:9100", "", "auto"},
+			{"serial", "/dev/ttyUSB0", "", "auto"},
+			{"tcp", "127.0.0.1:9100", "transmit_status", "transmit_status"},
+			{"serial", "/dev/ttyUSB0", "status", "status"},
+			{"tcp", "127.0.0.1:9100", "process_id", "process_id"},
+		} {
+			c := configWith(gateway.PrinterConfig{Driver: tc.driver, Address: tc.address, Confirm: tc.confirm})
+			if err := c.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Printers[0].Confirm; got != tc.want {
+				t.Errorf("%s confirm %q: got %q, want %q", tc.driver, tc.confirm, got, tc.want)
+			}
+		}
+	})
+	t.Run("ErrUnknown", func(t *testing.T) {
+		err := configWith(gateway.PrinterConfig{Driver: "tcp", Address: "127.0.0.1:9100", Confirm: "paper"}).Validate()
+		if err == nil || !strings.Contains(err.Error(), ".confirm") || !strings.Contains(err.Error(), "transmit_status") {
+			t.Fatalf("got %v, want an error naming confirm and its values", err)
+		}
+	})
+	t.Run("ErrElsewhere", func(t *testing.T) {
+		err := configWith(gateway.PrinterConfig{Driver: "epos", Address: "http://192.168.1.50", Confirm: "status"}).Validate()
+		if err == nil || !strings.Contains(err.Error(), ".confirm") {
+			t.Fatalf("got %v, want an error naming confirm", err)
+		}
+	})
+}
+
+func TestConfig_TrustSpooler(t *testing.T) {
+	t.Parallel()
+	t.Run("ErrMissing", func(t *testing.T) {
+		err := configWith(gateway.PrinterConfig{Driver: "spooler", Address: "Kitchen"}).Validate()
+		if err == nil {
+			t.Fatal("got nil, want an error: a spooler printer without trust_spooler")
+		}
+		msg := err.Error()
+		for _, want := range []string{".trust_spooler", "true", "false"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("got %q, want %q in it", msg, want)
+			}
+		}
+		if strings.Contains(msg, "\n") {
+			t.Errorf("got %q, want one line", msg)
+		}
+	})
+	for _, v := range []bool{true, false} {
+		err := configWith(gateway.PrinterConfig{Driver: "spooler", Address: "Kitchen", TrustSpooler: &v}).Validate()
+		if err != nil {
+			t.Errorf("trust_spooler = %v: %v", v, err)
+		}
+	}
+}

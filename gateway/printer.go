@@ -45,6 +45,18 @@ type PrintJob struct {
 	// Submitted is called once all bytes are out, before waiting for the
 	// confirmation, with the spooler's job id where there is one.
 	Submitted func(ctx context.Context, jobID string)
+
+	// Confirms is set by the printer before the first byte goes out: how
+	// this attempt is to be confirmed (process_id, transmit_status, status,
+	// job_log, ...). A printed receipt keeps it as its confirmed_by.
+	Confirms storeprint.Confirm
+}
+
+// ConfirmsReporter is a printer that says how it confirms its prints now
+// (GET /v1/printers "confirms"). An empty answer means it does not know
+// yet (confirm = "auto" before it was first reached).
+type ConfirmsReporter interface {
+	Confirms() storeprint.Confirm
 }
 
 // PrintOutcome classifies a print that did not end in a confirmation.

@@ -7,7 +7,11 @@
 // own answer is success.
 //
 // Each driver is a Pipeline on its own Transport (connect, status, send,
-// confirm, job id), one subpackage each: tcp (raw port 9100), serial
+// confirm, job id), one subpackage each. On the ESC/POS byte streams (tcp,
+// serial) the pipeline itself confirms, by the printer's confirm method:
+// process_id (GS ( H), transmit_status (GS r 1) or status (DLE EOT only),
+// or for "auto" the strongest the printer answers (confirm.go). The
+// drivers: tcp (raw port 9100), serial
 // (USB-serial and RS-232), winspool (the Windows print spooler), epos
 // (Epson ePOS-Print over HTTP) and cloudprnt (Star printers that poll the
 // gateway with CloudPRNT; cloudprnt/protocol is the wire protocol, served

@@ -1,15 +1,18 @@
 package printerdrivers
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/internal/clock"
 )
 
 // Transport is how a driver reaches its printer: the part of a driver that
@@ -36,9 +39,12 @@ type Transport interface {
 }
 
 // Conn is one call's hold on a printer, from Open to Close. The pipeline
-// calls Status, then at most once Send and Confirm, then Close. Each call
-// ends when its ctx does; ctx's cause says why (a *TimeoutError when a
-// bound of the pipeline passed).
+// calls Status, then sends at most one job, then Close. A Conn is a
+// JobConn (the printer takes a whole job and confirms it in its own way)
+// or a StreamConn (an ESC/POS byte stream: the pipeline sends the
+// confirmation request and reads its answer itself). Each call ends when
+// its ctx does; ctx's cause says why (a *TimeoutError when a bound of the
+// pipeline passed).
 type Conn interface {
 	// Status reads the printer's status. An error wrapped with
 	// WithState(storeprint.PrinterOffline, ...) means nothing answers
@@ -46,13 +52,22 @@ type Conn interface {
 	// means the answer could not be read or made no sense.
 	Status(ctx context.Context) (gateway.PrinterStatus, error)
 
+	Close() error
+}
+
+// JobConn is a Conn to a printer that takes a whole job and confirms it in
+// its own way: the spooler, ePOS-Print, CloudPRNT. It may also say how
+// (Confirms() storeprint.Confirm), as the transport may.
+type JobConn interface {
+	Conn
+
 	// Send hands payload (as Encode made it) to the printer, with
-	// whatever makes the printer confirm it (a process ID request, a
-	// job id). It calls firstByte right before the first byte of the
-	// job leaves for the printer, and not at all if it fails before
-	// that; once firstByte has been called nobody knows whether paper
-	// comes out. It returns once every byte is out, with the job id the
-	// printer or spooler gave the job, if any.
+	// whatever makes the printer confirm it (a job id). It calls
+	// firstByte right before the first byte of the job leaves for the
+	// printer, and not at all if it fails before that; once firstByte
+	// has been called nobody knows whether paper comes out. It returns
+	// once every byte is out, with the job id the printer or spooler
+	// gave the job, if any.
 	Send(ctx context.Context, job *gateway.PrintJob, payload []byte, firstByte func()) (jobID string, err error)
 
 	// Confirm waits for the printer's own answer that the job printed
@@ -60,8 +75,21 @@ type Conn interface {
 	// it did not print the job, the error wraps a *NotPrintedError; any
 	// other error leaves the outcome open.
 	Confirm(ctx context.Context, job *gateway.PrintJob, jobID string) error
+}
 
-	Close() error
+// StreamConn is a Conn on a byte stream to an ESC/POS printer (tcp,
+// serial). The pipeline writes the ticket and the request of the
+// printer's confirmation method (confirm.go) and reads the answers.
+type StreamConn interface {
+	Conn
+
+	// Write writes all of b before ctx ends. An error marked
+	// WithState(storeprint.PrinterOffline, ...) means the peer closed.
+	Write(ctx context.Context, b []byte) error
+
+	// Reader returns the printer's answers, whose reads end when ctx
+	// does, until done is called.
+	Reader(ctx context.Context) (r *bufio.Reader, done func(), err error)
 }
 
 // Pipeline is a confirmed-print printer on a transport: it implements
@@ -74,14 +102,17 @@ type Conn interface {
 //  3. Status, within the connect timeout; no answer is PrintNotSent
 //     (unknown, or offline when nothing answers), a printer not ready
 //     PrintNotReady with its state. No byte of the ticket has gone.
-//  4. job.Prepare with the exact bytes; its error is PrintNotSent.
-//  5. Send, within the connect and confirm timeouts together (a printer
+//  4. On a StreamConn, how the ticket is to be confirmed (the printer's
+//     confirm; for "auto" found out without paper, see confirm.go): a
+//     connection lost meanwhile is PrintNotSent. job.Confirms says it.
+//  5. job.Prepare with the exact bytes; its error is PrintNotSent.
+//  6. Send (a StreamConn: the ticket and its confirmation request), within the connect and confirm timeouts together (a printer
 //     that fetches its tickets takes a poll to come for it). A failure
 //     before the first byte is PrintNotSent (PrintNotReady when the
 //     printer said meanwhile that it is out of paper or its cover is
 //     open); from the first byte on, every failure is PrintUncertain.
-//  6. job.Submitted with the job id, then Confirm, within the confirm
-//     timeout. Only the printer's answer that the job printed is nil;
+//  7. job.Submitted with the job id, then Confirm (a StreamConn: the
+//     answer of its confirmation method), within the confirm timeout. Only the printer's answer that the job printed is nil;
 //     its answer that it did not print it is PrintNotSent; anything
 //     else (a timeout, a lost connection, a garbled answer) is
 //     PrintUncertain.
@@ -92,6 +123,10 @@ type Pipeline struct {
 	t       Transport
 	cfg     gateway.PrinterConfig
 	storeID string
+	clock   clock.Clock
+
+	mu    sync.Mutex
+	found storeprint.Confirm // confirm = "auto": the strongest method the printer answered so far
 }
 
 var _ gateway.Printer = (*Pipeline)(nil)
@@ -101,7 +136,31 @@ var _ gateway.Printer = (*Pipeline)(nil)
 // not name their store.
 func New(t Transport, cfg gateway.PrinterConfig, storeID string) *Pipeline {
 	cfg.SetDefaults()
-	return &Pipeline{t: t, cfg: cfg, storeID: storeID}
+	return &Pipeline{t: t, cfg: cfg, storeID: storeID, clock: clock.Real{}}
+}
+
+// SetClock makes the pipeline measure the time a ticket takes to print
+// (confirm = "status") on c instead of the system's clock.
+func (p *Pipeline) SetClock(c clock.Clock) { p.clock = c }
+
+var _ gateway.ConfirmsReporter = (*Pipeline)(nil)
+
+// Confirms says how the printer confirms its prints now: its confirm
+// method (for confirm = "auto", the one found; empty before the printer
+// was first reached), or the transport's own word.
+func (p *Pipeline) Confirms() storeprint.Confirm {
+	if _, ok := p.t.(ProbeTransport); ok {
+		if p.cfg.Confirm != gateway.ConfirmAuto {
+			return storeprint.Confirm(p.cfg.Confirm)
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.found
+	}
+	if r, ok := p.t.(gateway.ConfirmsReporter); ok {
+		return r.Confirms()
+	}
+	return ""
 }
 
 // Config returns the printer's configuration with its defaults filled in.
@@ -129,6 +188,13 @@ func (p *Pipeline) Status(ctx context.Context) (gateway.PrinterStatus, error) {
 	st, err := c.Status(sctx)
 	switch {
 	case err == nil:
+		if sc, ok := c.(StreamConn); ok && st.State == storeprint.PrinterReady && p.Confirms() == "" {
+			// confirm = "auto" and never reached: find out now, so that
+			// people see how it confirms before its first ticket.
+			if _, err := p.method(ctx, sc); err != nil && ctx.Err() == nil {
+				return st, p.errorf("find out how the printer confirms: %w", err)
+			}
+		}
 		return st, nil
 	case ctx.Err() != nil:
 		return unknown, p.errorf("status: %w", context.Cause(ctx))
@@ -176,6 +242,28 @@ func (p *Pipeline) Print(ctx context.Context, job *gateway.PrintJob) error {
 		return p.fail(gateway.PrintNotReady, st.State, fmt.Errorf("printer reports %s", st.State))
 	}
 
+	sc, stream := c.(StreamConn)
+	jc, _ := c.(JobConn)
+	switch {
+	case stream:
+		m, err := p.method(ctx, sc)
+		switch {
+		case ctx.Err() != nil:
+			return p.fail(gateway.PrintNotSent, "", context.Cause(ctx))
+		case err != nil:
+			st := StateOf(err)
+			if st == "" {
+				st = storeprint.PrinterUnknown
+			}
+			return p.fail(gateway.PrintNotSent, st, fmt.Errorf("find out how the printer confirms: %w", err))
+		}
+		job.Confirms = m
+	case jc == nil:
+		return p.fail(gateway.PrintNotSent, "", fmt.Errorf("a %T can neither take a job nor a byte stream", c))
+	default:
+		job.Confirms = confirmsOf(c, p.t)
+	}
+
 	// The final fence: nothing of the ticket leaves before Prepare has
 	// durably recorded it.
 	if job.Prepare != nil {
@@ -191,7 +279,13 @@ func (p *Pipeline) Print(ctx context.Context, job *gateway.PrintJob) error {
 	// unless the printer says so.
 	var sent atomic.Bool
 	wctx, cancel := p.bound(ctx, p.cfg.ConnectTimeout.Duration+p.cfg.ConfirmTimeout.Duration, "ticket sent")
-	jobID, err := c.Send(wctx, job, payload, func() { sent.Store(true) })
+	var jobID string
+	if stream {
+		sent.Store(true)
+		err = sc.Write(wctx, append(payload, request(job.Confirms, job.ProcessID)...))
+	} else {
+		jobID, err = jc.Send(wctx, job, payload, func() { sent.Store(true) })
+	}
 	cancel()
 	if err != nil {
 		if !sent.Load() {
@@ -217,7 +311,11 @@ func (p *Pipeline) Print(ctx context.Context, job *gateway.PrintJob) error {
 	}
 	cctx, cancel := p.bound(ctx, p.cfg.ConfirmTimeout.Duration, "confirmation")
 	defer cancel()
-	err = c.Confirm(cctx, job, jobID)
+	if stream {
+		err = p.confirmStream(cctx, sc, job, payload)
+	} else {
+		err = jc.Confirm(cctx, job, jobID)
+	}
 	var np *NotPrintedError
 	switch {
 	case err == nil:
@@ -229,8 +327,9 @@ func (p *Pipeline) Print(ctx context.Context, job *gateway.PrintJob) error {
 }
 
 // ProbeTransport is a transport whose printers answer a confirmation
-// request sent alone, with nothing to print before it (ESC/POS GS ( H over
-// TCP or a serial line): Send with no payload puts no paper out.
+// request sent alone, with nothing to print before it (ESC/POS GS ( H or
+// GS r 1 over TCP or a serial line): its Conns are StreamConns, and a
+// request written alone puts no paper out.
 type ProbeTransport interface {
 	Transport
 	ConfirmsAlone()
@@ -242,8 +341,8 @@ var _ gateway.Prober = (*Pipeline)(nil)
 // path without paper (a spooler, an HTTP printer).
 var ErrNoProbe = errors.New("this kind of printer cannot be probed without paper")
 
-// Probe proves the print path without paper: a status round trip, then a
-// confirmation request sent alone, answered within the confirm timeout
+// Probe proves the print path without paper: a status round trip, then
+// the printer's confirmation request sent alone, answered at once
 // (gateway.Prober). The gateway probes a printer in trouble with it.
 func (p *Pipeline) Probe(ctx context.Context) error {
 	if _, ok := p.t.(ProbeTransport); !ok {
@@ -254,6 +353,10 @@ func (p *Pipeline) Probe(ctx context.Context) error {
 		return p.errorf("probe: %w", err)
 	}
 	defer closeConn(c)
+	sc, ok := c.(StreamConn)
+	if !ok {
+		return ErrNoProbe
+	}
 	sctx, cancel := p.bound(ctx, p.cfg.ConnectTimeout.Duration, "status answer")
 	st, err := c.Status(sctx)
 	cancel()
@@ -263,17 +366,18 @@ func (p *Pipeline) Probe(ctx context.Context) error {
 	case st.State != storeprint.PrinterReady:
 		return p.errorf("probe: printer reports %s", st.State)
 	}
-	job := &gateway.PrintJob{ProcessID: storeprint.NewProcessID()}
-	wctx, cancel := p.bound(ctx, p.cfg.ConnectTimeout.Duration, "probe sent")
-	_, err = c.Send(wctx, job, nil, func() {})
-	cancel()
-	if err != nil {
-		return p.errorf("probe: send: %w", err)
+	want := storeprint.Confirm(p.cfg.Confirm)
+	if p.cfg.Confirm == gateway.ConfirmAuto {
+		p.mu.Lock()
+		want = p.found
+		p.mu.Unlock()
 	}
-	cctx, cancel := p.bound(ctx, p.cfg.ConfirmTimeout.Duration, "probe answer")
-	defer cancel()
-	if err := c.Confirm(cctx, job, ""); err != nil {
-		return p.errorf("probe: answer: %w", err)
+	got, err := p.detect(ctx, sc, want)
+	if err != nil {
+		return p.errorf("probe: %w", err)
+	}
+	if rank(got) < rank(want) {
+		return p.errorf("probe: no answer to %s", requestName(want))
 	}
 	return nil
 }

@@ -387,7 +387,7 @@ func (m *Main) run(ctx context.Context) error {
 		return m.storeError(err)
 	}
 	m.printers = map[string]gateway.Printer{}
-	ps := &printerSet{storeID: cfg.StoreID, log: log}
+	ps := &printerSet{storeID: cfg.StoreID, log: log, clock: m.Clock}
 	if m.Clock != nil {
 		ps.now = m.Clock.Now
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/internal/clock"
 	"github.com/storeprint/storeprint/printerdrivers/cloudprnt"
 	"github.com/storeprint/storeprint/printerdrivers/epos"
 	"github.com/storeprint/storeprint/printerdrivers/serial"
@@ -21,6 +22,7 @@ type printerSet struct {
 	log       *slog.Logger
 	now       func() time.Time  // the program's clock; nil: time.Now
 	cloudprnt *cloudprnt.Server // nil until a CloudPRNT printer is opened
+	clock     clock.Clock       // times a status-confirmed ticket's printing; nil: the system's
 }
 
 // open opens the driver a printer's configuration names. An error names
@@ -29,7 +31,11 @@ type printerSet struct {
 func (s *printerSet) open(pc gateway.PrinterConfig) (gateway.Printer, error) {
 	switch pc.Driver {
 	case "tcp":
-		return tcp.New(pc, s.storeID), nil
+		p := tcp.New(pc, s.storeID)
+		if s.clock != nil {
+			p.SetClock(s.clock)
+		}
+		return p, nil
 	case "epos":
 		return epos.New(pc, s.storeID), nil
 	case "cloudprnt":
@@ -41,7 +47,11 @@ func (s *printerSet) open(pc gateway.PrinterConfig) (gateway.Printer, error) {
 		if err := serial.CheckConfig(pc); err != nil {
 			return nil, err
 		}
-		return serial.New(pc, s.storeID), nil
+		p := serial.New(pc, s.storeID)
+		if s.clock != nil {
+			p.SetClock(s.clock)
+		}
+		return p, nil
 	case "spooler":
 		p, err := winspool.New(pc, s.storeID)
 		if errors.Is(err, winspool.ErrUnsupported) {

@@ -252,9 +252,10 @@ address       = "kitchen"
 trust_spooler = true
 
 [[printers]]
-id      = "ghost"
-driver  = "spooler"
-address = "No Such Queue"
+id            = "ghost"
+driver        = "spooler"
+address       = "No Such Queue"
+trust_spooler = true
 
 [[stations]]
 name    = "hot"

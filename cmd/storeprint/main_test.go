@@ -156,7 +156,7 @@ func TestMain_ParseFlags(t *testing.T) {
 			}
 		}
 		for _, flag := range []string{"--listen", "--serial", "--baud", "--out", "--paper", "--name", "--encoding", "--fault", "--slow", "--control", "PUT  /fault", "socat",
-			"DLE EOT", "DLE ENQ", "GS ( H", "GS r", "GS I", "GS a", "ESC @", `"EPSON"`, printersim.Model} {
+			"DLE EOT", "DLE ENQ", "GS ( H", "GS r", "GS I", "GS a", "ESC @", `"EPSON"`, printersim.ModelName} {
 			if !strings.Contains(got, flag) {
 				t.Errorf("help does not mention %s", flag)
 			}

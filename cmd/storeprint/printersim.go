@@ -28,8 +28,9 @@ func printerSimUsage() string {
   storeprint printersim --protocol epos --listen ADDR --out FILE.jsonl [flags]
   storeprint printersim --protocol cloudprnt --url URL --mac MAC --out FILE.jsonl [flags]
 
-Runs a simulated ESC/POS receipt printer that answers like an Epson TM-T88V,
-and appends one JSON line {"task_no","text","at"} per cut ticket to --out
+Runs a simulated ESC/POS receipt printer that answers like an Epson TM-T88V
+(or, with --model, like a printer that answers less), and appends one JSON
+line {"task_no","text","at"} per cut ticket to --out
 (and, with --paper, the ticket's text as it reads on paper). It prints the
 address it listens on to stderr at start, so --listen 127.0.0.1:0 works.
 
@@ -53,7 +54,16 @@ What it answers, per Epson's ESC/POS reference:
               paper end 0Ch) and after every ticket it prints
   ESC @       initialize: power-on modes; automatic status back off
 GS a and ESC @ take effect as they arrive; the status bytes of DLE EOT, GS r
-and GS a always agree. Under offline, paper_end and cover_open only DLE EOT
+and GS a always agree.
+
+--model says which confirmation requests it answers (the gateway's confirm
+= "auto" finds the strongest one):
+  tm          GS ( H and GS r (and DLE EOT): the gateway confirms by process_id
+  basic       GS r and DLE EOT, ignores GS ( H, as most low-cost ESC/POS
+              printers: the gateway confirms by transmit_status
+  dumb        only DLE EOT, ignores GS ( H and GS r: the gateway confirms by
+              status (weaker); under lost_ack it does not answer the status
+              request that follows a ticket Under offline, paper_end and cover_open only DLE EOT
 and GS a answer; the rest waits, as on a printer, until the fault clears.
 
 With --protocol epos it is an Epson printer's ePOS-Print service instead
@@ -102,6 +112,7 @@ Flags:
   --name NAME       the printer's name on --paper (default the --listen
                     address or the --serial path)
   --encoding NAME   the printer's text encoding: gb18030 (default), cp437, utf-8
+  --model M         tm (default), basic or dumb: what it answers (see above)
   --fault NAME      the fault at start (default none; see below)
   --slow DURATION   how long each ticket takes under the slow fault (default 2s)
   --devid ID        epos: the device id it answers for (default local_printer)
@@ -148,6 +159,7 @@ type printerSim struct {
 	Name     string
 	Encoding string
 	Fault    printersim.Fault
+	Model    printersim.Model
 	Slow     time.Duration
 	Control  string
 
@@ -184,6 +196,7 @@ func (c *printerSim) parseFlags(args []string) error {
 	fs.StringVar(&c.Name, "name", "", "")
 	fs.StringVar(&c.Encoding, "encoding", escpos.GB18030, "")
 	fault := fs.String("fault", string(printersim.FaultNone), "")
+	model := fs.String("model", string(printersim.ModelTM), "")
 	fs.DurationVar(&c.Slow, "slow", printersim.DefaultSlowDelay, "")
 	fs.StringVar(&c.Control, "control", "", "")
 	fs.StringVar(&c.Protocol, "protocol", "escpos", "")
@@ -247,6 +260,11 @@ func (c *printerSim) parseFlags(args []string) error {
 		return fmt.Errorf("printersim: --fault: %w", err)
 	}
 	c.Fault = f
+	m, err := printersim.ParseModel(*model)
+	if err != nil {
+		return fmt.Errorf("printersim: --model: %w", err)
+	}
+	c.Model = m
 	if c.Slow <= 0 {
 		return fmt.Errorf("printersim: --slow: %s is not a positive duration", c.Slow)
 	}
@@ -286,6 +304,7 @@ func (c *printerSim) run(ctx context.Context) error {
 		Out:       out,
 		Paper:     paper,
 		Fault:     c.Fault,
+		Model:     c.Model,
 		SlowDelay: c.Slow,
 		Logger:    slog.New(slog.NewTextHandler(c.m.Stderr, nil)),
 	})
@@ -340,7 +359,7 @@ func (c *printerSim) run(ctx context.Context) error {
 			}
 		}()
 	case c.ln != nil:
-		fmt.Fprintf(c.m.Stderr, "printersim listening on %s (encoding %s, fault %s, paper %s)\n", c.ln.Addr(), c.Encoding, c.Fault, c.Out)
+		fmt.Fprintf(c.m.Stderr, "printersim listening on %s (model %s, encoding %s, fault %s, paper %s)\n", c.ln.Addr(), c.Model, c.Encoding, c.Fault, c.Out)
 		go func() {
 			if err := sim.Serve(c.ln); err != nil && !errors.Is(err, printersim.ErrClosed) {
 				errc <- err
@@ -356,7 +375,7 @@ func (c *printerSim) run(ctx context.Context) error {
 		}()
 	}
 	if c.Serial != "" {
-		fmt.Fprintf(c.m.Stderr, "printersim on serial %s (baud %d, encoding %s, fault %s, paper %s)\n", c.Serial, c.Baud, c.Encoding, c.Fault, c.Out)
+		fmt.Fprintf(c.m.Stderr, "printersim on serial %s (model %s, baud %d, encoding %s, fault %s, paper %s)\n", c.Serial, c.Model, c.Baud, c.Encoding, c.Fault, c.Out)
 		go func() {
 			if err := sim.ServeSerial(c.Serial, c.Baud); err != nil && !errors.Is(err, printersim.ErrClosed) {
 				errc <- fmt.Errorf("printersim: --serial: %w", err)

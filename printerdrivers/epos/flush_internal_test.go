@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/printerdrivers"
 )
 
 // slowConn holds each write for a while before it reaches the socket, as a
@@ -68,7 +69,7 @@ func TestConn_Send(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pc.Close()
-	if _, err := pc.Send(context.Background(), &gateway.PrintJob{}, payload, func() {}); err != nil {
+	if _, err := pc.(printerdrivers.JobConn).Send(context.Background(), &gateway.PrintJob{}, payload, func() {}); err != nil {
 		t.Fatal(err)
 	}
 	if !done.Load() {

@@ -137,3 +137,44 @@ func ReadStatus(r io.Reader) (n1, n2, n4 byte, err error) {
 	}
 	return b[0], b[1], b[2], nil
 }
+
+// TransmitStatusRequest returns GS r 1, transmit status of the paper
+// sensors. It is not a real-time command: the printer answers it (see
+// ReadTransmitStatus) once it has processed everything sent before it, so
+// after a ticket its answer follows the printed ticket. Most low-cost
+// ESC/POS printers answer it and not GS ( H.
+func TransmitStatusRequest() []byte { return []byte{GS, 'r', 1} }
+
+// Bits of the answer to GS r 1.
+const (
+	TransmitNearEnd  = 0x03 // roll paper near-end sensor
+	TransmitPaperEnd = 0x0C // roll paper end sensor
+)
+
+// ReadTransmitStatus reads from r until it has read an answer to GS r 1:
+// one byte with bits 4 and 7 clear. Bytes that cannot be one are skipped:
+// status answers (bit 4 set) and whole process ID answers (37 22 d1..d4
+// 00, whose 22 and 00 alone would pass), such as the late answer to an
+// earlier request. A read error ends the scan and is returned as is.
+func ReadTransmitStatus(r io.ByteReader) (byte, error) {
+	skip := 0 // bytes left of a process ID answer being skipped
+	after37 := false
+	for {
+		b, err := r.ReadByte()
+		if err != nil {
+			return 0, err
+		}
+		switch {
+		case skip > 0:
+			skip--
+			continue
+		case after37 && b == 0x22:
+			skip, after37 = 5, false // d1..d4 00
+			continue
+		}
+		after37 = b == 0x37
+		if b&0x90 == 0 {
+			return b, nil
+		}
+	}
+}

@@ -241,3 +241,31 @@ func FuzzParseStatus(f *testing.F) {
 		}
 	})
 }
+
+func TestReadTransmitStatus(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		want byte
+	}{
+		{"Plain", []byte{0x00}, 0x00},
+		{"PaperEnd", []byte{0x0C}, 0x0C},
+		// Status answers and a late process ID answer (whose 22 and 00
+		// alone would pass) come first.
+		{"AfterOthers", append(append([]byte{0x12, 0x16}, ProcessIDAnswer("0042")...), 0x03), 0x03},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ReadTransmitStatus(bufio.NewReader(bytes.NewReader(tc.in)))
+			if err != nil || got != tc.want {
+				t.Fatalf("got %#02x, %v; want %#02x", got, err, tc.want)
+			}
+		})
+	}
+	t.Run("ErrNone", func(t *testing.T) {
+		_, err := ReadTransmitStatus(bufio.NewReader(bytes.NewReader(ProcessIDAnswer("0042"))))
+		if err != io.EOF {
+			t.Fatalf("got %v, want io.EOF: a process ID answer is no answer to GS r", err)
+		}
+	})
+}

@@ -10,10 +10,10 @@ import (
 // Epson's ESC/POS reference: one byte with bits 4 and 7 clear (n = 1..3,
 // 49..51), or a block 5F <text> 00 (n = 65..69).
 const (
-	Maker    = "EPSON"         // GS I 66
-	Model    = "TM-T88V"       // GS I 67
-	Firmware = "30.01 ESC/POS" // GS I 65
-	Serial   = "SIM0000001"    // GS I 68
+	Maker     = "EPSON"         // GS I 66
+	ModelName = "TM-T88V"       // GS I 67
+	Firmware  = "30.01 ESC/POS" // GS I 65
+	Serial    = "SIM0000001"    // GS I 68
 
 	modelID   = 0x20 // GS I 1: the TM-T88 series
 	versionID = 0x46 // GS I 3
@@ -40,7 +40,7 @@ func printerID(n byte, encoding string) []byte {
 	case 66:
 		return block(Maker)
 	case 67:
-		return block(Model)
+		return block(ModelName)
 	case 68:
 		return block(Serial)
 	case 69: // the font of the country's language

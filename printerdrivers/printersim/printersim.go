@@ -92,6 +92,61 @@ func (f Fault) Status() gateway.PrinterStatus {
 	return gateway.PrinterStatus{State: storeprint.PrinterReady}
 }
 
+// Model is the kind of ESC/POS printer simulated: which confirmation
+// requests it answers.
+type Model string
+
+const (
+	ModelTM    Model = "tm"    // an Epson TM: answers GS ( H and GS r (and DLE EOT)
+	ModelBasic Model = "basic" // a low-cost ESC/POS printer: answers GS r and DLE EOT, ignores GS ( H
+	ModelDumb  Model = "dumb"  // answers only the real-time DLE EOT; ignores GS ( H and GS r
+)
+
+// Models lists every model, the default first.
+var Models = []Model{ModelTM, ModelBasic, ModelDumb}
+
+// Description says in a few words what the model answers.
+func (m Model) Description() string {
+	switch m {
+	case ModelTM:
+		return "an Epson TM-T88V: answers GS ( H, GS r, GS I and DLE EOT"
+	case ModelBasic:
+		return "a low-cost ESC/POS printer: answers GS r and DLE EOT, ignores GS ( H"
+	case ModelDumb:
+		return "answers only DLE EOT (real-time status); ignores GS ( H and GS r"
+	}
+	return ""
+}
+
+// Confirms is the strongest confirmation the model answers, what the
+// gateway's confirm = "auto" finds.
+func (m Model) Confirms() storeprint.Confirm {
+	switch m {
+	case ModelBasic:
+		return storeprint.ConfirmTransmitStatus
+	case ModelDumb:
+		return storeprint.ConfirmStatus
+	}
+	return storeprint.ConfirmProcessID
+}
+
+// ParseModel returns the model named s; "" is ModelTM.
+func ParseModel(s string) (Model, error) {
+	if s == "" {
+		return ModelTM, nil
+	}
+	for _, m := range Models {
+		if string(m) == s {
+			return m, nil
+		}
+	}
+	names := make([]string, len(Models))
+	for i, m := range Models {
+		names[i] = string(m)
+	}
+	return "", fmt.Errorf("unknown model %q (one of %s)", s, strings.Join(names, ", "))
+}
+
 // Ticket is one cut ticket, as written to Options.Out.
 type Ticket struct {
 	TaskNo string    `json:"task_no"` // the last non-empty text line before the cut
@@ -110,6 +165,7 @@ type Options struct {
 	Out       io.Writer     // receives one JSON line per printed ticket; nil: none
 	Paper     io.Writer     // receives each printed ticket as text, as it reads on paper (see PaperText); nil: none
 	Fault     Fault         // fault at start; "" is FaultNone
+	Model     Model         // what it answers on ESC/POS; "" is ModelTM
 	SlowDelay time.Duration // time per ticket under FaultSlow; 0 is DefaultSlowDelay
 	Now       func() time.Time
 	Logger    *slog.Logger // nil: no logging
@@ -179,6 +235,11 @@ func New(opts Options) (*Printer, error) {
 	if opts.SlowDelay <= 0 {
 		opts.SlowDelay = DefaultSlowDelay
 	}
+	m, err := ParseModel(string(opts.Model))
+	if err != nil {
+		return nil, fmt.Errorf("printersim: %w", err)
+	}
+	opts.Model = m
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -348,6 +409,13 @@ func (p *Printer) handle(c *conn, ev escpos.Event, lines *[]string) bool {
 	switch ev.Kind {
 	case escpos.EventStatusRequest:
 		// Real-time: answered as it arrives, whatever is waiting to print.
+		// A dumb printer's confirmation is its status after the ticket:
+		// under lost_ack it is lost.
+		if c.lose > 0 {
+			c.lose--
+			p.log.Info("lost_ack: not answering a status request after a ticket")
+			return true
+		}
 		if b, ok := escpos.StatusByte(p.Fault().Status(), ev.N); ok {
 			if err := c.write([]byte{b}); err != nil {
 				return false
@@ -365,9 +433,15 @@ func (p *Printer) handle(c *conn, ev escpos.Event, lines *[]string) bool {
 			return true
 		}
 		p.log.Info("received", "lines", len(*lines))
+		if p.opts.Model == ModelDumb && p.Fault() == FaultLostAck {
+			c.lose = len(escpos.StatusQuery()) / 3 // the one status query after it
+		}
 		p.enqueue(job{kind: jobTicket, conn: c, lines: *lines})
 		*lines = nil
 	case escpos.EventProcessID:
+		if p.opts.Model != ModelTM {
+			return true // not a command it knows: ignored
+		}
 		p.enqueue(job{kind: jobProcessID, conn: c, id: ev.ID, lost: p.Fault() == FaultLostAck})
 	}
 	return true
@@ -401,6 +475,9 @@ func (p *Printer) command(c *conn, cmd []byte) bool {
 			p.enqueue(job{kind: jobPrinterID, conn: c, n: cmd[2]})
 		}
 	case cmd[0] == escpos.GS && cmd[1] == 'r' && len(cmd) == 3:
+		if p.opts.Model == ModelDumb {
+			return true // not a command it knows: ignored
+		}
 		if transmitStatus(cmd[2], gateway.PrinterStatus{}) != nil {
 			p.enqueue(job{kind: jobStatus, conn: c, n: cmd[2], lost: p.Fault() == FaultLostAck})
 		}
@@ -643,6 +720,7 @@ type conn struct {
 	wmu       sync.Mutex // answers come from the reader, the print loop and SetFault
 	closeOnce sync.Once
 	asb       byte // GS a n: the automatic status back items enabled; guarded by Printer.mu
+	lose      int  // status requests not to answer (a dumb printer's lost confirmation); its serving goroutine's only
 }
 
 func (c *conn) write(b []byte) error {

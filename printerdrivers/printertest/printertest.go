@@ -42,6 +42,12 @@ type Harness struct {
 	// LastLine returns the last text line of a payload as the driver's
 	// Encode made it (what Prepare is given). nil reads ESC/POS.
 	LastLine func(t *testing.T, payload []byte) string
+
+	// Models says the driver reaches ESC/POS printers on a byte stream
+	// (tcp, serial): the suite runs once per simulated model
+	// (printersim.Models) with the model's confirmation method as the
+	// printer's confirm, and checks that confirm = "auto" finds it.
+	Models bool
 }
 
 // Timeouts the suite gives drivers. Short ones are for the cases that must
@@ -107,6 +113,117 @@ func ClosedAddr(t testing.TB) string {
 
 // Exercise runs the conformance suite against the driver h opens.
 func Exercise(t *testing.T, h Harness) {
+	if !h.Models {
+		exercise(t, h)
+		return
+	}
+	for _, m := range printersim.Models {
+		t.Run(string(m), func(t *testing.T) {
+			t.Parallel()
+			exercise(t, withModel(h, m, m.Confirms()))
+		})
+		t.Run(string(m)+"/Auto", func(t *testing.T) {
+			t.Parallel()
+			testAuto(t, withModel(h, m, gateway.ConfirmAuto), m)
+		})
+	}
+}
+
+// withModel returns h opening simulators of model m, with the printer's
+// confirm set to confirm.
+func withModel[C ~string](h Harness, m printersim.Model, confirm C) Harness {
+	open, unreachable := h.Open, h.Unreachable
+	h.Open = func(t *testing.T, cfg gateway.PrinterConfig, opts printersim.Options) (gateway.Printer, Sim) {
+		cfg.Confirm, opts.Model = string(confirm), m
+		return open(t, cfg, opts)
+	}
+	h.Unreachable = func(t *testing.T, cfg gateway.PrinterConfig) gateway.Printer {
+		cfg.Confirm = string(confirm)
+		return unreachable(t, cfg)
+	}
+	return h
+}
+
+// testAuto checks that confirm = "auto" finds the strongest confirmation
+// model m answers, prints with it and never goes below it: once found, a
+// lost answer leaves the ticket uncertain, and a connection cut mid-ticket
+// too.
+func testAuto(t *testing.T, h Harness, m printersim.Model) {
+	want := m.Confirms()
+	t.Run("Status", func(t *testing.T) {
+		t.Parallel()
+		p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
+		if st, err := p.Status(waitCtx(t)); err != nil || st.State != storeprint.PrinterReady {
+			t.Fatalf("Status: got %+v, %v; want ready", st, err)
+		}
+		if got := confirmsOf(p); got != want {
+			t.Fatalf("got confirms %q after a status read, want %q", got, want)
+		}
+		if n := len(sim.Printed()); n != 0 {
+			t.Fatalf("finding out how it confirms printed %d tickets, want none", n)
+		}
+	})
+	t.Run("Print", func(t *testing.T) {
+		t.Parallel()
+		p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
+		r := &recorder{}
+		j := r.job(Ticket("order_1_station_hot"), "0001")
+		if err := p.Print(waitCtx(t), j); err != nil {
+			t.Fatalf("Print: got %v, want nil", err)
+		}
+		if j.Confirms != want {
+			t.Errorf("got the job confirmed by %q, want %q", j.Confirms, want)
+		}
+		if got := confirmsOf(p); got != want {
+			t.Errorf("got confirms %q, want %q", got, want)
+		}
+		if got := taskNos(sim.Printed()); len(got) != 1 {
+			t.Fatalf("got on paper %q, want the ticket once", got)
+		}
+	})
+	t.Run("ErrLostAck", func(t *testing.T) {
+		t.Parallel()
+		// Long enough for a status-confirmed ticket to print, short
+		// enough for the lost answer's wait.
+		p, sim := h.Open(t, Config(2*time.Second), printersim.Options{})
+		if err := p.Print(waitCtx(t), (&recorder{}).job(Ticket("order_1_station_hot"), "0001")); err != nil {
+			t.Fatalf("first Print: %v", err)
+		}
+		// Its answers are lost from now on: a weaker method is not
+		// taken for it, the ticket is uncertain.
+		sim.SetFault(printersim.FaultLostAck)
+		r := &recorder{}
+		j := r.job(Ticket("order_2_station_hot"), "0002")
+		err := p.Print(waitCtx(t), j)
+		checkOutcome(t, err, gateway.PrintUncertain, "")
+		if j.Confirms != want {
+			t.Errorf("got the job to be confirmed by %q, want %q", j.Confirms, want)
+		}
+		r.check(t, "prepare,submitted")
+		if printed := waitPrinted(t, sim, 2); len(printed) != 2 {
+			t.Fatalf("got %d tickets, want 2", len(printed))
+		}
+	})
+	t.Run("ErrDrop", func(t *testing.T) {
+		t.Parallel()
+		p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: printersim.FaultDrop})
+		r := &recorder{}
+		err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+		checkOutcome(t, err, gateway.PrintUncertain, "")
+		sim.SetFault(printersim.FaultNone)
+		nothingPending(t, p, sim)
+	})
+}
+
+// confirmsOf returns how p says it confirms, or "" when it does not say.
+func confirmsOf(p gateway.Printer) storeprint.Confirm {
+	if r, ok := p.(gateway.ConfirmsReporter); ok {
+		return r.Confirms()
+	}
+	return ""
+}
+
+func exercise(t *testing.T, h Harness) {
 	t.Run("Status", func(t *testing.T) {
 		t.Parallel()
 		testStatus(t, h)

@@ -1,10 +1,11 @@
 // Package serial drives receipt printers on a serial line (an RS-232 port
 // or a USB-serial adapter: /dev/ttyUSB0, COM3) through go.bug.st/serial.
 // It is a transport of printerdrivers.Pipeline speaking the same ESC/POS
-// protocol as tcp: status by DLE EOT before anything is sent, the ticket
-// rendered by escpos followed by a process ID request (GS ( H), and the
-// printer's answer to it as the only confirmation. The pipeline classifies
-// every outcome.
+// protocol as tcp: status by DLE EOT before anything is sent, then the
+// byte stream the pipeline writes (the ticket rendered by escpos and the
+// request of the printer's confirmation method: GS ( H, GS r 1 or none)
+// and the answers it reads. The pipeline confirms and classifies every
+// outcome.
 //
 // The port stays open between calls; input left over from an earlier call
 // is discarded before each one. A read or write error (the adapter was

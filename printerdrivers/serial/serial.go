@@ -165,7 +165,7 @@ func (t *transport) Open(ctx context.Context) (printerdrivers.Conn, error) {
 // device as it returns.
 var _ printerdrivers.ProbeTransport = (*transport)(nil)
 
-// ConfirmsAlone marks an ESC/POS transport: a process ID request sent
+// ConfirmsAlone marks an ESC/POS transport: a confirmation request sent
 // alone is answered without paper, so the pipeline can probe the printer.
 func (t *transport) ConfirmsAlone() {}
 
@@ -202,43 +202,37 @@ func (c *conn) Status(ctx context.Context) (gateway.PrinterStatus, error) {
 	return st, nil
 }
 
-// Send writes the ticket and the process ID request (GS ( H).
-func (c *conn) Send(ctx context.Context, job *gateway.PrintJob, payload []byte, firstByte func()) (string, error) {
-	if c.l == nil {
-		return "", errors.New("the line is not open")
-	}
-	ctx, cancel := c.t.callContext(ctx)
-	defer cancel()
-	if ctx.Err() != nil {
-		return "", context.Cause(ctx)
-	}
-	c.l.bound(ctx)
-	firstByte()
-	if err := c.l.write(append(payload, escpos.ProcessIDRequest(job.ProcessID)...)); err != nil {
-		return "", err
-	}
-	return "", nil
-}
+var _ printerdrivers.StreamConn = (*conn)(nil)
 
-// Confirm reads until the answer to job's process ID request, skipping
-// any other bytes.
-func (c *conn) Confirm(ctx context.Context, job *gateway.PrintJob, _ string) error {
+// Write writes b on the line Status opened, before ctx ends.
+func (c *conn) Write(ctx context.Context, b []byte) error {
 	if c.l == nil {
 		return errors.New("the line is not open")
 	}
 	ctx, cancel := c.t.callContext(ctx)
 	defer cancel()
-	c.l.bound(ctx)
-	for {
-		id, err := escpos.ReadConfirmation(c.l.r)
-		if err != nil {
-			return err
-		}
-		if id == job.ProcessID {
-			return nil
-		}
-		// An answer to someone else's request: not ours.
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
 	}
+	prev := c.l.ctx // a Reader's bounds stay for the reads after this write
+	c.l.bound(ctx)
+	err := c.l.write(b)
+	c.l.bound(prev)
+	if err != nil && deviceGone(err) {
+		return printerdrivers.WithState(storeprint.PrinterOffline, err)
+	}
+	return err
+}
+
+// Reader returns the line's reader, its reads bound by ctx until done is
+// called.
+func (c *conn) Reader(ctx context.Context) (*bufio.Reader, func(), error) {
+	if c.l == nil {
+		return nil, func() {}, errors.New("the line is not open")
+	}
+	ctx, cancel := c.t.callContext(ctx)
+	c.l.bound(ctx)
+	return c.l.r, cancel, nil
 }
 
 // Close settles the line and frees it for the next call.

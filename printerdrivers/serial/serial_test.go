@@ -21,6 +21,7 @@ import (
 
 func harness() printertest.Harness {
 	return printertest.Harness{
+		Models: true,
 		Open: func(t *testing.T, cfg gateway.PrinterConfig, opts printersim.Options) (gateway.Printer, printertest.Sim) {
 			sim, path := printertest.StartSerial(t, opts)
 			return open(t, cfg, path), sim
@@ -34,6 +35,11 @@ func harness() printertest.Harness {
 func open(t *testing.T, cfg gateway.PrinterConfig, path string) *serial.Printer {
 	t.Helper()
 	cfg.Driver, cfg.Address = "serial", path
+	if cfg.Confirm == "" {
+		// These tests script a TM printer (GS ( H); the conformance
+		// suite covers every confirmation method.
+		cfg.Confirm = "process_id"
+	}
 	p := serial.New(cfg, "store-001")
 	t.Cleanup(func() {
 		if err := p.Close(); err != nil {

@@ -1,7 +1,7 @@
 // Package tcp is the transport of network receipt printers on a raw TCP
-// socket (port 9100, "JetDirect" style): status by DLE EOT, the ticket
-// rendered by escpos and a process ID request (GS ( H) in one write, and
-// the printer's answer to that request as its own confirmation that the
-// ticket came out. The steps and the classification of every outcome are
-// printerdrivers.Pipeline's.
+// socket (port 9100, "JetDirect" style): status by DLE EOT, then the byte
+// stream printerdrivers.Pipeline writes (the ticket rendered by escpos and
+// the request of the printer's confirmation method: GS ( H, GS r 1 or
+// none) and the printer's answers it reads. The steps, the confirmation
+// methods and the classification of every outcome are the pipeline's.
 package tcp

@@ -36,8 +36,9 @@ func New(cfg gateway.PrinterConfig, storeID string) *Printer {
 	return &Printer{printerdrivers.New(&transport{cfg: cfg}, cfg, storeID)}
 }
 
-// transport is the TCP socket: DLE EOT for status, the ticket and a
-// process ID request (GS ( H) in one write, the printer's answer to it.
+// transport is the TCP socket: DLE EOT for status, then the bytes the
+// pipeline writes (the ticket and its confirmation request) and the
+// printer's answers it reads.
 type transport struct {
 	cfg    gateway.PrinterConfig
 	closed atomic.Bool
@@ -64,14 +65,14 @@ func (t *transport) Open(ctx context.Context) (printerdrivers.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
-	return &conn{Conn: nc, r: bufio.NewReader(nc)}, nil
+	return &conn{nc: nc, r: bufio.NewReader(nc)}, nil
 }
 
 // Close makes further calls fail; the transport holds no connection
 // between calls.
 var _ printerdrivers.ProbeTransport = (*transport)(nil)
 
-// ConfirmsAlone marks an ESC/POS transport: a process ID request sent
+// ConfirmsAlone marks an ESC/POS transport: a confirmation request sent
 // alone is answered without paper, so the pipeline can probe the printer.
 func (t *transport) ConfirmsAlone() {}
 
@@ -82,19 +83,21 @@ func (t *transport) Close() error {
 
 // conn is one connection to the printer.
 type conn struct {
-	net.Conn
-	r *bufio.Reader
+	nc net.Conn
+	r  *bufio.Reader
 }
+
+func (c *conn) Close() error { return c.nc.Close() }
 
 // bind makes the connection's reads and writes end with ctx: at its
 // deadline, and at once when it is cancelled. Call the returned function
 // when the step is over.
 func (c *conn) bind(ctx context.Context) (func(), error) {
 	deadline, _ := ctx.Deadline() // zero: none
-	if err := c.SetDeadline(deadline); err != nil {
+	if err := c.nc.SetDeadline(deadline); err != nil {
 		return func() {}, err
 	}
-	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
+	stop := context.AfterFunc(ctx, func() { _ = c.nc.SetDeadline(time.Unix(1, 0)) })
 	if ctx.Err() != nil {
 		stop()
 		return func() {}, context.Cause(ctx)
@@ -109,7 +112,7 @@ func (c *conn) Status(ctx context.Context) (gateway.PrinterStatus, error) {
 	if err != nil {
 		return gateway.PrinterStatus{}, err
 	}
-	if _, err := c.Write(escpos.StatusQuery()); err != nil {
+	if _, err := c.nc.Write(escpos.StatusQuery()); err != nil {
 		return gateway.PrinterStatus{}, c.offline(fmt.Errorf("send status request: %w", cause(ctx, err)))
 	}
 	n1, n2, n4, err := escpos.ReadStatus(c.r)
@@ -119,37 +122,30 @@ func (c *conn) Status(ctx context.Context) (gateway.PrinterStatus, error) {
 	return escpos.ParseStatus(n1, n2, n4), nil
 }
 
-// Send writes the ticket and the process ID request in one write.
-func (c *conn) Send(ctx context.Context, job *gateway.PrintJob, payload []byte, firstByte func()) (string, error) {
-	done, err := c.bind(ctx)
-	defer done()
-	if err != nil {
-		return "", err
-	}
-	firstByte()
-	if _, err := c.Write(append(payload, escpos.ProcessIDRequest(job.ProcessID)...)); err != nil {
-		return "", cause(ctx, err)
-	}
-	return "", nil
-}
+var _ printerdrivers.StreamConn = (*conn)(nil)
 
-// Confirm reads until the answer to job's process ID request, skipping
-// any other bytes (status answers, answers to someone else's request).
-func (c *conn) Confirm(ctx context.Context, job *gateway.PrintJob, _ string) error {
+// Write writes b before ctx ends.
+func (c *conn) Write(ctx context.Context, b []byte) error {
 	done, err := c.bind(ctx)
 	defer done()
 	if err != nil {
 		return err
 	}
-	for {
-		id, err := escpos.ReadConfirmation(c.r)
-		if err != nil {
-			return cause(ctx, err)
-		}
-		if id == job.ProcessID {
-			return nil
-		}
+	if _, err := c.nc.Write(b); err != nil {
+		return c.offline(cause(ctx, err))
 	}
+	return nil
+}
+
+// Reader returns the connection's reader, its reads bound by ctx until
+// done is called.
+func (c *conn) Reader(ctx context.Context) (*bufio.Reader, func(), error) {
+	done, err := c.bind(ctx)
+	if err != nil {
+		done()
+		return nil, func() {}, err
+	}
+	return c.r, done, nil
 }
 
 // offline marks an error that means nothing answers there: the printer

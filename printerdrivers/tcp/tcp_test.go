@@ -12,6 +12,7 @@ import (
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/internal/clock"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 	"github.com/storeprint/storeprint/printerdrivers/printertest"
@@ -20,6 +21,7 @@ import (
 
 func harness() printertest.Harness {
 	return printertest.Harness{
+		Models: true,
 		Open: func(t *testing.T, cfg gateway.PrinterConfig, opts printersim.Options) (gateway.Printer, printertest.Sim) {
 			sim, addr := printertest.StartTCP(t, opts)
 			return open(t, cfg, addr), sim
@@ -33,6 +35,11 @@ func harness() printertest.Harness {
 func open(t *testing.T, cfg gateway.PrinterConfig, addr string) *tcp.Printer {
 	t.Helper()
 	cfg.Driver, cfg.Address = "tcp", addr
+	if cfg.Confirm == "" {
+		// These tests script a TM printer (GS ( H); the conformance
+		// suite covers every confirmation method.
+		cfg.Confirm = "process_id"
+	}
 	p := tcp.New(cfg, "store-001")
 	t.Cleanup(func() { p.Close() })
 	return p
@@ -242,4 +249,85 @@ func TestPrinter_Probe(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A printer confirmed by its status only (confirm = "status", a printer
+// that answers DLE EOT alone): done once the printer stayed ready for the
+// time the ticket takes to print, on the pipeline's clock; a cover opened
+// meanwhile leaves the ticket uncertain.
+func TestPrinter_ConfirmStatus(t *testing.T) {
+	t.Parallel()
+	setup := func(t *testing.T) (*tcp.Printer, *printersim.Printer, *clock.Fake) {
+		sim, addr := printertest.StartTCP(t, printersim.Options{Model: printersim.ModelDumb})
+		cfg := printertest.Config(time.Minute)
+		cfg.Confirm = "status"
+		p := open(t, cfg, addr)
+		fake := clock.NewFake(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+		p.SetClock(fake)
+		return p, sim, fake
+	}
+	start := func(p *tcp.Printer) (chan error, *gateway.PrintJob) {
+		job := &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), ProcessID: "0001"}
+		done := make(chan error, 1)
+		go func() { done <- p.Print(context.Background(), job) }()
+		return done, job
+	}
+	t.Run("OK", func(t *testing.T) {
+		t.Parallel()
+		p, sim, fake := setup(t)
+		done, job := start(p)
+		waitTimer(t, fake)
+		select {
+		case err := <-done:
+			t.Fatalf("got %v before the ticket's printing time passed, want a wait", err)
+		default:
+		}
+		for {
+			fake.Advance(time.Second)
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("Print: %v", err)
+				}
+				if job.Confirms != storeprint.ConfirmStatus {
+					t.Errorf("got confirmed by %q, want status", job.Confirms)
+				}
+				if n := len(sim.Printed()); n != 1 {
+					t.Errorf("got %d tickets, want 1", n)
+				}
+				return
+			case <-timerSet(fake):
+			}
+		}
+	})
+	t.Run("ErrCoverOpen", func(t *testing.T) {
+		t.Parallel()
+		p, sim, fake := setup(t)
+		done, _ := start(p)
+		waitTimer(t, fake) // the first reading after the ticket was ready
+		sim.SetFault(printersim.FaultCoverOpen)
+		fake.Advance(time.Second)
+		checkOutcome(t, <-done, gateway.PrintUncertain, storeprint.PrinterCoverOpen)
+	})
+}
+
+func waitTimer(t *testing.T, fake *clock.Fake) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := fake.WaitTimers(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// timerSet returns a channel closed once a timer waits on fake.
+func timerSet(fake *clock.Fake) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = fake.WaitTimers(ctx, 1) // a timeout shows as the test's own
+		close(ch)
+	}()
+	return ch
 }

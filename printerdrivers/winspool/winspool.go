@@ -283,7 +283,7 @@ func (p *transport) follow(ctx context.Context, h Handle, jobID uint32) error {
 		last = info
 		switch state, trouble := JobState(info); state {
 		case JobComplete:
-			if p.cfg.TrustSpooler {
+			if p.cfg.TrustsSpooler() {
 				return nil
 			}
 			return printerdrivers.WithState(storeprint.PrinterReady, fmt.Errorf("the spooler reports job %d %s: the data reached the printer, "+

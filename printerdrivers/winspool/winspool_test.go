@@ -18,6 +18,9 @@ import (
 
 const queueName = "Kitchen TM-T88"
 
+// yes is trust_spooler = true.
+var yes = true
+
 // setup starts a simulated printer behind a queue of a fake spooler and
 // returns a driver for the queue. Everything is closed with t.Cleanup,
 // which also checks that the driver left no printer handle open.
@@ -51,12 +54,12 @@ func harness() printertest.Harness {
 		Open: func(t *testing.T, cfg gateway.PrinterConfig, opts printersim.Options) (gateway.Printer, printertest.Sim) {
 			// The queue's driver reports a job printed only once the
 			// printer confirmed it, so the spooler's word is trusted.
-			cfg.TrustSpooler = true
+			cfg.TrustSpooler = &yes
 			p, sim, _, _ := setup(t, cfg, opts, winspooltest.QueueOptions{Completion: winspooltest.CompleteOnConfirm})
 			return p, sim
 		},
 		Unreachable: func(t *testing.T, cfg gateway.PrinterConfig) gateway.Printer {
-			cfg.Driver, cfg.Address, cfg.TrustSpooler = "spooler", "No Such Queue", true
+			cfg.Driver, cfg.Address, cfg.TrustSpooler = "spooler", "No Such Queue", &yes
 			p := winspool.NewWithSpooler(winspooltest.New(), cfg, "store-001")
 			t.Cleanup(func() { p.Close() })
 			return p
@@ -137,7 +140,7 @@ func TestPrinter_Print(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		t.Parallel()
 		cfg := printertest.Config(5 * time.Second)
-		cfg.TrustSpooler = true
+		cfg.TrustSpooler = &yes
 		p, _, q, _ := setup(t, cfg, printersim.Options{}, winspooltest.QueueOptions{Manual: true})
 		r := &recorder{}
 		done := printAsync(p, r.job("order_1_station_hot"))
@@ -185,7 +188,7 @@ func TestPrinter_Print(t *testing.T) {
 	t.Run("TrustedOnDelivery", func(t *testing.T) {
 		t.Parallel()
 		cfg := printertest.Config(5 * time.Second)
-		cfg.TrustSpooler = true
+		cfg.TrustSpooler = &yes
 		p, _, _, _ := setup(t, cfg, printersim.Options{}, winspooltest.QueueOptions{})
 		if err := p.Print(waitCtx(t), (&recorder{}).job("order_1_station_hot")); err != nil {
 			t.Fatalf("got %v, want nil: trust_spooler counts complete as printed", err)
@@ -195,7 +198,7 @@ func TestPrinter_Print(t *testing.T) {
 	t.Run("ErrJobGone", func(t *testing.T) {
 		t.Parallel()
 		cfg := printertest.Config(5 * time.Second)
-		cfg.TrustSpooler = true
+		cfg.TrustSpooler = &yes
 		p, _, _, _ := setup(t, cfg, printersim.Options{}, winspooltest.QueueOptions{RemoveDone: true})
 		err := p.Print(waitCtx(t), (&recorder{}).job("order_1_station_hot"))
 		checkOutcome(t, err, gateway.PrintUncertain, "")
@@ -221,7 +224,7 @@ func TestPrinter_Print(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
 				cfg := printertest.Config(5 * time.Second)
-				cfg.TrustSpooler = true
+				cfg.TrustSpooler = &yes
 				p, _, q, _ := setup(t, cfg, printersim.Options{}, winspooltest.QueueOptions{Manual: true})
 				done := printAsync(p, (&recorder{}).job("order_1_station_hot"))
 				if _, err := q.WaitJob(waitCtx(t), 1); err != nil {
@@ -245,7 +248,7 @@ func TestPrinter_Print(t *testing.T) {
 	t.Run("ErrJobDeleted", func(t *testing.T) {
 		t.Parallel()
 		cfg := printertest.Config(5 * time.Second)
-		cfg.TrustSpooler = true
+		cfg.TrustSpooler = &yes
 		p, _, q, _ := setup(t, cfg, printersim.Options{}, winspooltest.QueueOptions{Manual: true})
 		done := printAsync(p, (&recorder{}).job("order_1_station_hot"))
 		if _, err := q.WaitJob(waitCtx(t), 1); err != nil {
@@ -264,7 +267,7 @@ func TestPrinter_Print(t *testing.T) {
 	t.Run("ErrTimeout", func(t *testing.T) {
 		t.Parallel()
 		cfg := printertest.Config(100 * time.Millisecond)
-		cfg.TrustSpooler = true
+		cfg.TrustSpooler = &yes
 		p, _, q, _ := setup(t, cfg, printersim.Options{}, winspooltest.QueueOptions{Manual: true})
 		r := &recorder{}
 		err := p.Print(waitCtx(t), r.job("order_1_station_hot"))
@@ -330,7 +333,7 @@ func TestPrinter_Print(t *testing.T) {
 			t.Run(tt.call, func(t *testing.T) {
 				t.Parallel()
 				cfg := printertest.Config(5 * time.Second)
-				cfg.TrustSpooler = true
+				cfg.TrustSpooler = &yes
 				p, sim, q, sp := setup(t, cfg, printersim.Options{}, winspooltest.QueueOptions{Manual: true})
 				boom := errors.New("spooler hiccup")
 				sp.Fail(tt.call, boom)
@@ -369,7 +372,7 @@ func TestPrinter_Print(t *testing.T) {
 	t.Run("StoreIDFallback", func(t *testing.T) {
 		t.Parallel()
 		cfg := printertest.Config(5 * time.Second)
-		cfg.TrustSpooler = true
+		cfg.TrustSpooler = &yes
 		p, sim, _, _ := setup(t, cfg, printersim.Options{}, winspooltest.QueueOptions{})
 		j := (&recorder{}).job("order_1_station_hot")
 		j.Ticket.StoreID = ""
