@@ -174,6 +174,9 @@ func (d *device) Fetch(_ context.Context, token, mediaType string) ([]byte, func
 	if !o.claimed {
 		o.claimed = true
 		o.firstByte()
+		// Wake the attempt waiting in Send at once, not at the next poll.
+		close(d.changed)
+		d.changed = make(chan struct{})
 	}
 	return o.body, func(err error) {
 		if !o.wrote.Swap(true) {
@@ -273,6 +276,11 @@ type transport struct {
 	d      *device
 	closed atomic.Bool
 }
+
+var _ gateway.ConfirmsReporter = (*transport)(nil)
+
+// Confirms is cloudprnt: the printer's confirmation of the job (DELETE).
+func (t *transport) Confirms() storeprint.Confirm { return storeprint.ConfirmCloudPRNT }
 
 func (t *transport) Describe() string {
 	return fmt.Sprintf("printer %s (CloudPRNT, MAC %s)", t.cfg.ID, t.d.mac)

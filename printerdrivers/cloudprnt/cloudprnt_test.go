@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	neturl "net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -253,4 +255,74 @@ func FuzzParsePoll(f *testing.F) {
 		}
 		_ = protocol.State(p.StatusCode) // any code maps to a state
 	})
+}
+
+// The test plays the printer: the gateway's attempt goes on as soon as
+// the printer fetched the ticket (not at its next poll, which never comes
+// here), and a confirmation with code "OK", as Star's guide words it on
+// one page, counts as "200 OK".
+func TestPrinter_FetchAndCodeOK(t *testing.T) {
+	t.Parallel()
+	srv, url := start(t)
+	mac := newMAC()
+	p := open(t, srv, printertest.Config(5*time.Second), mac, "escpos", "")
+	do := func(method, u string, body any) *http.Response {
+		t.Helper()
+		var r io.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			r = bytes.NewReader(b)
+		}
+		req, _ := http.NewRequestWithContext(waitCtx(t), method, u, r)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	poll := func() protocol.PollReply {
+		t.Helper()
+		resp := do(http.MethodPost, url, protocol.Poll{PrinterMAC: mac, StatusCode: "200 OK"})
+		defer resp.Body.Close()
+		var reply protocol.PollReply
+		if err := json.NewDecoder(resp.Body).Decode(&reply); err != nil {
+			t.Fatal(err)
+		}
+		return reply
+	}
+	poll() // online
+
+	submitted := make(chan struct{})
+	job := &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), ProcessID: "0001",
+		Submitted: func(context.Context, string) { close(submitted) }}
+	done := make(chan error, 1)
+	go func() { done <- p.Print(waitCtx(t), job) }()
+	var reply protocol.PollReply
+	for !reply.JobReady {
+		reply = poll() // until the ticket is offered
+	}
+	q := "?mac=" + neturl.QueryEscape(mac) + "&token=" + neturl.QueryEscape(reply.JobToken)
+	resp := do(http.MethodGet, url+q+"&type="+neturl.QueryEscape(reply.MediaTypes[0]), nil)
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	select {
+	case <-submitted: // the fetch woke the attempt: no poll since
+	case err := <-done:
+		t.Fatalf("Print: got %v before the confirmation", err)
+	case <-waitCtx(t).Done():
+		t.Fatal("the fetched ticket was not seen as sent without another poll")
+	}
+	resp = do(http.MethodDelete, url+q+"&code=OK", nil)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("got %d for code=OK, want 200", resp.StatusCode)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Print: got %v, want nil: code OK is 200 OK", err)
+	}
+	if job.Confirms != storeprint.ConfirmCloudPRNT {
+		t.Errorf("got confirmed by %q, want cloudprnt", job.Confirms)
+	}
 }

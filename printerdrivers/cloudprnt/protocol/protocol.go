@@ -87,8 +87,15 @@ func ParsePoll(r io.Reader) (*Poll, error) {
 
 // Code returns the 3 or 4 digits a printer status code starts with
 // ("410 Out of paper" is 410), or 0 when it starts with none.
+//
+// A bare "OK" is 200: Star's protocol guide words the confirmation as the
+// code "set to OK" on one page and "200 OK" on others, and printers and
+// middleware send either.
 func Code(statusCode string) int {
 	s := strings.TrimSpace(statusCode)
+	if strings.EqualFold(s, "OK") {
+		return 200
+	}
 	end := 0
 	for end < len(s) && end < 4 && s[end] >= '0' && s[end] <= '9' {
 		end++
