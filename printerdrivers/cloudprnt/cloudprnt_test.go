@@ -233,7 +233,9 @@ func TestResult(t *testing.T) {
 		{"410 Out of paper", protocol.Failed, storeprint.PrinterPaperEnd},
 		{"420 Cover open", protocol.Failed, storeprint.PrinterCoverOpen},
 		{"4100", protocol.Failed, storeprint.PrinterPaperEnd},
-		{"OK", protocol.Failed, ""},
+		{"OK", protocol.Printed, storeprint.PrinterReady}, // "set to OK", as one page of Star's guide words it
+		{" ok ", protocol.Printed, storeprint.PrinterReady},
+		{"NOT OK", protocol.Failed, ""},
 	} {
 		got, st := protocol.Result(tt.code)
 		if got != tt.want || st != tt.state {
