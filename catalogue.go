@@ -17,6 +17,14 @@ const (
 	WordPrinterNoConfirm Word = "printer.no_confirm"
 )
 
+// What people read of how a printer confirms its prints, where it is
+// weaker than the printer's own answer for each ticket.
+const (
+	WordConfirmsStatus    Word = "printer.confirms_status"      // confirm = status: by DLE EOT only
+	WordConfirmsNoJobLog  Word = "printer.no_job_log"           // ePOS job_log = true, and the printer keeps none
+	WordConfirmsByWindows Word = "printer.confirmed_by_windows" // spooler with trust_spooler = true
+)
+
 // TroubleWords are the words of a printer in trouble that still answers
 // its status as ready.
 var TroubleWords = []Word{WordPrinterCutsOff, WordPrinterNoConfirm}
@@ -55,6 +63,10 @@ var Catalogue = map[Word]map[string]string{
 	WordPrinterUnknown:   {"en": "Not answering its status", "zh": "打印机无应答"},
 	WordPrinterCutsOff:   {"en": "Cuts off while printing: check the paper and the cable", "zh": "打印中途断开：请检查纸张和网线"},
 	WordPrinterNoConfirm: {"en": "Does not confirm prints: check the pass", "zh": "打印后无确认：请到出餐口核对"},
+
+	WordConfirmsStatus:    {"en": "Confirms by its status only (weaker): it said ready while the ticket printed", "zh": "仅凭打印机状态确认出单（较弱）：打印期间打印机报告就绪"},
+	WordConfirmsNoJobLog:  {"en": "Keeps no job log: a ticket whose answer was lost needs a person", "zh": "打印机没有作业日志：失去应答的小票需人工核对"},
+	WordConfirmsByWindows: {"en": "Confirmed by Windows, not by the printer", "zh": "由 Windows 确认出单，而非打印机本身"},
 
 	WordAlertDeadLetter:     {"en": "The store sent something the cloud could not apply", "zh": "门店发送的内容云端无法应用"},
 	WordAlertCommandRefused: {"en": "The store did not carry out HQ's request", "zh": "门店未执行总部的操作"},

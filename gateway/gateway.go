@@ -142,8 +142,15 @@ type PrinterInfo struct {
 	// is in trouble (cuts off, does not confirm), else its state.
 	Word      storeprint.Word `json:"word"`
 	InTrouble bool            `json:"in_trouble,omitempty"`
-	CheckedAt *time.Time      `json:"checked_at,omitempty"`
-	Storage   string          `json:"storage_error,omitempty"`
+	// Confirms says how the printer confirms its prints now: process_id,
+	// transmit_status, status (tcp and serial; "auto" until it was first
+	// reached), or the driver's own word (job_log, epos, cloudprnt,
+	// spooler). ConfirmsNote is the line people read where that is weaker
+	// than the printer's own answer for each ticket.
+	Confirms     string          `json:"confirms,omitempty"`
+	ConfirmsNote storeprint.Word `json:"confirms_note,omitempty"`
+	CheckedAt    *time.Time      `json:"checked_at,omitempty"`
+	Storage      string          `json:"storage_error,omitempty"`
 }
 
 // New returns a gateway over a validated configuration, its store and one
@@ -347,6 +354,7 @@ func (g *Gateway) Printers(ctx context.Context) ([]PrinterInfo, error) {
 				t := s.CheckedAt
 				info.CheckedAt = &t
 			}
+			info.Confirms, info.ConfirmsNote = g.confirms(&pc)
 			if f := g.failover[pc.ID]; f != nil && (f.Active || !f.Acknowledged) {
 				c := *f
 				info.Failover = &c
@@ -357,6 +365,27 @@ func (g *Gateway) Printers(ctx context.Context) ([]PrinterInfo, error) {
 		return nil
 	})
 	return out, err
+}
+
+// confirms returns how a printer confirms its prints and, where that is
+// weaker than its own answer for each ticket, the line people read.
+func (g *Gateway) confirms(pc *PrinterConfig) (string, storeprint.Word) {
+	r, ok := g.printers[pc.ID].(ConfirmsReporter)
+	if !ok {
+		return "", ""
+	}
+	c := r.Confirms()
+	switch {
+	case c == "" && pc.Confirm != "":
+		return pc.Confirm, "" // auto, before the printer was first reached
+	case c == storeprint.ConfirmStatus:
+		return string(c), storeprint.WordConfirmsStatus
+	case c == storeprint.ConfirmEPOS && pc.JobLog:
+		return string(c), storeprint.WordConfirmsNoJobLog
+	case c == storeprint.ConfirmSpooler:
+		return string(c), storeprint.WordConfirmsByWindows
+	}
+	return string(c), ""
 }
 
 // Waited returns how long a task has waited since it was accepted, on the

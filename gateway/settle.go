@@ -41,7 +41,8 @@ const (
 // Settlement is a printer's answer about one attempt.
 type Settlement struct {
 	Outcome SettleOutcome
-	How     string // in words, for the receipt: what the printer said
+	How     string             // in words, for the receipt: what the printer said
+	By      storeprint.Confirm // for SettledPrinted: how the printer confirmed it (job_log)
 }
 
 // settleUncertain asks the worker's printer, if it is a Settler, what
@@ -153,7 +154,7 @@ func (g *Gateway) applySettlement(tx Tx, t *Task, r *Receipt, v Settlement, caus
 	r.Settled, r.Error = v.How, cause
 	t.LeaseToken, t.LeaseExpires = "", time.Time{}
 	if v.Outcome == SettledPrinted {
-		r.State, r.PrintedAt = storeprint.ReceiptPrinted, &now
+		r.State, r.PrintedAt, r.ConfirmedBy = storeprint.ReceiptPrinted, &now, v.By
 		t.Status, t.PrintedAt, t.LastError, t.Reason, t.Reprint = storeprint.StatusDone, &now, "", "", false
 		return "", g.times.age(t), tx.PutReceipt(r)
 	}

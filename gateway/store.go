@@ -150,10 +150,14 @@ type Receipt struct {
 	BackupFrom    string                  `json:"backup_from,omitempty"`
 	Error         string                  `json:"error,omitempty"`
 	Settled       string                  `json:"settled,omitempty"` // how the printer settled an uncertain attempt (settle.go)
-	PreparedAt    time.Time               `json:"prepared_at"`
-	SubmittedAt   *time.Time              `json:"submitted_at,omitempty"`
-	PrintedAt     *time.Time              `json:"printed_at,omitempty"`
-	ConfirmedAt   *time.Time              `json:"confirmed_at,omitempty"`
+	// ConfirmedBy says how the printer confirmed a printed attempt
+	// (process_id, transmit_status, status, job_log, epos, cloudprnt,
+	// spooler, ...); empty on an attempt not confirmed by its printer.
+	ConfirmedBy storeprint.Confirm `json:"confirmed_by,omitempty"`
+	PreparedAt  time.Time          `json:"prepared_at"`
+	SubmittedAt *time.Time         `json:"submitted_at,omitempty"`
+	PrintedAt   *time.Time         `json:"printed_at,omitempty"`
+	ConfirmedAt *time.Time         `json:"confirmed_at,omitempty"`
 }
 
 // AuditEntry is one person's action, kept forever in the local audit log.

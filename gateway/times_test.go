@@ -20,10 +20,11 @@ import (
 // state it is told to.
 type scripted struct {
 	state    storeprint.PrinterState
-	failing  bool // the connection is refused
-	lose     bool // the ticket prints, its confirmation is lost
-	cut      bool // the connection drops as the ticket goes out: nothing prints
-	refuse   bool // reports ready, but every print fails before a byte leaves
+	failing  bool               // the connection is refused
+	lose     bool               // the ticket prints, its confirmation is lost
+	cut      bool               // the connection drops as the ticket goes out: nothing prints
+	refuse   bool               // reports ready, but every print fails before a byte leaves
+	confirms storeprint.Confirm // how it confirms (PrintJob.Confirms)
 	printed  []string
 	attempts int
 }
@@ -45,6 +46,7 @@ func (p *scripted) Print(ctx context.Context, job *gateway.PrintJob) error {
 	case p.state != "" && p.state != storeprint.PrinterReady:
 		return &gateway.PrintError{Outcome: gateway.PrintNotReady, State: p.state}
 	}
+	job.Confirms = p.confirms
 	if err := job.Prepare(ctx, []byte(job.Ticket.TaskNo)); err != nil {
 		return &gateway.PrintError{Outcome: gateway.PrintNotSent, Err: err}
 	}

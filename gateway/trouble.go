@@ -48,6 +48,7 @@ type trouble struct {
 	flagged int           // tickets flagged for a person in this episode
 	active  bool          // streak reached suspect_after
 	word    storeprint.Word
+	method  storeprint.Confirm // how the printer was to confirm the tickets of the streak
 }
 
 // troubleKind is where a printer stands in its episode.
@@ -138,9 +139,16 @@ func (w *worker) askedFor(ctx context.Context) (*Task, error) {
 	return asked, err
 }
 
-// suspect records an uncertain outcome at mono; cut tells whether the
-// ticket was cut off before all its bytes went out.
-func (t *trouble) suspect(mono time.Duration, cut bool, suspectAfter int) {
+// suspect records an uncertain outcome at mono of a ticket to be
+// confirmed by method; cut tells whether the ticket was cut off before all
+// its bytes went out. The streak counts per confirmation method: uncertain
+// outcomes under another method (before confirm = "auto" found how the
+// printer confirms, or under a method it no longer uses) do not add up
+// with this one's.
+func (t *trouble) suspect(mono time.Duration, cut bool, suspectAfter int, method storeprint.Confirm) {
+	if method != t.method {
+		t.streak, t.active, t.method = 0, false, method
+	}
 	t.streak++
 	t.until = mono + coolDowns.Base(t.streak)
 	t.active = t.streak >= suspectAfter
@@ -188,14 +196,14 @@ func cutOff(err error) bool {
 // uncertainOutcome records an uncertain outcome on the printer (its error
 // kept for the printer's details) and returns whether the ticket may be
 // flagged for a person.
-func (w *worker) uncertainOutcome(cause error) (mayFlag bool) {
+func (w *worker) uncertainOutcome(cause error, method storeprint.Confirm) (mayFlag bool) {
 	g := w.g
 	cut := cutOff(cause)
 	g.mu.Lock()
 	g.status[w.id].LastError = cause.Error()
 	tr := &g.status[w.id].Trouble
 	was := tr.active
-	tr.suspect(g.clock.Mono(), cut, w.cfg.SuspectAfter)
+	tr.suspect(g.clock.Mono(), cut, w.cfg.SuspectAfter, method)
 	mayFlag = tr.mayFlag()
 	now := tr.active && !was
 	word := tr.word

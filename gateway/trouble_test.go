@@ -181,3 +181,51 @@ func TestGateway_TroubleNotPolledPerOrder(t *testing.T) {
 		t.Fatalf("once the paper is back: %v", err)
 	}
 }
+
+// Uncertain outcomes count towards trouble per confirmation method: one
+// under process_id and one under status (a printer confirm = "auto" now
+// finds answering only its status) are not two in a row; two under status
+// are. A confirmed print's receipt names its method.
+func TestGateway_TroublePerMethod(t *testing.T) {
+	t.Parallel()
+	s := newSteppedPolicy(t, "hold")
+	inTrouble := func() bool {
+		ps, err := s.g.Printers(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ps[0].InTrouble
+	}
+	s.printer.lose, s.printer.confirms = true, storeprint.ConfirmProcessID
+	s.post(t, "m1")
+	s.run(t)
+	s.printer.confirms = storeprint.ConfirmStatus
+	s.clock.Advance(time.Minute)
+	s.post(t, "m2")
+	s.run(t)
+	if inTrouble() {
+		t.Fatal("in trouble after one uncertain ticket under each of two methods, want not yet")
+	}
+	s.clock.Advance(time.Minute)
+	s.post(t, "m3")
+	s.run(t)
+	if !inTrouble() {
+		t.Fatal("not in trouble after two uncertain tickets in a row under status, want in trouble")
+	}
+
+	s.printer.lose = false
+	s.clock.Advance(time.Minute)
+	no := s.post(t, "m4")
+	if !s.within(t, 10*time.Minute, no, storeprint.StatusDone) {
+		t.Fatalf("%s not done", no)
+	}
+	rs, err := s.g.Receipts(context.Background(), no)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if r.State == storeprint.ReceiptPrinted && r.ConfirmedBy != storeprint.ConfirmStatus {
+			t.Errorf("got a printed receipt confirmed_by %q, want status", r.ConfirmedBy)
+		}
+	}
+}

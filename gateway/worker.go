@@ -287,6 +287,7 @@ func (w *worker) attempt(ctx context.Context, head *Task) {
 	var perr error
 	select {
 	case perr = <-done:
+		lease.confirms = job.Confirms // the driver is done with job
 	case <-overrun.C():
 		g.log.Error("printer driver overran its lease; attempt abandoned", "printer", w.id, "task_no", lease.taskNo, "attempt", lease.attempt)
 		w.noteOutcome(false, true)
@@ -349,7 +350,7 @@ func (w *worker) finish(ctx context.Context, lease *lease, perr error) {
 			return // the printer said what became of it (settle.go)
 		}
 		w.noteOutcome(false, true)
-		mayFlag := w.uncertainOutcome(perr)
+		mayFlag := w.uncertainOutcome(perr, lease.confirms)
 		err = g.uncertain(ctx, lease, perr, mayFlag)
 	}
 	if err != nil && !errors.Is(err, errFenced) {
@@ -371,7 +372,8 @@ type lease struct {
 	reprint   bool
 	backup    string
 	ticket    Ticket
-	policy    string // on_uncertain of the printer
+	policy    string             // on_uncertain of the printer
+	confirms  storeprint.Confirm // how the printer confirmed it, or was to (PrintJob.Confirms)
 }
 
 // lease starts a new attempt of a task: the attempt number grows by one
@@ -495,7 +497,7 @@ func (g *Gateway) complete(ctx context.Context, l *lease) error {
 		if err != nil {
 			return err
 		}
-		r.State, r.PrintedAt = storeprint.ReceiptPrinted, &now
+		r.State, r.PrintedAt, r.ConfirmedBy = storeprint.ReceiptPrinted, &now, l.confirms
 		if err := tx.PutReceipt(r); err != nil {
 			return err
 		}

@@ -42,6 +42,7 @@ func TestOpenAPI_Words(t *testing.T) {
 		{"Role", strs(storeprint.Roles)},
 		{"AuditAction", strs(storeprint.GatewayActions)},
 		{"Word", words()},
+		{"Confirm", strs(storeprint.Confirms)},
 	} {
 		var got []string
 		for _, v := range schema(tc.schema).Enum {

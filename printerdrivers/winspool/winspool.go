@@ -157,6 +157,17 @@ func NewWithSpooler(sp Spooler, cfg gateway.PrinterConfig, storeID string) *Prin
 	return &Printer{printerdrivers.New(&transport{cfg: cfg, sp: sp}, cfg, storeID)}
 }
 
+var _ gateway.ConfirmsReporter = (*transport)(nil)
+
+// Confirms is spooler with trust_spooler = true: Windows, not the
+// printer, says the job is complete. Without it nothing confirms.
+func (p *transport) Confirms() storeprint.Confirm {
+	if p.cfg.TrustsSpooler() {
+		return storeprint.ConfirmSpooler
+	}
+	return ""
+}
+
 func (p *transport) Describe() string {
 	return fmt.Sprintf("printer %s at spooler queue %q", p.cfg.ID, p.cfg.Address)
 }

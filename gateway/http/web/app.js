@@ -279,6 +279,7 @@ function render() {
       el("h3", {}, p.id),
       el("div", { class: "state " + (ok ? "ok" : "bad") }, statusWords(p)),
       el("div", { class: "muted" }, p.queue + " " + t("queue") + (p.stations.length ? " · " + p.stations.join(", ") : "")),
+      p.confirms_note && el("div", { class: "muted", "data-confirms": p.confirms }, say(p.confirms_note)),
       !ok && details("printer/" + p.id, p.last_error),
       may("staff") && el("div", { class: "row" }, el("button", { class: "small secondary", type: "button", "data-action": "test-page",
         onclick: () => act("q_test", { printer: p.id }, "POST", "/v1/printers/" + encodeURIComponent(p.id) + "/test-page") }, t("test_page")))));
