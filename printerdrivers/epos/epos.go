@@ -3,9 +3,12 @@ package epos
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -64,7 +67,9 @@ func New(cfg gateway.PrinterConfig, storeID string) *Printer {
 // until ctx ends. Without cfg.JobLog, or when the printer does not answer
 // or reports the job failed part-way, the outcome stays open.
 func (p *Printer) Settle(ctx context.Context, r *gateway.Receipt) (gateway.Settlement, error) {
-	if !p.t.cfg.JobLog {
+	if !p.t.logOn() {
+		// No log to ask (not configured, or the printer keeps none): a
+		// success it would answer means nothing.
 		return gateway.Settlement{}, nil
 	}
 	id := r.JobID
@@ -87,6 +92,62 @@ type transport struct {
 	print    *http.Client          // the print request: never retried
 	query    *retryablehttp.Client // status and job status: safe to retry
 	closed   atomic.Bool
+	log      *slog.Logger
+
+	// noLog: job_log = true, and the printer answered the check for a job
+	// id never used with something else than JobNotFound: it keeps no job
+	// log (its spooler function is off or absent) and runs as job_log =
+	// false until a check finds the log. See checkJobLog.
+	noLog atomic.Bool
+}
+
+var _ gateway.ConfirmsReporter = (*transport)(nil)
+
+// Confirms is job_log while the printer's job log confirms its tickets,
+// else epos (the answer to the print request).
+func (t *transport) Confirms() storeprint.Confirm {
+	if t.logOn() {
+		return storeprint.ConfirmJobLog
+	}
+	return storeprint.ConfirmEPOS
+}
+
+// logOn reports whether tickets go with a print job id and are confirmed
+// and settled by the printer's job log.
+func (t *transport) logOn() bool { return t.cfg.JobLog && !t.noLog.Load() }
+
+// checkJobLog asks the job log of a printer configured with job_log = true
+// for a job id never used. A printer that keeps a log answers JobNotFound;
+// one that keeps none runs the empty request and answers success, which
+// must then never be read as "printed". The answer decides how the
+// printer runs from now on; a change is logged.
+func (t *transport) checkJobLog(ctx context.Context) error {
+	if !t.cfg.JobLog {
+		return nil
+	}
+	r, err := t.ask(ctx, neverUsedJobID(), t.cfg.ConnectTimeout.Duration)
+	if err != nil {
+		return fmt.Errorf("check the job log: %w", err)
+	}
+	none := r.Code != CodeJobNotFound
+	if t.noLog.Swap(none) == none {
+		return nil
+	}
+	if none {
+		t.log.Warn("the printer keeps no job log: running it as job_log = false; a ticket whose answer is lost needs a person",
+			"printer", t.cfg.ID, "answer", fmt.Sprintf("success=%v code=%q (not %s) to a job id never used", r.Success, r.Code, CodeJobNotFound))
+	} else {
+		t.log.Info("the printer keeps a job log again: job_log = true applies", "printer", t.cfg.ID)
+	}
+	return nil
+}
+
+// neverUsedJobID returns a print job id no attempt gets: JobID's are "sp"
+// and hex digits.
+func neverUsedJobID() string {
+	var b [14]byte
+	_, _ = rand.Read(b[:]) // never fails
+	return "chk" + hex.EncodeToString(b[:])[:27]
 }
 
 func newTransport(cfg gateway.PrinterConfig) *transport {
@@ -105,6 +166,7 @@ func newTransport(cfg gateway.PrinterConfig) *transport {
 	q.RetryWaitMax = 500 * time.Millisecond
 	q.ErrorHandler = retryablehttp.PassthroughErrorHandler
 	return &transport{
+		log:      slog.Default(),
 		cfg:      cfg,
 		endpoint: strings.TrimRight(cfg.Address, "/") + ServicePath,
 		print:    &http.Client{Transport: printTr},
@@ -127,7 +189,7 @@ func (t *transport) Encode(job *gateway.PrintJob, tk gateway.Ticket) ([]byte, er
 }
 
 func (t *transport) jobID(job *gateway.PrintJob) string {
-	if !t.cfg.JobLog {
+	if !t.logOn() {
 		return ""
 	}
 	return JobID(job.Ticket.TaskNo, job.Attempt, job.ProcessID)
@@ -184,7 +246,7 @@ func (t *transport) awaitJob(ctx context.Context, id string, recheck bool) (gate
 		wait := jobPoll
 		switch {
 		case r.Success && r.Code == "":
-			return gateway.Settlement{Outcome: gateway.SettledPrinted,
+			return gateway.Settlement{Outcome: gateway.SettledPrinted, By: storeprint.ConfirmJobLog,
 				How: fmt.Sprintf("the printer's job log reports job %s printed", id)}, nil
 		case r.Code == CodeJobNotFound:
 			notFound++
@@ -244,6 +306,9 @@ func (c *conn) Status(ctx context.Context) (gateway.PrinterStatus, error) {
 		return gateway.PrinterStatus{}, printerdrivers.WithState(storeprint.PrinterOffline,
 			fmt.Errorf("the printer's ePOS-Print service has no device %q (DeviceNotFound)", c.t.cfg.DevID))
 	}
+	if err := c.t.checkJobLog(ctx); err != nil {
+		return gateway.PrinterStatus{}, err
+	}
 	return PrinterState(r.Status), nil
 }
 
@@ -287,7 +352,11 @@ func (c *conn) Send(ctx context.Context, job *gateway.PrintJob, payload []byte, 
 		defer close(c.done)
 		c.resp, c.err = c.t.print.Do(req)
 	}()
-	c.jobID = c.t.jobID(job)
+	// The request carries the job id only if the job log was on when it
+	// was encoded; it is asked for only if the log is on still.
+	if id := c.t.jobID(job); id != "" && bytes.Contains(payload, []byte(id)) {
+		c.jobID = id
+	}
 	select {
 	case err := <-wrote:
 		if err != nil {

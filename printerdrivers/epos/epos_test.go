@@ -234,3 +234,52 @@ func checkOutcome(t *testing.T, err error, want gateway.PrintOutcome, wantState 
 		t.Fatalf("got %s/%q (%v), want %s/%q", pe.Outcome, pe.State, err, want, wantState)
 	}
 }
+
+// A printer configured with job_log = true that keeps no job log answers
+// the empty request for any job id with success: the check at each
+// connection finds out, the printer runs without the log, and a ticket
+// whose answer was lost stays uncertain, never settled as printed.
+func TestPrinter_NoJobLogConfigured(t *testing.T) {
+	t.Parallel()
+	t.Run("Confirms", func(t *testing.T) {
+		t.Parallel()
+		sim, base := printertest.StartEPOS(t, printersim.Options{}, printersim.EPOSOptions{})
+		p := open(t, gateway.PrinterConfig{JobLog: true}, base)
+		if st, err := p.Status(waitCtx(t)); err != nil || st.State != storeprint.PrinterReady {
+			t.Fatalf("Status: got %+v, %v; want ready", st, err)
+		}
+		if got := p.Confirms(); got != storeprint.ConfirmEPOS {
+			t.Fatalf("got confirms %q, want epos: the printer keeps no job log", got)
+		}
+		job := &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), Attempt: 1, ProcessID: "0001"}
+		if err := p.Print(waitCtx(t), job); err != nil {
+			t.Fatalf("Print: %v", err)
+		}
+		if job.Confirms != storeprint.ConfirmEPOS {
+			t.Errorf("got the job confirmed by %q, want epos", job.Confirms)
+		}
+		if n := len(sim.Printed()); n != 1 {
+			t.Fatalf("got %d tickets, want 1", n)
+		}
+	})
+	t.Run("ErrLostAnswer", func(t *testing.T) {
+		t.Parallel()
+		sim, base := printertest.StartEPOS(t, printersim.Options{Fault: printersim.FaultDrop}, printersim.EPOSOptions{})
+		p := open(t, gateway.PrinterConfig{JobLog: true, ConfirmTimeout: gateway.Duration{Duration: 2 * time.Second}}, base)
+		var jobID string
+		job := &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), Attempt: 1, ProcessID: "0001",
+			Submitted: func(_ context.Context, id string) { jobID = id }}
+		err := p.Print(waitCtx(t), job)
+		if gateway.Outcome(err) != gateway.PrintUncertain {
+			t.Fatalf("got %v, want uncertain", err)
+		}
+		r := &gateway.Receipt{TaskNo: "order_1_station_hot", Attempt: 1, ProcessID: "0001", JobID: jobID}
+		v, err := p.Settle(waitCtx(t), r)
+		if err != nil || v.Outcome != gateway.SettledUnknown {
+			t.Fatalf("Settle: got %+v, %v; want unknown: a printer without a job log cannot say", v, err)
+		}
+		if n := len(sim.Printed()); n != 0 {
+			t.Fatalf("got %d tickets on paper, want none (the connection closed before it printed)", n)
+		}
+	})
+}
