@@ -372,6 +372,13 @@ func (p *Pipeline) Probe(ctx context.Context) error {
 		want = p.found
 		p.mu.Unlock()
 	}
+	if want == "" {
+		// Never reached before: finding out is the probe.
+		if _, err := p.method(ctx, sc); err != nil {
+			return p.errorf("probe: %w", err)
+		}
+		return nil
+	}
 	got, err := p.detect(ctx, sc, want)
 	if err != nil {
 		return p.errorf("probe: %w", err)

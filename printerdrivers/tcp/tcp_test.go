@@ -331,3 +331,39 @@ func timerSet(fake *clock.Fake) <-chan struct{} {
 	}()
 	return ch
 }
+
+// Probe asks the printer's own confirmation request alone: a printer
+// confirmed by GS r answers GS r 1 (and not GS ( H), one confirmed by its
+// status answers its status; one whose GS r answers are lost does not
+// answer.
+func TestPrinter_ProbeModels(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		model   printersim.Model
+		confirm string
+		fault   printersim.Fault
+		ok      bool
+	}{
+		{printersim.ModelBasic, "transmit_status", printersim.FaultNone, true},
+		{printersim.ModelBasic, "process_id", printersim.FaultNone, false},
+		{printersim.ModelBasic, "transmit_status", printersim.FaultLostAck, false},
+		{printersim.ModelDumb, "status", printersim.FaultNone, true},
+		{printersim.ModelDumb, "transmit_status", printersim.FaultNone, false},
+		{printersim.ModelBasic, "auto", printersim.FaultNone, true},
+	} {
+		t.Run(string(tc.model)+"/"+tc.confirm+"/"+string(tc.fault), func(t *testing.T) {
+			t.Parallel()
+			sim, addr := printertest.StartTCP(t, printersim.Options{Model: tc.model, Fault: tc.fault})
+			cfg := printertest.Config(300 * time.Millisecond)
+			cfg.Confirm = tc.confirm
+			p := open(t, cfg, addr)
+			err := p.Probe(context.Background())
+			if (err == nil) != tc.ok {
+				t.Fatalf("got %v, want ok %v", err, tc.ok)
+			}
+			if n := len(sim.Printed()); n != 0 {
+				t.Fatalf("a probe printed %d tickets", n)
+			}
+		})
+	}
+}
