@@ -166,6 +166,36 @@ func TestMain_EPOSSettle(t *testing.T) {
 			t.Fatalf("got receipts %+v, want the receipt to say the printer could not settle it", rs)
 		}
 	})
+
+	t.Run("JobLogConfiguredNoneKept", func(t *testing.T) {
+		t.Parallel()
+		// job_log = true on a printer that keeps none (its spooler
+		// function off): the connection closed before it printed. Its
+		// empty-request "success" must not settle the ticket as printed.
+		ep := startEPOSSim(t, printersim.FaultDrop, false)
+		cfg := writeGatewayConfig(t, t.TempDir(), []string{eposPrinter("ep-1", ep.url, true, "hold")},
+			[]string{`name = "hot"` + "\n" + `printer = "ep-1"`}, "")
+		_, base := runGateway(t, cfg)
+		no := "order_es-4_station_hot"
+		call(t, "POST", base+"/v1/orders", order("es-4", "hot"), nil)
+		tj := waitStatus(t, base, no, "attention_required", 10*time.Second)
+		if tj.Reason != "uncertain" {
+			t.Fatalf("got %+v, want attention_required (uncertain)", tj)
+		}
+		if n := len(ep.Printed()); n != 0 {
+			t.Fatalf("got %d tickets on paper, want none", n)
+		}
+		var ps []struct {
+			Confirms     string `json:"confirms"`
+			ConfirmsNote string `json:"confirms_note"`
+		}
+		if code := call(t, "GET", base+"/v1/printers", nil, &ps); code != 200 || len(ps) != 1 {
+			t.Fatalf("GET /v1/printers: %d %+v", code, ps)
+		}
+		if ps[0].Confirms != "epos" || ps[0].ConfirmsNote != "printer.no_job_log" {
+			t.Fatalf("got confirms %q note %q, want epos and printer.no_job_log", ps[0].Confirms, ps[0].ConfirmsNote)
+		}
+	})
 }
 
 // A gateway killed during an ePOS-Print attempt asks the printer's job

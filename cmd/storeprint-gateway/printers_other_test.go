@@ -17,7 +17,7 @@ func TestMain_SpoolerOffWindows(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "gateway.toml")
 	cfg := "store_id = \"store-test\"\ndata_dir = " + quote(filepath.Join(t.TempDir(), "data")) + "\nlisten = \"127.0.0.1:0\"\napi_tokens = [\"" + token + "\"]\n" +
-		"\n[[printers]]\nid = \"x\"\ndriver = \"spooler\"\naddress = \"Kitchen\"\n" +
+		"\n[[printers]]\nid = \"x\"\ndriver = \"spooler\"\naddress = \"Kitchen\"\ntrust_spooler = true\n" +
 		"\n[[stations]]\nname = \"hot\"\nprinter = \"x\"\n"
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -37,3 +37,38 @@ func TestMain_SpoolerOffWindows(t *testing.T) {
 }
 
 func quote(s string) string { return `"` + strings.ReplaceAll(s, `\`, `\\`) + `"` }
+
+// A spooler printer must say whether Windows' "job complete" counts as
+// printed: without trust_spooler the gateway does not start, and the error
+// names the key and both choices in one line.
+func TestMain_SpoolerWithoutTrust(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "gateway.toml")
+	cfg := "store_id = \"store-test\"\ndata_dir = " + quote(filepath.Join(t.TempDir(), "data")) + "\nlisten = \"127.0.0.1:0\"\napi_tokens = [\"" + token + "\"]\n" +
+		"\n[[printers]]\nid = \"x\"\ndriver = \"spooler\"\naddress = \"Kitchen\"\n" +
+		"\n[[stations]]\nname = \"hot\"\nprinter = \"x\"\n"
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMain()
+	m.Stderr = io.Discard
+	err := m.ParseFlags([]string{"run", "--config", path})
+	if err == nil {
+		err = m.run(context.Background())
+		if cerr := m.Close(); cerr != nil {
+			t.Errorf("Close: %v", cerr)
+		}
+	}
+	if err == nil {
+		t.Fatal("got nil, want an error: a spooler printer without trust_spooler")
+	}
+	msg := err.Error()
+	for _, want := range []string{`printers[0] (id "x").trust_spooler`, "true", "false"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("got %q, want %q in it", msg, want)
+		}
+	}
+	if strings.Contains(msg, "\n") {
+		t.Errorf("got %q, want one line", msg)
+	}
+}
