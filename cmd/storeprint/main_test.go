@@ -155,7 +155,7 @@ func TestMain_ParseFlags(t *testing.T) {
 				t.Errorf("help does not list fault %s:\n%s", f, got)
 			}
 		}
-		for _, flag := range []string{"--listen", "--serial", "--baud", "--out", "--paper", "--name", "--encoding", "--fault", "--slow", "--control", "PUT  /fault", "socat",
+		for _, flag := range []string{"--listen", "--serial", "--baud", "--out", "--paper", "--name", "--encoding", "--fault", "--model", "--slow", "--control", "PUT  /fault", "socat",
 			"DLE EOT", "DLE ENQ", "GS ( H", "GS r", "GS I", "GS a", "ESC @", `"EPSON"`, printersim.ModelName} {
 			if !strings.Contains(got, flag) {
 				t.Errorf("help does not mention %s", flag)
@@ -174,8 +174,14 @@ func TestMain_ParseFlags(t *testing.T) {
 			t.Fatalf("got %+v", c)
 		}
 		m, _, _ = setup(t, "printersim", "--listen", "127.0.0.1:9101")
-		if c := m.cmd.(*printerSim); c.Paper != "" || c.Name != "127.0.0.1:9101" {
-			t.Fatalf("got paper %q, name %q; want no paper, named after --listen", c.Paper, c.Name)
+		if c := m.cmd.(*printerSim); c.Paper != "" || c.Name != "127.0.0.1:9101" || c.Model != printersim.ModelTM {
+			t.Fatalf("got paper %q, name %q, model %q; want no paper, named after --listen, tm", c.Paper, c.Name, c.Model)
+		}
+		for _, model := range printersim.Models {
+			m, _, _ = setup(t, "printersim", "--model", string(model))
+			if c := m.cmd.(*printerSim); c.Model != model {
+				t.Fatalf("--model %s: got %q", model, c.Model)
+			}
 		}
 	})
 
@@ -217,6 +223,7 @@ func TestMain_ParseFlags(t *testing.T) {
 			{"UnknownCommand", []string{"frobnicate"}, `"frobnicate"`},
 			{"UnknownFlag", []string{"printersim", "--bogus"}, "bogus"},
 			{"Fault", []string{"printersim", "--fault", "jammed"}, `--fault: unknown fault "jammed"`},
+			{"Model", []string{"printersim", "--model", "tm88"}, `--model: unknown model "tm88" (one of tm, basic, dumb)`},
 			{"Slow", []string{"printersim", "--slow", "soon"}, "slow"},
 			{"SlowNegative", []string{"printersim", "--slow", "-1s"}, "--slow"},
 			{"Encoding", []string{"printersim", "--encoding", "ebcdic"}, "--encoding"},
