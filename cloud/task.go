@@ -48,6 +48,7 @@ type Receipt struct {
 	ProcessID     string                  `json:"process_id,omitempty"`
 	JobID         string                  `json:"job_id,omitempty"`
 	Reprint       bool                    `json:"reprint,omitempty"`
+	ConfirmedBy   storeprint.Confirm      `json:"confirmed_by,omitempty"` // how the printer confirmed a printed attempt
 	At            time.Time               `json:"at"`
 }
 

@@ -29,7 +29,7 @@ func (r *Receipt) Event() sync.ReceiptEvent {
 	return sync.ReceiptEvent{
 		TaskNo: r.TaskNo, Attempt: r.Attempt, State: r.State, PrinterID: r.PrinterID,
 		PayloadSHA256: r.PayloadSHA256, ProcessID: r.ProcessID, JobID: r.JobID,
-		Reprint: r.Reprint, At: at,
+		Reprint: r.Reprint, ConfirmedBy: r.ConfirmedBy, At: at,
 	}
 }
 

@@ -213,6 +213,12 @@ func (r *ReceiptEvent) check(ev *Event) error {
 	if err := checkTexts("payload_sha256", r.PayloadSHA256, "process_id", r.ProcessID, "job_id", r.JobID); err != nil {
 		return err
 	}
+	if r.ConfirmedBy != "" {
+		// A newer gateway's word is kept; it must read like one.
+		if err := storeprint.CheckID("confirmed_by", string(r.ConfirmedBy)); err != nil {
+			return err
+		}
+	}
 	r.At = orAt(r.At, ev.At)
 	return nil
 }

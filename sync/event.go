@@ -61,7 +61,10 @@ type ReceiptEvent struct {
 	ProcessID     string                  `json:"process_id,omitempty"`
 	JobID         string                  `json:"job_id,omitempty"` // spooler job id
 	Reprint       bool                    `json:"reprint,omitempty"`
-	At            time.Time               `json:"at"`
+	// ConfirmedBy says how the printer confirmed a printed attempt
+	// (process_id, transmit_status, status, job_log, ...).
+	ConfirmedBy storeprint.Confirm `json:"confirmed_by,omitempty"`
+	At          time.Time          `json:"at"`
 }
 
 // AuditEvent is a person's action at the store (make-up print, copy,

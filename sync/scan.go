@@ -497,6 +497,10 @@ func scanReceipt(b []byte, r *ReceiptEvent, c *strs) bool {
 			case s.literal("false"):
 				r.Reprint, ok = false, true
 			}
+		case "confirmed_by":
+			var v string
+			v, ok = s.text()
+			r.ConfirmedBy = storeprint.Confirm(v)
 		case "at":
 			ok = s.time(&r.At)
 		}

@@ -17,7 +17,7 @@ func FuzzScan(f *testing.F) {
 		Status: "done", Attempt: 1, LastError: "paper end", Reason: "stale", Source: "pos", CopyOf: "order_0_station_hot",
 		BackupFrom: "cold-1", CreatedAt: at, PrintedAt: &at, UpdatedAt: at})
 	receipt, _ := json.Marshal(ReceiptEvent{TaskNo: "order_1_station_hot", Attempt: 2, State: "printed", PrinterID: "hot-1",
-		PayloadSHA256: "9f86", ProcessID: "0001", JobID: "7", Reprint: true, At: at})
+		PayloadSHA256: "9f86", ProcessID: "0001", JobID: "7", Reprint: true, ConfirmedBy: "transmit_status", At: at})
 	frame, _ := Encode(&Frame{Type: FrameEvents, Events: []Event{
 		{Seq: 1, Kind: KindTask, TaskNo: "order_1_station_hot", At: at, Data: task},
 		{Seq: 2, Kind: KindReceipt, At: at, Data: receipt},
@@ -67,7 +67,8 @@ func TestScan_GatewayShapes(t *testing.T) {
 	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	task, _ := json.Marshal(TaskEvent{TaskNo: "order_1_station_hot", Version: 3, OrderID: "1", Station: "hot", PrinterID: "hot-1",
 		Status: "done", Attempt: 1, CreatedAt: at, PrintedAt: &at, UpdatedAt: at})
-	receipt, _ := json.Marshal(ReceiptEvent{TaskNo: "order_1_station_hot", Attempt: 1, State: "printed", PrinterID: "hot-1", At: at})
+	receipt, _ := json.Marshal(ReceiptEvent{TaskNo: "order_1_station_hot", Attempt: 1, State: "printed", PrinterID: "hot-1",
+		ConfirmedBy: "process_id", At: at})
 	frame, _ := Encode(&Frame{Type: FrameEvents, Events: []Event{
 		{Seq: 1, Kind: KindTask, TaskNo: "order_1_station_hot", At: at, Data: task},
 		{Seq: 2, Kind: KindReceipt, TaskNo: "order_1_station_hot", At: at, Data: receipt},

@@ -436,3 +436,33 @@ func TestIngestService_ReceiptStepOnce(t *testing.T) {
 		}
 	})
 }
+
+// A printed receipt says how the printer confirmed it, as the gateway
+// reported.
+func TestIngestService_ReceiptConfirmedBy(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := setup(t)
+	gw, _ := f.mustStore(t, "acme", "s1")
+	const no = "order_cb_station_hot"
+	events := []sync.Event{
+		taskEvent(1, no, 2, "done"),
+		receiptEvent(2, no, 1, storeprint.ReceiptPrepared),
+		event(3, sync.KindReceipt, no, sync.ReceiptEvent{TaskNo: no, Attempt: 1, State: storeprint.ReceiptPrinted,
+			PrinterID: "hot-1", ProcessID: "0001", ConfirmedBy: storeprint.ConfirmTransmitStatus, At: t0.Add(3 * time.Second)}),
+	}
+	if _, err := f.ingestEvents(ctx, gw.ID, "s1", events); err != nil {
+		t.Fatal(err)
+	}
+	task, err := f.tasks.FindTask(tenantCtx("acme"), "s1", no)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range task.Receipts {
+		got = append(got, string(r.State)+"/"+string(r.ConfirmedBy))
+	}
+	if want := "[prepared/ printed/transmit_status]"; fmt.Sprint(got) != want {
+		t.Fatalf("got receipts %s, want %s", got, want)
+	}
+}

@@ -83,7 +83,7 @@ func (rr *receiptReader) queue(b *pgx.Batch) {
 			}
 			if r, ok := eventReceipt(rr.taskNos[i-1], data, at); ok {
 				g.r = &cloud.Receipt{Attempt: r.Attempt, State: r.State, PrinterID: r.PrinterID, PayloadSHA256: r.PayloadSHA256,
-					ProcessID: r.ProcessID, JobID: r.JobID, Reprint: r.Reprint, At: r.At}
+					ProcessID: r.ProcessID, JobID: r.JobID, Reprint: r.Reprint, ConfirmedBy: r.ConfirmedBy, At: r.At}
 				rr.got[i-1] = append(rr.got[i-1], g)
 			}
 		}
