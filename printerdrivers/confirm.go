@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/storeprint/storeprint"
@@ -37,9 +38,10 @@ import (
 // anything of the ticket is sent, which of them the printer answers
 // (detect), strongest first, and uses the strongest one found. It never
 // goes below the strongest method the printer has answered since the
-// gateway started: a TM printer that fails to answer GS ( H for a moment
-// is not confirmed by its status; its ticket is uncertain, as with
-// confirm = "process_id".
+// gateway started, nor below process_id for a printer that says it is an
+// Epson (GS I 66, which every TM printer answers with "EPSON"): a TM
+// printer that fails to answer GS ( H for a while is not confirmed by its
+// status; its tickets are uncertain, as with confirm = "process_id".
 
 // probeWait bounds the wait for the answer to a confirmation request sent
 // alone: with nothing to print before it, a printer that answers it
@@ -122,6 +124,15 @@ func (p *Pipeline) method(ctx context.Context, sc StreamConn) (storeprint.Confir
 	if err != nil {
 		return "", err
 	}
+	if rank(got) < rank(storeprint.ConfirmProcessID) {
+		epson, err := p.epson(ctx, sc)
+		if err != nil {
+			return "", err
+		}
+		if epson {
+			got = storeprint.ConfirmProcessID
+		}
+	}
 	if rank(got) <= rank(floor) {
 		return floor, nil
 	}
@@ -163,6 +174,42 @@ func (p *Pipeline) detect(ctx context.Context, sc StreamConn, from storeprint.Co
 	}
 	return storeprint.ConfirmStatus, nil
 }
+
+// epson reports whether the printer says its maker is EPSON (GS I 66). The
+// answer, or that none came, is kept until the printer cannot be reached
+// (it may be another printer then).
+func (p *Pipeline) epson(ctx context.Context, sc StreamConn) (bool, error) {
+	p.mu.Lock()
+	known, is := p.maker != makerUnknown, p.maker == makerEpson
+	p.mu.Unlock()
+	if known {
+		return is, nil
+	}
+	var maker string
+	ok, err := p.ask(ctx, sc, min(probeWait, p.cfg.ConnectTimeout.Duration), escpos.MakerRequest(), func(r *bufio.Reader) error {
+		var err error
+		maker, err = escpos.ReadIDBlock(r)
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	is = ok && strings.EqualFold(strings.TrimSpace(maker), "EPSON")
+	p.mu.Lock()
+	p.maker = makerOther
+	if is {
+		p.maker = makerEpson
+	}
+	p.mu.Unlock()
+	return is, nil
+}
+
+// What the printer said its maker is (GS I 66).
+const (
+	makerUnknown = iota // not asked since it was last unreachable
+	makerEpson
+	makerOther // another maker, or no answer
+)
 
 // ask sends req and reads its answer with read within wait. It returns
 // false and no error when no answer came in time.

@@ -127,6 +127,7 @@ type Pipeline struct {
 
 	mu    sync.Mutex
 	found storeprint.Confirm // confirm = "auto": the strongest method the printer answered so far
+	maker int                // confirm = "auto": what it said its maker is (confirm.go)
 }
 
 var _ gateway.Printer = (*Pipeline)(nil)
@@ -180,6 +181,7 @@ func (p *Pipeline) Status(ctx context.Context) (gateway.PrinterStatus, error) {
 		if ctx.Err() != nil {
 			return unknown, p.errorf("status: %w", context.Cause(ctx))
 		}
+		p.unreachable()
 		return gateway.PrinterStatus{State: storeprint.PrinterOffline}, nil
 	}
 	defer closeConn(c)
@@ -224,6 +226,7 @@ func (p *Pipeline) Print(ctx context.Context, job *gateway.PrintJob) error {
 		if ctx.Err() != nil {
 			return p.fail(gateway.PrintNotSent, "", context.Cause(ctx))
 		}
+		p.unreachable()
 		return p.fail(gateway.PrintNotSent, storeprint.PrinterOffline, err)
 	}
 	defer closeConn(c)
@@ -387,6 +390,14 @@ func (p *Pipeline) Probe(ctx context.Context) error {
 		return p.errorf("probe: no answer to %s", requestName(want))
 	}
 	return nil
+}
+
+// unreachable forgets what the printer said it is: the one that answers
+// next may be another.
+func (p *Pipeline) unreachable() {
+	p.mu.Lock()
+	p.maker = makerUnknown
+	p.mu.Unlock()
 }
 
 // Close makes further calls fail.

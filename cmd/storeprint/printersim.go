@@ -59,11 +59,12 @@ and GS a always agree.
 --model says which confirmation requests it answers (the gateway's confirm
 = "auto" finds the strongest one):
   tm          GS ( H and GS r (and DLE EOT): the gateway confirms by process_id
-  basic       GS r and DLE EOT, ignores GS ( H, as most low-cost ESC/POS
-              printers: the gateway confirms by transmit_status
-  dumb        only DLE EOT, ignores GS ( H and GS r: the gateway confirms by
-              status (weaker); under lost_ack it does not answer the status
-              request that follows a ticket Under offline, paper_end and cover_open only DLE EOT
+  basic       GS r, GS I (maker "GENERIC", model "POS-80") and DLE EOT,
+              ignores GS ( H, as most low-cost ESC/POS printers: the
+              gateway confirms by transmit_status
+  dumb        only DLE EOT, ignores GS ( H, GS r and GS I: the gateway
+              confirms by status (weaker); under lost_ack it does not
+              answer the status request that follows a ticket Under offline, paper_end and cover_open only DLE EOT
 and GS a answer; the rest waits, as on a printer, until the fault clears.
 
 With --protocol epos it is an Epson printer's ePOS-Print service instead

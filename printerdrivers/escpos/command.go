@@ -178,3 +178,36 @@ func ReadTransmitStatus(r io.ByteReader) (byte, error) {
 		}
 	}
 }
+
+// MakerRequest returns GS I 66: the printer's maker, answered (see
+// ReadIDBlock) in turn with what it prints. Epson TM printers answer
+// "EPSON".
+func MakerRequest() []byte { return []byte{GS, 'I', 66} }
+
+// maxIDBlock bounds the text of a printer ID block.
+const maxIDBlock = 80
+
+// ReadIDBlock reads from r until it has read a printer ID block, 5F
+// <text> 00 (the answer to GS I n for n = 65..69), and returns its text.
+// Bytes before the block are skipped; a block longer than 80 bytes is not
+// one and the scan goes on after it. A read error ends the scan.
+func ReadIDBlock(r io.ByteReader) (string, error) {
+	var text []byte
+	in := false
+	for {
+		b, err := r.ReadByte()
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case !in:
+			in = b == 0x5F
+		case b == 0x00:
+			return string(text), nil
+		case len(text) == maxIDBlock:
+			in, text = false, text[:0]
+		default:
+			text = append(text, b)
+		}
+	}
+}

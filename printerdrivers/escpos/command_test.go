@@ -269,3 +269,15 @@ func TestReadTransmitStatus(t *testing.T) {
 		}
 	})
 }
+
+func TestReadIDBlock(t *testing.T) {
+	t.Parallel()
+	in := append([]byte{0x00, 0x12}, append([]byte{0x5F}, []byte("EPSON\x00")...)...)
+	got, err := ReadIDBlock(bufio.NewReader(bytes.NewReader(in)))
+	if err != nil || got != "EPSON" {
+		t.Fatalf("got %q, %v; want EPSON", got, err)
+	}
+	if _, err := ReadIDBlock(bufio.NewReader(bytes.NewReader([]byte("EPSON\x00")))); err != io.EOF {
+		t.Fatalf("got %v, want io.EOF: no block", err)
+	}
+}

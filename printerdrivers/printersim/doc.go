@@ -10,8 +10,8 @@
 // It answers like an Epson TM-T88V (Options.Model tm, the default), as real
 // ESC/POS clients expect (the byte layouts are Epson's ESC/POS reference);
 // model basic ignores GS ( H, as most low-cost ESC/POS printers do, and
-// model dumb answers only DLE EOT (and under lost_ack not the status
-// request that follows a ticket):
+// names another maker to GS I; model dumb answers only DLE EOT (and under
+// lost_ack not the status request that follows a ticket):
 //
 //   - DLE EOT n, real-time status: one byte at once, whatever waits to print.
 //   - GS ( H, process ID (the gateway's confirmation): 37 22 d1..d4 00 once

@@ -22,9 +22,25 @@ const (
 	typeCutter    = 0x02 // GS I 2: autocutter installed
 )
 
-// printerID returns the answer to GS I n of a printer whose power-on
-// encoding is encoding, or nil for an n a TM-T88V ignores.
-func printerID(n byte, encoding string) []byte {
+// What a basic model (a low-cost ESC/POS printer) says it is, to GS I 66
+// and 67.
+const (
+	BasicMaker     = "GENERIC"
+	BasicModelName = "POS-80"
+)
+
+// printerID returns the answer to GS I n of a printer of model m whose
+// power-on encoding is encoding, or nil for an n a TM-T88V ignores. A
+// basic model names another maker and model.
+func printerID(n byte, encoding string, m Model) []byte {
+	if m == ModelBasic {
+		switch n {
+		case 66:
+			return block(BasicMaker)
+		case 67:
+			return block(BasicModelName)
+		}
+	}
 	switch n {
 	case 1, 49:
 		return []byte{modelID}

@@ -98,8 +98,8 @@ type Model string
 
 const (
 	ModelTM    Model = "tm"    // an Epson TM: answers GS ( H and GS r (and DLE EOT)
-	ModelBasic Model = "basic" // a low-cost ESC/POS printer: answers GS r and DLE EOT, ignores GS ( H
-	ModelDumb  Model = "dumb"  // answers only the real-time DLE EOT; ignores GS ( H and GS r
+	ModelBasic Model = "basic" // a low-cost ESC/POS printer: answers GS r, GS I and DLE EOT, ignores GS ( H
+	ModelDumb  Model = "dumb"  // answers only the real-time DLE EOT; ignores GS ( H, GS r and GS I
 )
 
 // Models lists every model, the default first.
@@ -111,9 +111,9 @@ func (m Model) Description() string {
 	case ModelTM:
 		return "an Epson TM-T88V: answers GS ( H, GS r, GS I and DLE EOT"
 	case ModelBasic:
-		return "a low-cost ESC/POS printer: answers GS r and DLE EOT, ignores GS ( H"
+		return "a low-cost ESC/POS printer: answers GS r, GS I and DLE EOT, ignores GS ( H"
 	case ModelDumb:
-		return "answers only DLE EOT (real-time status); ignores GS ( H and GS r"
+		return "answers only DLE EOT (real-time status); ignores GS ( H, GS r and GS I"
 	}
 	return ""
 }
@@ -471,7 +471,10 @@ func (p *Printer) command(c *conn, cmd []byte) bool {
 			return c.write(st[:]) == nil
 		}
 	case cmd[0] == escpos.GS && cmd[1] == 'I' && len(cmd) == 3:
-		if printerID(cmd[2], p.opts.Encoding) != nil {
+		if p.opts.Model == ModelDumb {
+			return true // not a command it knows: ignored
+		}
+		if printerID(cmd[2], p.opts.Encoding, p.opts.Model) != nil {
 			p.enqueue(job{kind: jobPrinterID, conn: c, n: cmd[2]})
 		}
 	case cmd[0] == escpos.GS && cmd[1] == 'r' && len(cmd) == 3:
@@ -526,7 +529,7 @@ func (p *Printer) printLoop() {
 		case j.kind == jobProcessID:
 			answer = escpos.ProcessIDAnswer(j.id)
 		case j.kind == jobPrinterID:
-			answer = printerID(j.n, p.opts.Encoding)
+			answer = printerID(j.n, p.opts.Encoding, p.opts.Model)
 		case j.kind == jobStatus:
 			answer = transmitStatus(j.n, p.Fault().Status())
 		}

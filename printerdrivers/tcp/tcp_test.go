@@ -367,3 +367,24 @@ func TestPrinter_ProbeModels(t *testing.T) {
 		})
 	}
 }
+
+// An Epson TM printer whose confirmations are lost from its first
+// connection on answers neither GS ( H nor GS r, as a status-only printer
+// would; it says it is an Epson (GS I 66), so confirm = "auto" keeps
+// process_id and its ticket is uncertain, not done on its status.
+func TestPrinter_AutoEpsonLostAck(t *testing.T) {
+	t.Parallel()
+	sim, addr := printertest.StartTCP(t, printersim.Options{Fault: printersim.FaultLostAck})
+	cfg := printertest.Config(300 * time.Millisecond)
+	cfg.Confirm = "auto"
+	p := open(t, cfg, addr)
+	job := &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), ProcessID: "0001"}
+	err := p.Print(context.Background(), job)
+	checkOutcome(t, err, gateway.PrintUncertain, "")
+	if job.Confirms != storeprint.ConfirmProcessID || p.Confirms() != storeprint.ConfirmProcessID {
+		t.Fatalf("got the job to be confirmed by %q, the printer by %q; want process_id", job.Confirms, p.Confirms())
+	}
+	if _, err := sim.WaitPrinted(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+}
