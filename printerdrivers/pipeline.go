@@ -106,16 +106,17 @@ type StreamConn interface {
 //     confirm; for "auto" found out without paper, see confirm.go): a
 //     connection lost meanwhile is PrintNotSent. job.Confirms says it.
 //  5. job.Prepare with the exact bytes; its error is PrintNotSent.
-//  6. Send (a StreamConn: the ticket and its confirmation request), within the connect and confirm timeouts together (a printer
-//     that fetches its tickets takes a poll to come for it). A failure
+//  6. Send (on a StreamConn: the ticket and its confirmation request),
+//     within the connect and confirm timeouts together (a printer that
+//     fetches its tickets takes a poll to come for it). A failure
 //     before the first byte is PrintNotSent (PrintNotReady when the
 //     printer said meanwhile that it is out of paper or its cover is
 //     open); from the first byte on, every failure is PrintUncertain.
-//  7. job.Submitted with the job id, then Confirm (a StreamConn: the
-//     answer of its confirmation method), within the confirm timeout. Only the printer's answer that the job printed is nil;
-//     its answer that it did not print it is PrintNotSent; anything
-//     else (a timeout, a lost connection, a garbled answer) is
-//     PrintUncertain.
+//  7. job.Submitted with the job id, then Confirm (on a StreamConn: the
+//     answer of its confirmation method), within the confirm timeout.
+//     Only the printer's answer that the job printed is nil; its answer
+//     that it did not print it is PrintNotSent; anything else (a
+//     timeout, a lost connection, a garbled answer) is PrintUncertain.
 //
 // Cancelling ctx stops any step; before the first byte it is
 // PrintNotSent, after it PrintUncertain.

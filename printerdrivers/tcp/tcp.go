@@ -32,6 +32,7 @@ type Printer struct {
 // tickets that do not name their store. Zero timeouts, encoding and width
 // take the gateway's defaults.
 func New(cfg gateway.PrinterConfig, storeID string) *Printer {
+	cfg.Driver = "tcp"
 	cfg.SetDefaults()
 	return &Printer{printerdrivers.New(&transport{cfg: cfg}, cfg, storeID)}
 }
