@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -386,5 +387,29 @@ func TestPrinter_AutoEpsonLostAck(t *testing.T) {
 	}
 	if _, err := sim.WaitPrinted(context.Background(), 1); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkPrinter_PrintAuto prints one ticket per op on each simulated
+// model under confirm = "auto": what finding out at each connection and
+// each method's confirmation cost per ticket.
+func BenchmarkPrinter_PrintAuto(b *testing.B) {
+	for _, m := range printersim.Models {
+		b.Run(string(m), func(b *testing.B) {
+			_, addr := printertest.StartTCP(b, printersim.Options{Model: m})
+			cfg := printertest.Config(5 * time.Second)
+			cfg.Driver, cfg.Address, cfg.Confirm = "tcp", addr, "auto"
+			p := tcp.New(cfg, "store-001")
+			defer p.Close()
+			for i := 0; b.Loop(); i++ {
+				job := &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), ProcessID: fmt.Sprintf("%04d", i%10000)}
+				if err := p.Print(context.Background(), job); err != nil {
+					b.Fatal(err)
+				}
+				if job.Confirms != m.Confirms() {
+					b.Fatalf("got confirmed by %q, want %q", job.Confirms, m.Confirms())
+				}
+			}
+		})
 	}
 }
