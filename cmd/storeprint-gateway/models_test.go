@@ -3,9 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
+	"github.com/storeprint/storeprint/internal/chromium"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 	"github.com/storeprint/storeprint/printerdrivers/printertest"
 )
@@ -119,4 +123,33 @@ func waitPaper(t *testing.T, sim *printersim.Printer, n int) []printersim.Ticket
 		t.Fatal(err)
 	}
 	return got
+}
+
+// The LAN page says which printer is confirmed by its status only, in a
+// real browser; a TM printer's card says nothing of it.
+func TestBrowser_LANPageConfirms(t *testing.T) {
+	t.Parallel()
+	_, tmAddr := printertest.StartTCP(t, printersim.Options{Model: printersim.ModelTM})
+	_, dumbAddr := printertest.StartTCP(t, printersim.Options{Model: printersim.ModelDumb})
+	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: tmAddr}, {id: "cold-1", addr: dumbAddr}},
+		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}})
+	_, base := runGateway(t, cfg)
+	ctx := chromium.New(t, 1280, 900)
+	within(t, ctx, 20*time.Second, "open the page",
+		chromedp.Navigate(base+"/?token="+token),
+		chromedp.WaitVisible(`[data-printer="cold-1"] [data-confirms="status"]`))
+	text, err := chromedp.Run(ctx, chromedp.Text(`[data-printer="cold-1"] [data-confirms="status"]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "status only") {
+		t.Fatalf("got %q on the status-confirmed printer's card, want it to say it confirms by its status only", text)
+	}
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-printer="hot-1"] [data-confirms]').length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("got %d confirmation notes on the TM printer's card, want none", n)
+	}
 }
