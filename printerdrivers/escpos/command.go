@@ -153,9 +153,12 @@ const (
 
 // ReadTransmitStatus reads from r until it has read an answer to GS r 1:
 // one byte with bits 4 and 7 clear. Bytes that cannot be one are skipped:
-// status answers (bit 4 set) and whole process ID answers (37 22 d1..d4
-// 00, whose 22 and 00 alone would pass), such as the late answer to an
-// earlier request. A read error ends the scan and is returned as is.
+// status answers (bit 4 set), whole process ID answers (37 22 d1..d4 00,
+// whose 22 and 00 alone would pass), such as the late answer to an
+// earlier request, and whole automatic status back blocks (4 bytes, the
+// first with bit 4 set and bits 0, 1 and 7 clear; the other 3 would
+// pass), from a printer whose memory switches turn it on. A read error
+// ends the scan and is returned as is.
 func ReadTransmitStatus(r io.ByteReader) (byte, error) {
 	skip := 0 // bytes left of a process ID answer being skipped
 	after37 := false
@@ -170,6 +173,9 @@ func ReadTransmitStatus(r io.ByteReader) (byte, error) {
 			continue
 		case after37 && b == 0x22:
 			skip, after37 = 5, false // d1..d4 00
+			continue
+		case b&0x93 == 0x10:
+			skip, after37 = 3, false // the rest of an automatic status back block
 			continue
 		}
 		after37 = b == 0x37

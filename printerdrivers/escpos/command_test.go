@@ -254,6 +254,9 @@ func TestReadTransmitStatus(t *testing.T) {
 		// Status answers and a late process ID answer (whose 22 and 00
 		// alone would pass) come first.
 		{"AfterOthers", append(append([]byte{0x12, 0x16}, ProcessIDAnswer("0042")...), 0x03), 0x03},
+		// An automatic status back block (ready, no error, paper near end)
+		// first: its last 3 bytes alone would pass.
+		{"AfterASB", []byte{0x10, 0x00, 0x03, 0x00, 0x0C}, 0x0C},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ReadTransmitStatus(bufio.NewReader(bytes.NewReader(tc.in)))
