@@ -38,10 +38,12 @@ import (
 // anything of the ticket is sent, which of them the printer answers
 // (detect), strongest first, and uses the strongest one found. It never
 // goes below the strongest method the printer has answered since the
-// gateway started, nor below process_id for a printer that says it is an
-// Epson (GS I 66, which every TM printer answers with "EPSON"): a TM
-// printer that fails to answer GS ( H for a while is not confirmed by its
-// status; its tickets are uncertain, as with confirm = "process_id".
+// gateway started, nor below what the printer says it is (GS I 66,
+// identify): process_id for an Epson, transmit_status for another printer
+// that answers GS I. A printer whose answers are lost from the start is
+// thus not confirmed by its status; its tickets are uncertain, as with its
+// method set by hand. Only a printer that answers nothing but DLE EOT is
+// confirmed by status.
 
 // probeWait bounds the wait for the answer to a confirmation request sent
 // alone: with nothing to print before it, a printer that answers it
@@ -125,12 +127,12 @@ func (p *Pipeline) method(ctx context.Context, sc StreamConn) (storeprint.Confir
 		return "", err
 	}
 	if rank(got) < rank(storeprint.ConfirmProcessID) {
-		epson, err := p.epson(ctx, sc)
+		least, err := p.identify(ctx, sc)
 		if err != nil {
 			return "", err
 		}
-		if epson {
-			got = storeprint.ConfirmProcessID
+		if rank(least) > rank(got) {
+			got = least
 		}
 	}
 	if rank(got) <= rank(floor) {
@@ -175,40 +177,53 @@ func (p *Pipeline) detect(ctx context.Context, sc StreamConn, from storeprint.Co
 	return storeprint.ConfirmStatus, nil
 }
 
-// epson reports whether the printer says its maker is EPSON (GS I 66). The
-// answer, or that none came, is kept until the printer cannot be reached
-// (it may be another printer then).
-func (p *Pipeline) epson(ctx context.Context, sc StreamConn) (bool, error) {
+// identify asks the printer who made it (GS I 66), once until it cannot
+// be reached (it may be another printer then), and returns the least
+// confirmation method that answer implies: process_id for an Epson (every
+// TM printer answers GS ( H), transmit_status for any other printer that
+// answers GS I (a printer with that part of the ESC/POS command set has
+// GS r too), nothing for one that does not answer.
+func (p *Pipeline) identify(ctx context.Context, sc StreamConn) (storeprint.Confirm, error) {
 	p.mu.Lock()
-	known, is := p.maker != makerUnknown, p.maker == makerEpson
+	m := p.maker
 	p.mu.Unlock()
-	if known {
-		return is, nil
+	if m == makerUnknown {
+		var maker string
+		ok, err := p.ask(ctx, sc, min(probeWait, p.cfg.ConnectTimeout.Duration), escpos.MakerRequest(), func(r *bufio.Reader) error {
+			var err error
+			maker, err = escpos.ReadIDBlock(r)
+			return err
+		})
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case !ok:
+			m = makerNone
+		case strings.EqualFold(strings.TrimSpace(maker), "EPSON"):
+			m = makerEpson
+		default:
+			m = makerOther
+		}
+		p.mu.Lock()
+		p.maker = m
+		p.mu.Unlock()
 	}
-	var maker string
-	ok, err := p.ask(ctx, sc, min(probeWait, p.cfg.ConnectTimeout.Duration), escpos.MakerRequest(), func(r *bufio.Reader) error {
-		var err error
-		maker, err = escpos.ReadIDBlock(r)
-		return err
-	})
-	if err != nil {
-		return false, err
+	switch m {
+	case makerEpson:
+		return storeprint.ConfirmProcessID, nil
+	case makerOther:
+		return storeprint.ConfirmTransmitStatus, nil
 	}
-	is = ok && strings.EqualFold(strings.TrimSpace(maker), "EPSON")
-	p.mu.Lock()
-	p.maker = makerOther
-	if is {
-		p.maker = makerEpson
-	}
-	p.mu.Unlock()
-	return is, nil
+	return "", nil
 }
 
 // What the printer said its maker is (GS I 66).
 const (
 	makerUnknown = iota // not asked since it was last unreachable
-	makerEpson
-	makerOther // another maker, or no answer
+	makerEpson          // EPSON
+	makerOther          // another maker
+	makerNone           // no answer
 )
 
 // ask sends req and reads its answer with read within wait. It returns

@@ -204,6 +204,20 @@ func testAuto(t *testing.T, h Harness, m printersim.Model) {
 			t.Fatalf("got %d tickets, want 2", len(printed))
 		}
 	})
+	t.Run("ErrLostAckFromStart", func(t *testing.T) {
+		t.Parallel()
+		// Its answers are lost from the first connection on: it is not
+		// taken for a printer that answers only its status.
+		p, sim := h.Open(t, Config(2*time.Second), printersim.Options{Fault: printersim.FaultLostAck})
+		r := &recorder{}
+		j := r.job(Ticket("order_1_station_hot"), "0001")
+		err := p.Print(waitCtx(t), j)
+		checkOutcome(t, err, gateway.PrintUncertain, "")
+		if j.Confirms != want {
+			t.Errorf("got the job to be confirmed by %q, want %q", j.Confirms, want)
+		}
+		waitPrinted(t, sim, 1)
+	})
 	t.Run("ErrDrop", func(t *testing.T) {
 		t.Parallel()
 		p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: printersim.FaultDrop})
