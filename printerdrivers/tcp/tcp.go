@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -93,17 +94,35 @@ func (c *conn) Close() error { return c.nc.Close() }
 // bind makes the connection's reads and writes end with ctx: at its
 // deadline, and at once when it is cancelled. Call the returned function
 // when the step is over.
+//
+// Once the returned function has returned, the end of ctx touches the
+// connection no more: a step that ended at its deadline (a confirmation
+// request sent alone and not answered) leaves the next step's bounds alone.
 func (c *conn) bind(ctx context.Context) (func(), error) {
 	deadline, _ := ctx.Deadline() // zero: none
 	if err := c.nc.SetDeadline(deadline); err != nil {
 		return func() {}, err
 	}
-	stop := context.AfterFunc(ctx, func() { _ = c.nc.SetDeadline(time.Unix(1, 0)) })
-	if ctx.Err() != nil {
+	var mu sync.Mutex
+	over := false
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !over {
+			_ = c.nc.SetDeadline(time.Unix(1, 0))
+		}
+	})
+	done := func() {
 		stop()
+		mu.Lock()
+		over = true
+		mu.Unlock()
+	}
+	if ctx.Err() != nil {
+		done()
 		return func() {}, context.Cause(ctx)
 	}
-	return func() { stop() }, nil
+	return done, nil
 }
 
 // Status asks DLE EOT 1, 2 and 4 and reads the answers.
