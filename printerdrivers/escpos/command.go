@@ -157,22 +157,32 @@ const (
 // whose 22 and 00 alone would pass), such as the late answer to an
 // earlier request, and whole automatic status back blocks (4 bytes, the
 // first with bit 4 set and bits 0, 1 and 7 clear; the other 3 would
-// pass), from a printer whose memory switches turn it on. A read error
-// ends the scan and is returned as is.
+// pass), from a printer whose memory switches turn it on, and printer ID
+// blocks (5F <text> 00, the late answer to GS I). A read error ends the
+// scan and is returned as is.
 func ReadTransmitStatus(r io.ByteReader) (byte, error) {
-	skip := 0 // bytes left of a process ID answer being skipped
+	skip := 0 // bytes left of a process ID answer or status block being skipped
 	after37 := false
+	block := -1 // bytes of a printer ID block read so far; -1: none
 	for {
 		b, err := r.ReadByte()
 		if err != nil {
 			return 0, err
 		}
 		switch {
+		case block >= 0:
+			if block++; b == 0x00 || block > maxIDBlock {
+				block = -1
+			}
+			continue
 		case skip > 0:
 			skip--
 			continue
 		case after37 && b == 0x22:
 			skip, after37 = 5, false // d1..d4 00
+			continue
+		case b == 0x5F:
+			block, after37 = 0, false
 			continue
 		case b&0x93 == 0x10:
 			skip, after37 = 3, false // the rest of an automatic status back block

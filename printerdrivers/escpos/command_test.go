@@ -257,6 +257,8 @@ func TestReadTransmitStatus(t *testing.T) {
 		// An automatic status back block (ready, no error, paper near end)
 		// first: its last 3 bytes alone would pass.
 		{"AfterASB", []byte{0x10, 0x00, 0x03, 0x00, 0x0C}, 0x0C},
+		// A late printer ID block (GS I 66) first.
+		{"AfterIDBlock", append([]byte("\x5FGENERIC\x00"), 0x00), 0x00},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ReadTransmitStatus(bufio.NewReader(bytes.NewReader(tc.in)))
