@@ -29,6 +29,12 @@ const (
 // its status as ready.
 var TroubleWords = []Word{WordPrinterCutsOff, WordPrinterNoConfirm}
 
+// Display words: a kitchen screen's state.
+const (
+	WordDisplayOnline  Word = "display.online"
+	WordDisplayOffline Word = "display.offline"
+)
+
 // Alert words: what HQ reads of an alert about no single ticket's state.
 const (
 	WordAlertDeadLetter     Word = "alert.dead_letter"
@@ -67,6 +73,9 @@ var Catalogue = map[Word]map[string]string{
 	WordConfirmsStatus:    {"en": "Confirms by its status only (weaker): it said ready while the ticket printed", "zh": "仅凭打印机状态确认出单（较弱）：打印期间打印机报告就绪"},
 	WordConfirmsNoJobLog:  {"en": "Keeps no job log: a ticket whose answer was lost needs a person", "zh": "打印机没有作业日志：失去应答的小票需人工核对"},
 	WordConfirmsByWindows: {"en": "Confirmed by Windows, not by the printer", "zh": "由 Windows 确认出单，而非打印机本身"},
+
+	WordDisplayOnline:  {"en": "Screen on", "zh": "屏幕在线"},
+	WordDisplayOffline: {"en": "Screen silent: its tickets print on the backup printer", "zh": "屏幕无响应：小票改由备用打印机打印"},
 
 	WordAlertDeadLetter:     {"en": "The store sent something the cloud could not apply", "zh": "门店发送的内容云端无法应用"},
 	WordAlertCommandRefused: {"en": "The store did not carry out HQ's request", "zh": "门店未执行总部的操作"},

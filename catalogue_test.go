@@ -20,7 +20,7 @@ func TestCatalogue(t *testing.T) {
 	for _, s := range storeprint.Statuses {
 		words = append(words, storeprint.StatusWord(s))
 	}
-	words = append(words, storeprint.WordPrinterCutsOff, storeprint.WordPrinterNoConfirm)
+	words = append(words, storeprint.WordPrinterCutsOff, storeprint.WordPrinterNoConfirm, storeprint.WordDisplayOnline, storeprint.WordDisplayOffline)
 	for _, w := range words {
 		for _, lang := range storeprint.Languages {
 			if storeprint.Catalogue[w][lang] == "" {

@@ -110,6 +110,8 @@ const (
 	ActionDeviceRevoke        AuditAction = "device_revoke"        // a device's token revoked
 	ActionHoldRecovered       AuditAction = "hold_recovered"       // waiting tickets held for a person: their state may have gone backwards
 	ActionLearnedFromCloud    AuditAction = "learned_from_cloud"   // tasks moved to the newer state the cloud knew (after a restore)
+	ActionBump                AuditAction = "bump"                 // a kitchen screen's bump: the ticket is done
+	ActionRecall              AuditAction = "recall"               // a bumped ticket shown again on its screen
 )
 
 // Actions in the cloud, logged by the cloud.
@@ -134,7 +136,7 @@ var GatewayActions = []AuditAction{
 	ActionVoid, ActionRetry, ActionReprint, ActionResolve, ActionTestPage,
 	ActionAcknowledgeFailover, ActionFailback, ActionDuplicatePrevented, ActionCommandRefused,
 	ActionPairingCreate, ActionDevicePair, ActionDeviceRevoke,
-	ActionHoldRecovered, ActionLearnedFromCloud,
+	ActionHoldRecovered, ActionLearnedFromCloud, ActionBump, ActionRecall,
 }
 
 // CloudActions lists the actions the cloud logs.
@@ -164,17 +166,33 @@ const (
 	// RoleAdmin also pairs staff and admin devices, lists and revokes
 	// devices. The config's api_tokens are admin tokens.
 	RoleAdmin Role = "admin"
+	// RoleDisplay is a kitchen screen: it reads its own display's tickets
+	// and bumps and recalls them, nothing else. Every other role may do
+	// what it does.
+	RoleDisplay Role = "display"
 )
 
-// Roles lists every role, least allowed first.
+// Roles lists every role, least allowed first; RoleDisplay stands apart.
 var Roles = []Role{RolePOS, RoleStaff, RoleAdmin}
 
 // Valid reports whether r is a known role.
-func (r Role) Valid() bool { return slices.Contains(Roles, r) }
+func (r Role) Valid() bool { return r == RoleDisplay || slices.Contains(Roles, r) }
 
-// Allows reports whether a token of role r may do what needs role need.
+// RoleList is the roles as text, for messages.
+func RoleList() string { return join(append(slices.Clone(Roles), RoleDisplay)) }
+
+// Allows reports whether a token of role r may do what needs role need. A
+// display token may do only what needs a display token.
 func (r Role) Allows(need Role) bool {
-	return r.Valid() && need.Valid() && slices.Index(Roles, r) >= slices.Index(Roles, need)
+	switch {
+	case !r.Valid() || !need.Valid():
+		return false
+	case need == RoleDisplay:
+		return true
+	case r == RoleDisplay:
+		return false
+	}
+	return slices.Index(Roles, r) >= slices.Index(Roles, need)
 }
 
 // Confirm is how a printer said a ticket printed: a printer's "confirms" and

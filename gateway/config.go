@@ -33,6 +33,7 @@ type Config struct {
 	Cloud    *CloudConfig    `toml:"cloud"`
 	Printers []PrinterConfig `toml:"printers"`
 	Stations []StationConfig `toml:"stations"`
+	Displays []DisplayConfig `toml:"displays"` // kitchen screens (display.go)
 
 	// Browsers and the LAN (see docs/config.md).
 	AllowedOrigins []string `toml:"allowed_origins"` // origins whose pages may call the API (CORS)
@@ -136,10 +137,12 @@ type PrinterConfig struct {
 	SuspectAfter int `toml:"suspect_after"`
 }
 
-// StationConfig maps a kitchen station to its printer.
+// StationConfig maps a kitchen station to its printer, or to its kitchen
+// screen (display): one of the two.
 type StationConfig struct {
 	Name       string   `toml:"name"`
 	Printer    string   `toml:"printer"`
+	Display    string   `toml:"display"`
 	StaleAfter Duration `toml:"stale_after"` // default 30m
 }
 
@@ -352,6 +355,9 @@ func (c *Config) SetDefaults() {
 		c.OrderIDsRetention.Duration = max(DefaultOrderIDRetention, c.Retention.Duration)
 	}
 	c.Storage.SetDefaults()
+	for i := range c.Displays {
+		c.Displays[i].SetDefaults()
+	}
 	for i := range c.Printers {
 		c.Printers[i].SetDefaults()
 	}
@@ -598,6 +604,9 @@ func (c *Config) Validate() error {
 			seen[b] = true
 		}
 	}
+	if err := c.validateDisplays(printers); err != nil {
+		return err
+	}
 	if len(c.Stations) == 0 {
 		return Errorf(EINVALID, "stations: at least one [[stations]] entry is required")
 	}
@@ -611,8 +620,8 @@ func (c *Config) Validate() error {
 			return Errorf(EINVALID, "%s.name: duplicate station %q", key, s.Name)
 		}
 		stations[s.Name] = true
-		if printers[s.Printer] == nil {
-			return Errorf(EINVALID, "%s (name %q).printer: no printer with id %q", key, s.Name, s.Printer)
+		if err := c.validateTarget(key, s, printers); err != nil {
+			return err
 		}
 		if s.StaleAfter.Duration < 0 {
 			return Errorf(EINVALID, "%s (name %q).stale_after: must not be negative", key, s.Name)

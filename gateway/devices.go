@@ -82,7 +82,7 @@ func checkDeviceName(name string) error {
 // not kept anywhere.
 func (g *Gateway) AddDevice(ctx context.Context, role storeprint.Role, name string, a Actor) (*Device, string, error) {
 	if !role.Valid() {
-		return nil, "", Errorf(EINVALID, "role %q is not one of pos, staff, admin", role)
+		return nil, "", Errorf(EINVALID, "role %q is not one of %s", role, storeprint.RoleList())
 	}
 	if err := checkDeviceName(name); err != nil {
 		return nil, "", err

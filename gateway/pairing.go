@@ -57,7 +57,7 @@ func NewPairing(now func() time.Time) *Pairing {
 // of role want: an admin any role, staff POS devices only.
 func MayPair(by, want storeprint.Role) error {
 	if !want.Valid() {
-		return Errorf(EINVALID, "role %q is not one of pos, staff, admin", want)
+		return Errorf(EINVALID, "role %q is not one of %s", want, storeprint.RoleList())
 	}
 	switch {
 	case by == storeprint.RoleAdmin:
@@ -74,7 +74,7 @@ func MayPair(by, want storeprint.Role) error {
 // the device names itself when it pairs.
 func (p *Pairing) Create(role storeprint.Role, name, by string) (*PairingCode, error) {
 	if !role.Valid() {
-		return nil, Errorf(EINVALID, "role %q is not one of pos, staff, admin", role)
+		return nil, Errorf(EINVALID, "role %q is not one of %s", role, storeprint.RoleList())
 	}
 	if name != "" {
 		if err := checkDeviceName(name); err != nil {
