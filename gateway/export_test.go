@@ -24,3 +24,7 @@ func (g *Gateway) Boot(ctx context.Context) error { return g.boot(ctx) }
 func (g *Gateway) Step(ctx context.Context, printerID string) time.Duration {
 	return g.workers[printerID].step(ctx)
 }
+
+// CheckDisplays runs one pass of the display watcher: silent screens fail
+// over.
+func (g *Gateway) CheckDisplays(ctx context.Context) { g.checkDisplays(ctx) }

@@ -143,6 +143,14 @@ func (g *Gateway) Failback(ctx context.Context, id, operator, reason string, for
 			return nil, Errorf(ECONFLICT, "printer %s still reports trouble (%s): move back once it prints again, or force it", id, storeprint.Say(word, "en"))
 		}
 	}
+	if d := g.displays[id]; d != nil && !force {
+		g.mu.Lock()
+		online := d.online(g.clock.Mono())
+		g.mu.Unlock()
+		if !online {
+			return nil, Errorf(ECONFLICT, "display %s is still silent: move back once the screen is on again, or force it", id)
+		}
+	}
 	return g.changeFailover(ctx, id, storeprint.ActionFailback, operator, reason, func(f *Failover) error {
 		if !f.Active {
 			return Errorf(ECONFLICT, "printer %q is not failed over", id)
@@ -153,7 +161,7 @@ func (g *Gateway) Failback(ctx context.Context, id, operator, reason string, for
 }
 
 func (g *Gateway) changeFailover(ctx context.Context, id string, action storeprint.AuditAction, operator, reason string, change func(*Failover) error) (*Failover, error) {
-	if g.pcfg[id] == nil {
+	if g.pcfg[id] == nil && !g.isDisplay(id) {
 		return nil, Errorf(ENOTFOUND, "printer %q not found", id)
 	}
 	if operator == "" {

@@ -89,6 +89,7 @@ type Gateway struct {
 
 	stations map[string]*StationConfig
 	pcfg     map[string]*PrinterConfig
+	displays map[string]*displayState // kitchen screens (display.go)
 
 	mu       stdsync.Mutex
 	failover map[string]*Failover // by printer id; cached copy of the store's
@@ -201,6 +202,7 @@ func New(cfg *Config, store Store, printers map[string]Printer, opts Options) (*
 	for i := range cfg.Stations {
 		g.stations[cfg.Stations[i].Name] = &cfg.Stations[i]
 	}
+	g.initDisplays()
 	for i := range cfg.Printers {
 		p := &cfg.Printers[i]
 		g.pcfg[p.ID] = p
@@ -231,6 +233,11 @@ func (g *Gateway) Run(ctx context.Context) error {
 	if g.startup != nil {
 		go g.startup.expire(ctx, g)
 	}
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		g.watchDisplays(ctx)
+	}()
 	for _, w := range g.workers {
 		g.wg.Add(1)
 		go func() {
@@ -257,7 +264,14 @@ func (g *Gateway) boot(ctx context.Context) error {
 
 func (g *Gateway) loadFailovers(ctx context.Context) error {
 	return g.store.View(ctx, func(tx ReadTx) error {
+		ids := make([]string, 0, len(g.pcfg)+len(g.displays))
 		for id := range g.pcfg {
+			ids = append(ids, id)
+		}
+		for id := range g.displays {
+			ids = append(ids, id)
+		}
+		for _, id := range ids {
 			f, err := tx.Failover(id)
 			if err != nil {
 				return err
@@ -308,7 +322,10 @@ func (g *Gateway) route(station string) (printerID, backupFrom string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	p := st.Printer
-	for i := 0; i < len(g.pcfg); i++ {
+	if st.Display != "" {
+		p = st.Display
+	}
+	for i := 0; i <= len(g.pcfg); i++ {
 		f := g.failover[p]
 		if f == nil || !f.Active {
 			break

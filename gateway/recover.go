@@ -48,6 +48,9 @@ func (g *Gateway) Recover(ctx context.Context) error {
 	}
 	silent := map[string]bool{} // printers that did not answer: not asked again
 	for _, t := range open {
+		if g.isDisplay(t.PrinterID) {
+			continue // on a screen: it shows the ticket again (display.go)
+		}
 		// A printer that keeps a job log is asked first (settle.go).
 		in := g.settleInterrupted(ctx, t.TaskNo, silent)
 		if err := g.recoverTask(ctx, t.TaskNo, in); err != nil {

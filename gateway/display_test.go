@@ -1,0 +1,223 @@
+package gateway_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storeprint/storeprint"
+	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/gateway/badger"
+	"github.com/storeprint/storeprint/internal/clock"
+	"github.com/storeprint/storeprint/printerdrivers/printersim"
+	"github.com/storeprint/storeprint/printerdrivers/tcp"
+)
+
+// setupDisplay returns a gateway (real Badger, a printer simulator on a
+// real socket as the backup, a fake clock, stepped by hand) whose station
+// hot shows on display kds-hot.
+func setupDisplay(t *testing.T) (*gateway.Gateway, *printersim.Printer, *clock.Fake) {
+	t.Helper()
+	sim, err := printersim.New(printersim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go sim.Serve(ln)
+	t.Cleanup(func() { sim.Close() })
+	cfg := &gateway.Config{
+		StoreID: "s1", Listen: "127.0.0.1:0", APITokens: []string{"token-123"},
+		Printers: []gateway.PrinterConfig{{ID: "hot-1", Driver: "tcp", Address: ln.Addr().String(),
+			ConnectTimeout: gateway.Duration{Duration: time.Second}, ConfirmTimeout: gateway.Duration{Duration: 2 * time.Second}}},
+		Displays: []gateway.DisplayConfig{{ID: "kds-hot", Backup: "hot-1"}},
+		Stations: []gateway.StationConfig{{Name: "hot", Display: "kds-hot"}},
+	}
+	cfg.SetDefaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	store, err := badger.Open(t.TempDir(), badger.Options{MinFreeBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	clk := clock.NewFake(time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC))
+	g, err := gateway.New(cfg, store, map[string]gateway.Printer{"hot-1": tcp.New(cfg.Printers[0], cfg.StoreID)}, gateway.Options{
+		Clock: clk, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Boot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return g, sim, clk
+}
+
+func postHot(t *testing.T, g *gateway.Gateway, id string) string {
+	t.Helper()
+	res, _, err := g.AcceptOrder(context.Background(), &storeprint.Order{OrderID: id, Table: "A1",
+		Items: []storeprint.Item{{Name: "宫保鸡丁", Qty: 1, Station: "hot"}}}, storeprint.SourcePOS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Tasks[0].PrinterID; got != "kds-hot" {
+		t.Fatalf("got printer_id %q, want the display kds-hot", got)
+	}
+	return res.Tasks[0].TaskNo
+}
+
+func displayState(t *testing.T, g *gateway.Gateway) gateway.DisplayInfo {
+	t.Helper()
+	ds, err := g.Displays(context.Background())
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("displays: %v %v", ds, err)
+	}
+	return ds[0]
+}
+
+func TestGateway_Bump(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	at := gateway.DisplayAction{DisplayID: "kds-hot", Operator: "device:dev-1", Device: "dev-1"}
+	t.Run("OK", func(t *testing.T) {
+		t.Parallel()
+		g, sim, _ := setupDisplay(t)
+		no := postHot(t, g, "1")
+		if err := g.DisplayHeard(ctx, "kds-hot"); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := g.Shown(ctx, "kds-hot", []string{no}); err != nil || n != 1 {
+			t.Fatalf("shown: got %d %v, want 1 delivered", n, err)
+		}
+		rs, _ := g.Receipts(ctx, no)
+		if len(rs) != 1 || rs[0].State != storeprint.ReceiptSubmitted || rs[0].PrinterID != "kds-hot" {
+			t.Fatalf("after shown: got receipts %+v, want one submitted on kds-hot", rs)
+		}
+		task, err := g.Bump(ctx, no, at)
+		if err != nil || task.Status != storeprint.StatusDone {
+			t.Fatalf("bump: got %v %v, want done", task, err)
+		}
+		rs, _ = g.Receipts(ctx, no)
+		if len(rs) != 1 || rs[0].State != storeprint.ReceiptPrinted || rs[0].ConfirmedBy != "bump" {
+			t.Fatalf("after bump: got receipts %+v, want printed, confirmed_by bump", rs)
+		}
+		audit, _ := g.Audit(ctx, 0, 0)
+		var bumps int
+		for _, a := range audit {
+			if a.Action == storeprint.ActionBump && a.TaskNo == no && strings.Contains(a.Reason, "kds-hot") && strings.Contains(a.After, "dev-1") {
+				bumps++
+			}
+		}
+		if bumps != 1 {
+			t.Fatalf("got %d bump audit entries naming the display and the device, want 1 (%+v)", bumps, audit)
+		}
+		// Again: nothing changes.
+		if _, err := g.Bump(ctx, no, at); err != nil {
+			t.Fatal(err)
+		}
+		// Recall shows it again, audited; a bump puts it away.
+		if _, err := g.Recall(ctx, no, at); err != nil {
+			t.Fatal(err)
+		}
+		show, err := g.ShowTickets(ctx, "kds-hot")
+		if err != nil || len(show.Recalled) != 1 || show.Recalled[0].TaskNo != no {
+			t.Fatalf("after recall: got %+v %v, want %s recalled", show, err, no)
+		}
+		if _, err := g.Bump(ctx, no, at); err != nil {
+			t.Fatal(err)
+		}
+		if show, _ := g.ShowTickets(ctx, "kds-hot"); len(show.Recalled) != 0 {
+			t.Fatalf("after the second bump: got %d recalled, want 0", len(show.Recalled))
+		}
+		if n := len(sim.Printed()); n != 0 {
+			t.Fatalf("got %d tickets on paper, want none", n)
+		}
+	})
+	t.Run("ErrOtherDisplay", func(t *testing.T) {
+		t.Parallel()
+		g, _, _ := setupDisplay(t)
+		no := postHot(t, g, "1")
+		if _, err := g.Bump(ctx, no, gateway.DisplayAction{DisplayID: "kds-cold", Operator: "admin"}); gateway.ErrorCode(err) != gateway.ENOTFOUND {
+			t.Fatalf("got %v, want not found", err)
+		}
+		if _, err := g.Recall(ctx, no, at); gateway.ErrorCode(err) != gateway.ECONFLICT {
+			t.Fatalf("recall of a ticket not bumped: got %v, want a conflict", err)
+		}
+	})
+}
+
+// A screen silent for offline_after: its waiting and shown tickets print
+// on the backup, BACKUP FROM the display, the shown one marked REPRINT;
+// once acknowledged and the screen is back, tickets go to it again.
+func TestGateway_DisplayOffline(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g, sim, clk := setupDisplay(t)
+	shown, waiting := postHot(t, g, "1"), postHot(t, g, "2")
+	if err := g.DisplayHeard(ctx, "kds-hot"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Shown(ctx, "kds-hot", []string{shown}); err != nil {
+		t.Fatal(err)
+	}
+	if d := displayState(t, g); d.State != "online" || d.Open != 2 {
+		t.Fatalf("got %+v, want online with 2 open", d)
+	}
+	clk.Advance(9 * time.Second)
+	g.CheckDisplays(ctx)
+	if d := displayState(t, g); d.State != "online" || d.Failover != nil {
+		t.Fatalf("after 9s: got %+v, want still online", d)
+	}
+	clk.Advance(time.Second)
+	g.CheckDisplays(ctx)
+	d := displayState(t, g)
+	if d.State != "offline" || d.Failover == nil || !d.Failover.Active || d.Failover.Backup != "hot-1" {
+		t.Fatalf("after 10s: got %+v, want offline, failed over to hot-1", d)
+	}
+	for g.Step(ctx, "hot-1") == 0 {
+	}
+	for g.Step(ctx, "hot-1") == 0 {
+	}
+	got := sim.Printed()
+	if len(got) != 2 {
+		t.Fatalf("got %d tickets on the backup, want 2", len(got))
+	}
+	for _, p := range got {
+		if !strings.Contains(p.Text, "BACKUP FROM kds-hot") {
+			t.Errorf("%s: no BACKUP FROM kds-hot line:\n%s", p.TaskNo, p.Text)
+		}
+		if reprint := strings.Contains(p.Text, "REPRINT"); reprint != (p.TaskNo == shown) {
+			t.Errorf("%s: REPRINT %t, want it only on the ticket the screen showed", p.TaskNo, reprint)
+		}
+	}
+	for _, no := range []string{shown, waiting} {
+		if task, _ := g.Task(ctx, no); task.Status != storeprint.StatusDone || task.BackupFrom != "kds-hot" {
+			t.Errorf("%s: got %s backup_from %q, want done, backup_from kds-hot", no, task.Status, task.BackupFrom)
+		}
+	}
+	// The screen is back: tickets still print until a person acknowledges.
+	if err := g.DisplayHeard(ctx, "kds-hot"); err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := g.AcceptOrder(ctx, &storeprint.Order{OrderID: "3", Items: []storeprint.Item{{Name: "x", Qty: 1, Station: "hot"}}}, storeprint.SourcePOS)
+	if err != nil || res.Tasks[0].PrinterID != "hot-1" {
+		t.Fatalf("before the acknowledgement: got %+v %v, want hot-1", res, err)
+	}
+	if _, err := g.AckFailover(ctx, "kds-hot", "amy", "seen"); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.DisplayHeard(ctx, "kds-hot"); err != nil {
+		t.Fatal(err)
+	}
+	if no := postHot(t, g, "4"); no == "" {
+		t.Fatal("no task")
+	}
+}
