@@ -172,14 +172,14 @@ const (
 	RoleDisplay Role = "display"
 )
 
-// Roles lists every role, least allowed first; RoleDisplay stands apart.
-var Roles = []Role{RolePOS, RoleStaff, RoleAdmin}
+// Roles lists every role, least allowed first.
+var Roles = []Role{RoleDisplay, RolePOS, RoleStaff, RoleAdmin}
 
 // Valid reports whether r is a known role.
-func (r Role) Valid() bool { return r == RoleDisplay || slices.Contains(Roles, r) }
+func (r Role) Valid() bool { return slices.Contains(Roles, r) }
 
 // RoleList is the roles as text, for messages.
-func RoleList() string { return join(append(slices.Clone(Roles), RoleDisplay)) }
+func RoleList() string { return join(Roles) }
 
 // Allows reports whether a token of role r may do what needs role need. A
 // display token may do only what needs a display token.

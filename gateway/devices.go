@@ -19,6 +19,7 @@ type Device struct {
 	ID          string          `json:"device_id"`
 	Name        string          `json:"name"`
 	Role        storeprint.Role `json:"role"`
+	Display     string          `json:"display,omitempty"` // role display: the screen it is
 	TokenSHA256 string          `json:"token_sha256"`
 	CreatedAt   time.Time       `json:"created_at"`
 	CreatedBy   string          `json:"created_by"`             // who issued the pairing code
@@ -38,6 +39,7 @@ type Principal struct {
 	Role     storeprint.Role
 	DeviceID string // empty for a config token
 	Name     string
+	Display  string // role display: the only display it may see
 }
 
 // String names the principal in the audit log: "admin" for a config token,
@@ -66,7 +68,7 @@ func (g *Gateway) Now() time.Time { return g.now() }
 // device: never its token or hash.
 func deviceSnapshot(d *Device) string {
 	return snapshot(map[string]any{
-		"device_id": d.ID, "name": d.Name, "role": d.Role, "created_at": d.CreatedAt,
+		"device_id": d.ID, "name": d.Name, "role": d.Role, "display": d.Display, "created_at": d.CreatedAt,
 	})
 }
 
@@ -81,8 +83,17 @@ func checkDeviceName(name string) error {
 // token and audits it in one transaction, and returns the token, which is
 // not kept anywhere.
 func (g *Gateway) AddDevice(ctx context.Context, role storeprint.Role, name string, a Actor) (*Device, string, error) {
+	return g.AddDisplayDevice(ctx, role, name, "", a)
+}
+
+// AddDisplayDevice is AddDevice for a device of role display, bound to
+// one display.
+func (g *Gateway) AddDisplayDevice(ctx context.Context, role storeprint.Role, name, display string, a Actor) (*Device, string, error) {
 	if !role.Valid() {
 		return nil, "", Errorf(EINVALID, "role %q is not one of %s", role, storeprint.RoleList())
+	}
+	if err := g.checkDisplayRole(role, display); err != nil {
+		return nil, "", err
 	}
 	if err := checkDeviceName(name); err != nil {
 		return nil, "", err
@@ -92,7 +103,7 @@ func (g *Gateway) AddDevice(ctx context.Context, role storeprint.Role, name stri
 	}
 	token := DeviceTokenPrefix + randomString(32)
 	d := &Device{
-		ID: "dev-" + randomHex(8), Name: name, Role: role, TokenSHA256: HashToken(token),
+		ID: "dev-" + randomHex(8), Name: name, Role: role, Display: display, TokenSHA256: HashToken(token),
 		CreatedAt: g.now().UTC(), CreatedBy: a.Operator,
 	}
 	err := g.store.Update(ctx, func(tx Tx) error {
@@ -197,7 +208,7 @@ func (g *Gateway) AuditPairing(ctx context.Context, c *PairingCode, a Actor) err
 	return g.store.Update(ctx, func(tx Tx) error {
 		return tx.AppendAudit(&AuditEntry{
 			Action: storeprint.ActionPairingCreate, Operator: a.Operator, Reason: a.Reason,
-			After: snapshot(map[string]any{"role": c.Role, "name": c.Name, "expires_at": c.ExpiresAt}),
+			After: snapshot(map[string]any{"role": c.Role, "name": c.Name, "display": c.Display, "expires_at": c.ExpiresAt}),
 		})
 	})
 }
@@ -227,4 +238,24 @@ func (g *Gateway) Device(ctx context.Context, deviceID string) (*Device, error) 
 		return err
 	})
 	return d, err
+}
+
+// checkDisplayRole checks that a device of role display names a display,
+// and that no other role does.
+func (g *Gateway) checkDisplayRole(role storeprint.Role, display string) error {
+	switch {
+	case role == storeprint.RoleDisplay && display == "":
+		return Errorf(EINVALID, "display is required for role display: the id of the screen the device is")
+	case role != storeprint.RoleDisplay && display != "":
+		return Errorf(EINVALID, "display is only for role display")
+	case display != "" && !g.isDisplay(display):
+		return Errorf(EINVALID, "display %q is not a configured display", display)
+	}
+	return nil
+}
+
+// CheckPairing checks a pairing request's role and display before a code
+// is issued.
+func (g *Gateway) CheckPairing(role storeprint.Role, display string) error {
+	return g.checkDisplayRole(role, display)
 }

@@ -547,3 +547,12 @@ func (g *Gateway) displayFailover(ctx context.Context, id, reason string) error 
 	}
 	return nil
 }
+
+// DisplayInfo returns one display's state without reading the store
+// (open is left 0); ENOTFOUND for an unknown id.
+func (g *Gateway) DisplayInfo(id string) (DisplayInfo, error) {
+	if _, err := g.displayOf(id); err != nil {
+		return DisplayInfo{}, err
+	}
+	return g.displayInfo(id, 0), nil
+}

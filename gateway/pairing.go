@@ -31,7 +31,8 @@ const (
 type PairingCode struct {
 	Code      string          `json:"code"`
 	Role      storeprint.Role `json:"role"`
-	Name      string          `json:"name,omitempty"` // the device's name, unless it gives its own
+	Name      string          `json:"name,omitempty"`    // the device's name, unless it gives its own
+	Display   string          `json:"display,omitempty"` // role display: the screen it is
 	ExpiresAt time.Time       `json:"expires_at"`
 	CreatedBy string          `json:"-"` // who issued it
 	wrong     map[string]int  // wrong codes tried from each address while it was live
@@ -62,10 +63,10 @@ func MayPair(by, want storeprint.Role) error {
 	switch {
 	case by == storeprint.RoleAdmin:
 		return nil
-	case by == storeprint.RoleStaff && want == storeprint.RolePOS:
+	case by == storeprint.RoleStaff && (want == storeprint.RolePOS || want == storeprint.RoleDisplay):
 		return nil
 	case by == storeprint.RoleStaff:
-		return Errorf(EFORBIDDEN, "a staff token may pair pos devices only; pairing a %s device needs an admin token", want)
+		return Errorf(EFORBIDDEN, "a staff token may pair pos and display devices only; pairing a %s device needs an admin token", want)
 	}
 	return Errorf(EFORBIDDEN, "pairing a device needs a staff or admin token")
 }
@@ -73,6 +74,12 @@ func MayPair(by, want storeprint.Role) error {
 // Create issues a new code for a device of the role. name may be empty:
 // the device names itself when it pairs.
 func (p *Pairing) Create(role storeprint.Role, name, by string) (*PairingCode, error) {
+	return p.CreateFor(role, name, "", by)
+}
+
+// CreateFor is Create for a device of role display, bound to the display
+// (checked by Gateway.CheckPairing).
+func (p *Pairing) CreateFor(role storeprint.Role, name, display, by string) (*PairingCode, error) {
 	if !role.Valid() {
 		return nil, Errorf(EINVALID, "role %q is not one of %s", role, storeprint.RoleList())
 	}
@@ -88,7 +95,7 @@ func (p *Pairing) Create(role storeprint.Role, name, by string) (*PairingCode, e
 	if len(p.codes) >= PairingMaxLive {
 		return nil, Errorf(ECONFLICT, "%d pairing codes are waiting already; use one or wait until they expire", len(p.codes))
 	}
-	c := &PairingCode{Role: role, Name: name, ExpiresAt: now.Add(PairingCodeTTL).UTC(), CreatedBy: by}
+	c := &PairingCode{Role: role, Name: name, Display: display, ExpiresAt: now.Add(PairingCodeTTL).UTC(), CreatedBy: by}
 	for {
 		c.Code = randomDigits(PairingCodeDigits)
 		if p.codes[c.Code] == nil {

@@ -20,13 +20,14 @@ type deviceView struct {
 	ID         string          `json:"device_id"`
 	Name       string          `json:"name"`
 	Role       storeprint.Role `json:"role"`
+	Display    string          `json:"display,omitempty"`
 	CreatedAt  time.Time       `json:"created_at"`
 	CreatedBy  string          `json:"created_by"`
 	LastUsedAt *time.Time      `json:"last_used_at"`
 }
 
 func viewDevice(d *gateway.Device) deviceView {
-	return deviceView{ID: d.ID, Name: d.Name, Role: d.Role, CreatedAt: d.CreatedAt, CreatedBy: d.CreatedBy, LastUsedAt: d.LastUsedAt}
+	return deviceView{ID: d.ID, Name: d.Name, Role: d.Role, Display: d.Display, CreatedAt: d.CreatedAt, CreatedBy: d.CreatedBy, LastUsedAt: d.LastUsedAt}
 }
 
 // GET /v1/me: who the token is, what it may do, and how to trust the
@@ -53,22 +54,26 @@ func operator(r *http.Request, a gateway.Actor) gateway.Actor {
 // minutes, and a QR code of the gateway's URL with it.
 func (s *Server) createPairing(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
-		Role storeprint.Role `json:"role"`
-		Name string          `json:"name"`
+		Role    storeprint.Role `json:"role"`
+		Name    string          `json:"name"`
+		Display string          `json:"display"` // role display: the screen the device is
 		gateway.Actor
 	}
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
 	if body.Role == "" {
-		return gateway.Errorf(gateway.EINVALID, "role is required (pos, staff or admin)")
+		return gateway.Errorf(gateway.EINVALID, "role is required (%s)", storeprint.RoleList())
 	}
 	p := principal(r)
 	if err := gateway.MayPair(p.Role, body.Role); err != nil {
 		return err
 	}
+	if err := s.g.CheckPairing(body.Role, body.Display); err != nil {
+		return err
+	}
 	a := operator(r, body.Actor)
-	c, err := s.pairing.Create(body.Role, body.Name, a.Operator)
+	c, err := s.pairing.CreateFor(body.Role, body.Name, body.Display, a.Operator)
 	if err != nil {
 		return err
 	}
@@ -82,12 +87,15 @@ func (s *Server) createPairing(w http.ResponseWriter, r *http.Request) error {
 	// The address the person's own browser reached the gateway at: the one
 	// the new device can reach it at too.
 	url := scheme + "://" + r.Host + "/?pair=" + c.Code
+	if c.Display != "" {
+		url = scheme + "://" + r.Host + "/kds/" + c.Display + "?pair=" + c.Code
+	}
 	png, err := qrcode.Encode(url, qrcode.Medium, 256)
 	if err != nil {
 		return fmt.Errorf("make QR code: %w", err)
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{
-		"code": c.Code, "role": c.Role, "name": c.Name, "expires_at": c.ExpiresAt, "url": url,
+		"code": c.Code, "role": c.Role, "name": c.Name, "display": c.Display, "expires_at": c.ExpiresAt, "url": url,
 		"qr_png":          "data:image/png;base64," + base64.StdEncoding.EncodeToString(png),
 		"tls_fingerprint": s.tlsPrint,
 	})
@@ -136,13 +144,13 @@ func (s *Server) pair(w http.ResponseWriter, r *http.Request) error {
 	if name == "" {
 		name = string(c.Role) + " device"
 	}
-	d, token, err := s.g.AddDevice(r.Context(), c.Role, name, gateway.Actor{Operator: c.CreatedBy, Reason: "paired from " + addr})
+	d, token, err := s.g.AddDisplayDevice(r.Context(), c.Role, name, c.Display, gateway.Actor{Operator: c.CreatedBy, Reason: "paired from " + addr})
 	if err != nil {
 		return err
 	}
 	s.log.Info("device paired", "device_id", d.ID, "role", d.Role, "addr", addr)
 	writeJSON(w, http.StatusCreated, map[string]any{
-		"device_id": d.ID, "role": d.Role, "name": d.Name, "token": token, "tls_fingerprint": s.tlsPrint,
+		"device_id": d.ID, "role": d.Role, "name": d.Name, "display": d.Display, "token": token, "tls_fingerprint": s.tlsPrint,
 	})
 	return nil
 }

@@ -141,6 +141,7 @@ func (s *Server) register() {
 	s.handle("DELETE /v1/devices/{device_id}", admin, s.api(s.revokeDevice))
 	s.handle("GET /v1/backup", admin, s.api(s.getBackup))
 	s.pageRoutes()
+	s.displayRoutes()
 	s.mux.HandleFunc("/", s.notFound)
 }
 
@@ -317,7 +318,7 @@ func (s *Server) authenticate(ctx context.Context, tok string) (*gateway.Princip
 	if err != nil {
 		return nil, err
 	}
-	return &gateway.Principal{Role: d.Role, DeviceID: d.ID, Name: d.Name}, nil
+	return &gateway.Principal{Role: d.Role, DeviceID: d.ID, Name: d.Name, Display: d.Display}, nil
 }
 
 // touch stores a device's last use, once a minute at most.
