@@ -12,6 +12,7 @@ import (
 type Board struct {
 	StoreID  string                    `json:"store_id"`
 	Printers []PrinterInfo             `json:"printers"`
+	Displays []DisplayInfo             `json:"displays"` // kitchen screens
 	Stations []StationBoard            `json:"stations"`
 	Alerts   []*Task                   `json:"alerts"` // failed and attention_required tasks, oldest first
 	Counts   map[storeprint.Status]int `json:"counts"`
@@ -40,13 +41,23 @@ func (g *Gateway) Board(ctx context.Context) (*Board, error) {
 	if b.Printers, err = g.Printers(ctx); err != nil {
 		return nil, err
 	}
+	if b.Displays, err = g.Displays(ctx); err != nil {
+		return nil, err
+	}
 	if b.Counts, err = g.CountByStatus(ctx); err != nil {
 		return nil, err
 	}
 	err = g.store.View(ctx, func(tx ReadTx) error {
 		byStation := map[string][]*Task{}
+		targets := make([]string, 0, len(g.cfg.Printers)+len(g.cfg.Displays))
 		for _, pc := range g.cfg.Printers {
-			open, err := tx.Open(pc.ID, maxBoardTasks)
+			targets = append(targets, pc.ID)
+		}
+		for _, dc := range g.cfg.Displays {
+			targets = append(targets, dc.ID)
+		}
+		for _, id := range targets {
+			open, err := tx.Open(id, maxBoardTasks)
 			if err != nil {
 				return err
 			}

@@ -67,6 +67,9 @@ func TestModel(t *testing.T) {
 			"wall":        m.stepWall,
 			"crash":       m.crash,
 			"dispatch":    func(*rapid.T) { m.dispatch() },
+			"show":        m.show,
+			"bump":        m.bump,
+			"recall":      m.recall,
 			"":            m.check,
 		})
 		m.drain()
@@ -86,7 +89,7 @@ const (
 
 var (
 	faults       = []string{faultNone, faultOffline, faultPaperEnd, faultCoverOpen, faultCut, faultLost, faultSlow}
-	stations     = []string{"hot", "bar"}
+	stations     = []string{"hot", "bar", "cold"}
 	orderIDs     = []string{"o1", "o2", "o3", "o4", "o5", "o6"}
 	failpoints   = []string{"", gateway.FailpointAfterPrepared, gateway.FailpointBeforeSubmitted, gateway.FailpointBeforePrinted}
 	modelBackoff = []time.Duration{5 * time.Second, 15 * time.Second, time.Minute}
@@ -122,6 +125,7 @@ type model struct {
 	mu        gosync.Mutex
 	papers    []paper
 	confirmed map[string]bool // task_no/process id the printer confirmed
+	bumped    map[string]bool // task_no a cook bumped on the screen
 	action    int
 
 	voidedAt map[string]int    // order id → action that voided it
@@ -148,8 +152,8 @@ func newModel(t *rapid.T, dir string) *model {
 		t: t, dir: dir, clock: clock.NewFake(time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC)),
 		log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 		printers:  map[string]*fakePrinter{},
-		confirmed: map[string]bool{},
-		voidedAt:  map[string]int{}, content: map[string]string{}, born: map[string]born{},
+		confirmed: map[string]bool{}, bumped: map[string]bool{},
+		voidedAt: map[string]int{}, content: map[string]string{}, born: map[string]born{},
 		jitter: rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "jitter seed"), 0)),
 	}
 	m.cfg = &gateway.Config{
@@ -158,9 +162,13 @@ func newModel(t *rapid.T, dir string) *model {
 			{ID: "hot-1", Driver: "tcp", Address: "127.0.0.1:9", OnUncertain: "hold", Backup: "pass-1"},
 			{ID: "pass-1", Driver: "tcp", Address: "127.0.0.1:9", OnUncertain: "reprint"},
 		},
+		// Station cold shows on a kitchen screen; pass-1 prints its
+		// tickets while the screen is dark.
+		Displays: []gateway.DisplayConfig{{ID: "kds-cold", Backup: "pass-1"}},
 		Stations: []gateway.StationConfig{
 			{Name: "hot", Printer: "hot-1", StaleAfter: gateway.Duration{Duration: hotStale}},
 			{Name: "bar", Printer: "pass-1", StaleAfter: gateway.Duration{Duration: barStale}},
+			{Name: "cold", Display: "kds-cold", StaleAfter: gateway.Duration{Duration: barStale}},
 		},
 	}
 	m.cfg.SetDefaults()
@@ -344,6 +352,10 @@ func (p *fakePrinter) Close() error { return nil }
 func (m *model) dispatch() {
 	ctx := context.Background()
 	ids := []string{"hot-1", "pass-1"}
+	m.g.CheckDisplays(ctx) // a screen silent for offline_after goes dark
+	if m.dead.Load() {
+		m.restart()
+	}
 	for round := 0; ; round++ {
 		if round > 400 {
 			m.t.Fatalf("no stall: the dispatcher keeps working without time passing (a ticket re-leased for ever?)")
@@ -499,7 +511,8 @@ func (m *model) printStale(t *rapid.T) {
 
 func (m *model) acknowledge(t *rapid.T) {
 	m.next()
-	if _, err := m.g.AckFailover(context.Background(), "hot-1", "amy", "seen"); err != nil && gateway.ErrorCode(err) != gateway.ECONFLICT {
+	id := rapid.SampledFrom([]string{"hot-1", "kds-cold"}).Draw(t, "printer")
+	if _, err := m.g.AckFailover(context.Background(), id, "amy", "seen"); err != nil && gateway.ErrorCode(err) != gateway.ECONFLICT {
 		t.Fatalf("acknowledge: %v", err)
 	}
 }
@@ -507,7 +520,8 @@ func (m *model) acknowledge(t *rapid.T) {
 func (m *model) failback(t *rapid.T) {
 	m.next()
 	force := rapid.Bool().Draw(t, "force")
-	if _, err := m.g.Failback(context.Background(), "hot-1", "amy", "fixed", force); err != nil && gateway.ErrorCode(err) != gateway.ECONFLICT {
+	id := rapid.SampledFrom([]string{"hot-1", "kds-cold"}).Draw(t, "printer")
+	if _, err := m.g.Failback(context.Background(), id, "amy", "fixed", force); err != nil && gateway.ErrorCode(err) != gateway.ECONFLICT {
 		t.Fatalf("failback: %v", err)
 	}
 }
@@ -539,6 +553,91 @@ func (m *model) crash(t *rapid.T) {
 	m.restart() // now, between two attempts
 }
 
+// show is the kitchen screen's poll: it speaks (a dark screen comes back)
+// and shows every ticket waiting for it. A ticket shown is delivered, as
+// paper is: (b) and (d) count it.
+func (m *model) show(t *rapid.T) {
+	m.next()
+	ctx := context.Background()
+	if err := m.g.DisplayHeard(ctx, "kds-cold"); err != nil {
+		if m.dead.Load() {
+			return
+		}
+		t.Fatalf("screen heard: %v", err)
+	}
+	st, err := m.g.ShowTickets(ctx, "kds-cold")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nos []string
+	var fresh []*gateway.Task
+	for _, task := range st.Open {
+		nos = append(nos, task.TaskNo)
+		if task.Status != storeprint.StatusPrinting {
+			fresh = append(fresh, task)
+		}
+	}
+	n, err := m.g.Shown(ctx, "kds-cold", nos)
+	if err != nil || n != len(fresh) {
+		t.Fatalf("shown %v: got %d %v, want %d delivered", nos, n, err, len(fresh))
+	}
+	m.mu.Lock()
+	for _, task := range fresh {
+		m.papers = append(m.papers, paper{taskNo: task.TaskNo, reprint: task.Reprint, action: m.action})
+	}
+	m.mu.Unlock()
+}
+
+// bump is a cook's bump of any ticket on the screen: done, confirmed by
+// the bump; a ticket elsewhere or not open is refused.
+func (m *model) bump(t *rapid.T) {
+	m.next()
+	task, ok := m.someTask(t)
+	if !ok {
+		return
+	}
+	got, err := m.g.Bump(context.Background(), task.TaskNo, gateway.DisplayAction{DisplayID: "kds-cold", Operator: "device:dev-1", Device: "dev-1"})
+	switch {
+	case err == nil:
+		if got.Status != storeprint.StatusDone {
+			t.Fatalf("bump %s: got %s, want done", task.TaskNo, got.Status)
+		}
+		if task.Status == storeprint.StatusQueued || task.Status == storeprint.StatusRetryWait {
+			// Bumped before the screen said it showed it: shown now.
+			m.mu.Lock()
+			m.papers = append(m.papers, paper{taskNo: task.TaskNo, reprint: task.Reprint, action: m.action})
+			m.mu.Unlock()
+		}
+		if task.Status != storeprint.StatusDone {
+			m.bumped[task.TaskNo] = true
+		}
+	case gateway.ErrorCode(err) == gateway.ECONFLICT:
+		if task.PrinterID == "kds-cold" && task.Status.Open() {
+			t.Fatalf("bump of %s (%s on the screen) refused: %v", task.TaskNo, task.Status, err)
+		}
+	default:
+		t.Fatalf("bump %s: %v", task.TaskNo, err)
+	}
+}
+
+// recall shows a bumped ticket again; it stays done.
+func (m *model) recall(t *rapid.T) {
+	m.next()
+	task, ok := m.someTask(t)
+	if !ok {
+		return
+	}
+	got, err := m.g.Recall(context.Background(), task.TaskNo, gateway.DisplayAction{DisplayID: "kds-cold", Operator: "device:dev-1"})
+	switch {
+	case err == nil:
+		if !m.bumped[task.TaskNo] || got.Status != storeprint.StatusDone {
+			t.Fatalf("recall of %s (%s, bumped %t) accepted", task.TaskNo, got.Status, m.bumped[task.TaskNo])
+		}
+	case gateway.ErrorCode(err) != gateway.ECONFLICT:
+		t.Fatalf("recall %s: %v", task.TaskNo, err)
+	}
+}
+
 // Invariants.
 
 func (m *model) check(t *rapid.T) {
@@ -565,6 +664,7 @@ func (m *model) check(t *rapid.T) {
 	m.mu.Lock()
 	papers := slices.Clone(m.papers)
 	confirmed := m.confirmed
+	bumped := m.bumped
 	m.mu.Unlock()
 
 	// (b) nothing of a voided order prints after the void answered.
@@ -596,6 +696,9 @@ func (m *model) check(t *rapid.T) {
 			for _, r := range rs {
 				if (r.State == storeprint.ReceiptPrinted || r.State == storeprint.ReceiptConfirmed) && confirmed[task.TaskNo+"/"+r.ProcessID] {
 					ok = true
+				}
+				if r.State == storeprint.ReceiptPrinted && r.ConfirmedBy == gateway.ConfirmedByBump && bumped[task.TaskNo] && r.PrinterID == "kds-cold" {
+					ok = true // a cook's bump on the screen that showed it
 				}
 			}
 			if !ok {

@@ -152,6 +152,12 @@ func TestBrowser_KDS(t *testing.T) {
 	if d := getDisplay(t, base, "kds-hot"); d.State != "offline" {
 		t.Fatalf("got %+v, want offline", d)
 	}
+	// The LAN page shows the screen red, and the failover to acknowledge.
+	lan := chromium.New(t, 1280, 800)
+	within(t, lan, 20*time.Second, "LAN page shows the screen offline",
+		chromedp.Navigate(base+"/?token="+token),
+		chromedp.WaitVisible(`[data-display="kds-hot"][data-state="offline"].bad`),
+		chromedp.WaitVisible(`[data-failover="kds-hot"] [data-action="acknowledge"]`))
 }
 
 // kdsScreenshots shows the screen busy (tickets of every age colour) for

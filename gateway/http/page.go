@@ -57,6 +57,7 @@ func (s *Server) getBoard(w http.ResponseWriter, r *http.Request) error {
 type boardView struct {
 	StoreID      string                    `json:"store_id"`
 	Printers     []gateway.PrinterInfo     `json:"printers"`
+	Displays     []gateway.DisplayInfo     `json:"displays"`
 	Stations     []stationView             `json:"stations"`
 	Alerts       []taskView                `json:"alerts"`
 	Counts       map[storeprint.Status]int `json:"counts"`
@@ -84,7 +85,7 @@ func viewTasks(ts []*gateway.Task) []taskView {
 // viewBoard is the board as the LAN page reads it, each ticket with how
 // long it has waited.
 func (s *Server) viewBoard(b *gateway.Board) boardView {
-	v := boardView{StoreID: b.StoreID, Printers: b.Printers, Alerts: s.viewWaiting(b.Alerts), Counts: b.Counts, Storage: b.Storage, At: b.At}
+	v := boardView{StoreID: b.StoreID, Printers: b.Printers, Displays: b.Displays, Alerts: s.viewWaiting(b.Alerts), Counts: b.Counts, Storage: b.Storage, At: b.At}
 	for _, st := range b.Stations {
 		v.Stations = append(v.Stations, stationView{Name: st.Name, Printer: st.Printer, BackupFrom: st.BackupFrom, Queue: s.viewWaiting(st.Queue)})
 	}

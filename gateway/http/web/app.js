@@ -23,7 +23,7 @@ const T = {
     q_stale: "Print the held tickets of {station}?", q_ack: "Acknowledge the failover of {printer}?",
     q_failback: "Move {printer}'s stations back to it?", done_msg: "Done", table: "Table",
     queued: "queued", printing: "printing", retry_wait: "waiting to retry", attention_required: "needs a person", failed: "failed",
-    backup_from: "backup for {printer}",
+    backup_from: "backup for {printer}", display: "Screen", display_backup: "backup {printer}",
     cloud_up: "HQ linked", cloud_behind: "HQ linked · {n} to send", cloud_down: "HQ offline · printing goes on · {n} to send",
     credential_shared: "This gateway's HQ credential is in use on another box too: their links to HQ keep replacing each other. Keep the credential on one box: stop the other, or give it its own gateway credential.",
     pair_title: "Pair this device", pair_help: "Enter the six digits shown on the gateway's page and a name for this device.",
@@ -53,7 +53,7 @@ const T = {
     q_stale: "打印 {station} 暂停的小票？", q_ack: "确认已知悉 {printer} 的故障转移？",
     q_failback: "把 {printer} 的档口切回？", done_msg: "完成", table: "桌号",
     queued: "排队中", printing: "打印中", retry_wait: "等待重试", attention_required: "需要处理", failed: "失败",
-    backup_from: "代 {printer} 打印",
+    backup_from: "代 {printer} 打印", display: "屏幕", display_backup: "备用 {printer}",
     cloud_up: "总部已连接", cloud_behind: "总部已连接 · 待同步 {n} 条", cloud_down: "总部离线 · 照常打印 · 待同步 {n} 条",
     credential_shared: "本网关的总部凭证也在另一台设备上使用：两者与总部的连接不断互相替换。请只在一台设备上使用该凭证：停用另一台，或为它创建自己的网关凭证。",
     pair_title: "配对本设备", pair_help: "请输入网关页面上显示的六位配对码，并为本设备命名。",
@@ -237,7 +237,7 @@ function render() {
     banners.append(el("div", { class: "banner", "data-recovery": "true", role: "alert" },
       t("recovered", { at: new Date(rec.at).toLocaleString(), cause: rec.cause }) + (rec.missing_tasks > 0 ? " " + t("recovered_missing", { n: rec.missing_tasks }) : "")));
   }
-  for (const p of board.printers) {
+  for (const p of board.printers.concat(board.displays || [])) {
     const f = p.failover;
     if (!f) continue;
     const text = f.active ? t("failover", { printer: p.id, backup: f.backup, stations: p.stations.join(", ") })
@@ -283,6 +283,16 @@ function render() {
       !ok && details("printer/" + p.id, p.last_error),
       may("staff") && el("div", { class: "row" }, el("button", { class: "small secondary", type: "button", "data-action": "test-page",
         onclick: () => act("q_test", { printer: p.id }, "POST", "/v1/printers/" + encodeURIComponent(p.id) + "/test-page") }, t("test_page")))));
+  }
+
+  // Kitchen screens beside the printers: red while silent.
+  for (const d of board.displays || []) {
+    const ok = d.state === "online";
+    printers.append(el("div", { class: "card " + (ok ? "ok" : "bad"), "data-display": d.id, "data-state": d.state },
+      el("h3", {}, t("display") + " " + d.id),
+      el("div", { class: "state " + (ok ? "ok" : "bad") }, say(d.word) || d.state),
+      el("div", { class: "muted" }, d.open + " " + t("queue") + (d.stations.length ? " · " + d.stations.join(", ") : "") +
+        (d.backup ? " · " + t("display_backup", { printer: d.backup }) : ""))));
   }
 
   const stations = document.getElementById("stations");
