@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint"
+	"github.com/storeprint/storeprint/sync"
 )
 
 // A kitchen display is a station target whose "printed" is a bump. Its
@@ -37,6 +38,7 @@ type displayState struct {
 	cfg      *DisplayConfig
 	started  time.Duration // monotonic reading at start
 	seen     since         // its last word
+	dark     bool          // the watcher saw it silent past offline_after
 	recalled []string      // bumped tickets shown again, oldest first
 	bumped   []string      // its last bumps, newest last (for R)
 }
@@ -170,6 +172,7 @@ func (g *Gateway) DisplayHeard(ctx context.Context, id string) error {
 	g.mu.Lock()
 	was := d.online(now)
 	d.seen = since{at: now, set: true}
+	d.dark = false
 	f := g.failover[id]
 	back := f != nil && f.Active && f.Acknowledged
 	g.mu.Unlock()
@@ -459,11 +462,19 @@ func (g *Gateway) checkDisplays(ctx context.Context) time.Duration {
 		silent, _ := d.silentFor(now)
 		f := g.failover[dc.ID]
 		active := f != nil && f.Active
-		g.mu.Unlock()
 		left := dc.OfflineAfter.Duration - silent
+		newlyDark := left <= 0 && !d.dark
+		if newlyDark {
+			d.dark = true
+		}
+		g.mu.Unlock()
 		if left > 0 {
 			next = min(next, left)
 			continue
+		}
+		if newlyDark {
+			g.log.Warn("display silent", "display", dc.ID, "silent", silent.Round(time.Second))
+			g.changes.signal() // the LAN page and HQ show it red
 		}
 		if active || dc.Backup == "" {
 			continue
@@ -555,4 +566,26 @@ func (g *Gateway) DisplayInfo(id string) (DisplayInfo, error) {
 		return DisplayInfo{}, err
 	}
 	return g.displayInfo(id, 0), nil
+}
+
+// displayStatuses reports the displays to HQ beside the printers, in the
+// printers' words: ready while the screen speaks, offline while it is
+// silent, failover while its stations print on the backup. They carry
+// their stations, so the cloud knows those stations exist.
+func (g *Gateway) displayStatuses(ctx context.Context) []sync.PrinterStatus {
+	ds, err := g.Displays(ctx)
+	if err != nil {
+		g.log.Error("read displays", "err", err)
+		return nil
+	}
+	out := make([]sync.PrinterStatus, 0, len(ds))
+	for _, d := range ds {
+		s := sync.PrinterStatus{ID: d.ID, Status: storeprint.PrinterOffline, Stations: d.Stations, Backup: d.Backup, At: g.now()}
+		if d.State == DisplayOnline {
+			s.Status = storeprint.PrinterReady
+		}
+		s.Failover = d.Failover != nil && d.Failover.Active
+		out = append(out, s)
+	}
+	return out
 }

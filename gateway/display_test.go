@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -171,6 +172,21 @@ func TestGateway_DisplayOffline(t *testing.T) {
 	if d := displayState(t, g); d.State != "online" || d.Open != 2 {
 		t.Fatalf("got %+v, want online with 2 open", d)
 	}
+	hq := func() string {
+		ps, err := g.PrinterStatuses(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			if p.ID == "kds-hot" {
+				return fmt.Sprintf("%s/%t/%s", p.Status, p.Failover, strings.Join(p.Stations, ","))
+			}
+		}
+		return "not reported"
+	}
+	if got := hq(); got != "ready/false/hot" {
+		t.Fatalf("HQ is told %s, want ready/false/hot", got)
+	}
 	clk.Advance(9 * time.Second)
 	g.CheckDisplays(ctx)
 	if d := displayState(t, g); d.State != "online" || d.Failover != nil {
@@ -181,6 +197,9 @@ func TestGateway_DisplayOffline(t *testing.T) {
 	d := displayState(t, g)
 	if d.State != "offline" || d.Failover == nil || !d.Failover.Active || d.Failover.Backup != "hot-1" {
 		t.Fatalf("after 10s: got %+v, want offline, failed over to hot-1", d)
+	}
+	if got := hq(); got != "offline/true/hot" {
+		t.Fatalf("HQ is told %s, want offline/true/hot", got)
 	}
 	for g.Step(ctx, "hot-1") == 0 {
 	}

@@ -341,7 +341,7 @@ func (g *Gateway) PrinterStatuses(ctx context.Context) ([]sync.PrinterStatus, er
 		}
 		out = append(out, s)
 	}
-	return out, nil
+	return append(out, g.displayStatuses(ctx)...), nil
 }
 
 // hqOperator names the person at HQ behind a command, as the store's audit
