@@ -216,4 +216,9 @@ type DashboardService interface {
 	// query, newest first, with their receipts, events and audit trail.
 	// A store_id the actor may not see is ENOTFOUND.
 	SearchTasks(ctx context.Context, s TaskSearch) ([]*TaskHistory, error)
+
+	// BumpTimes returns the store's time from order to bump per station
+	// (kitchen displays), for the orders since f.Since. A store the actor
+	// may not see is ENOTFOUND.
+	BumpTimes(ctx context.Context, storeID string, f DashboardFilter) (*BumpTimes, error)
 }

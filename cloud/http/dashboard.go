@@ -61,3 +61,23 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	}{search.Query, tasks})
 	return nil
 }
+
+// GET /v1/stores/{store_id}/bump-times?since=RFC3339: per station of the
+// store's kitchen displays, the median and 90th percentile time from order
+// to bump of the orders since the start of the viewer's day, and per hour.
+func (s *Server) handleBumpTimes(w http.ResponseWriter, r *http.Request) error {
+	var f cloud.DashboardFilter
+	if v := r.URL.Query().Get("since"); v != "" {
+		var err error
+		f.Since, err = time.Parse(time.RFC3339, v)
+		if err != nil {
+			return cloud.Errorf(cloud.EINVALID, "since must be an RFC 3339 time such as 2026-09-23T00:00:00+08:00, got %q", v)
+		}
+	}
+	b, err := s.DashboardService.BumpTimes(r.Context(), r.PathValue("store_id"), f)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, b)
+	return nil
+}

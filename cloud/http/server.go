@@ -239,6 +239,7 @@ func (s *Server) Handler() http.Handler {
 	api("GET /v1/audit", s.handleFindAudit)
 	api("GET /v1/dashboard", s.handleDashboard)
 	api("GET /v1/search", s.handleSearch)
+	api("GET /v1/stores/{store_id}/bump-times", s.handleBumpTimes)
 	s.cloudprntRoutes(plain, api)
 	s.pageRoutes(mux)
 	s.routes = append(s.routes, "GET /{$}", "GET /assets/")
