@@ -51,6 +51,8 @@ const T = {
     all_stores: "All stores, A to Z", directory_title: "All stores, A to Z", directory_note: "Stores {from} to {to}",
     first_page: "First page", next_page: "Next page", close: "Close",
     alert_history: "Alerts of {store}", no_alerts: "No alerts.", alerts: "Alerts",
+    bump_times: "Time to bump at {store}", bump_button: "Time to bump", bump_help: "Time from the order to the cook's bump on a kitchen screen, for today's orders.",
+    no_bumps: "No ticket bumped on a kitchen screen today.", b_station: "Station", b_hour: "Hour", b_count: "Tickets", b_median: "Median", b_p90: "90% within", b_day: "Today",
     st_open: "needs a person", st_acknowledged: "acknowledged", st_resolved: "resolved", st_expired: "expired",
     raised: "raised {time}", resolved_at: "resolved {time}", acked_at: "acknowledged by {who} {time}",
   },
@@ -97,6 +99,8 @@ const T = {
     all_stores: "全部门店（按编号）", directory_title: "全部门店（按编号）", directory_note: "门店 {from} 至 {to}",
     first_page: "第一页", next_page: "下一页", close: "关闭",
     alert_history: "{store} 的提醒记录", no_alerts: "暂无提醒。", alerts: "提醒记录",
+    bump_times: "{store} 出餐用时", bump_button: "出餐用时", bump_help: "从下单到厨师在厨房屏幕上划单的用时（今日订单）。",
+    no_bumps: "今日厨房屏幕上尚无划单。", b_station: "档口", b_hour: "时段", b_count: "单数", b_median: "中位数", b_p90: "90% 以内", b_day: "今日",
     st_open: "待处理", st_acknowledged: "已认领", st_resolved: "已解决", st_expired: "已过期",
     raised: "{time} 发出", resolved_at: "{time} 解决", acked_at: "{who} {time} 认领",
   },
@@ -118,6 +122,7 @@ const sent = new Set(); // alert ids whose make-up print was sent
 // of the pages seen, the next page's, and the page shown.
 let directory = null; // {afters: [...], next: "" | null, stores: [...]}
 let alertHistory = null; // {store, alerts}
+let bumpTimes = null; // {store, times}: a store's time to bump (GET /v1/stores/{id}/bump-times)
 
 function t(key, vars) {
   let s = (T[lang] && T[lang][key]) || T.en[key] || key;
@@ -409,11 +414,14 @@ function render() {
       el("td", { class: "num" + (d.failed > 0 ? " bad" : ""), "data-count": "failed" }, d.failed),
       el("td", { class: "num" + (d.flagged > 0 ? " bad" : ""), "data-count": "flagged" }, d.flagged),
       el("td", { class: "num", "data-count": "duplicates_prevented" }, d.duplicates_prevented),
-      el("td", { class: "num", "data-count": "median_to_paper" }, duration(d.median_to_paper_ms))));
+      el("td", { class: "num", "data-count": "median_to_paper" }, duration(d.median_to_paper_ms),
+        el("div", {}, el("button", { class: "small secondary", type: "button", "data-action": "bump-times", "data-bump-times": st.store_id,
+          onclick: () => openBumpTimes(st) }, t("bump_button"))))));
   }
   labelCells(document.getElementById("stores"));
   renderDirectory();
   renderAlertHistory();
+  renderBumpTimes();
 }
 
 // labelCells gives every cell its column's name, which a phone shows in
@@ -512,6 +520,39 @@ function renderAlertHistory() {
       t(a.kind) + " · " + (a.task_no || a.printer_id || "") + " · " + t("raised", { time: clock(a.raised_at) }),
       a.acknowledged_at ? " · " + t("acked_at", { who: a.acknowledged_by, time: clock(a.acknowledged_at) }) : "",
       a.resolved_at ? " · " + t("resolved_at", { time: clock(a.resolved_at) }) : ""))));
+}
+
+// A store's time from order to bump per station, today and by hour.
+async function openBumpTimes(st) {
+  try {
+    const times = await api("GET", "/v1/stores/" + encodeURIComponent(st.store_id) + "/bump-times?since=" + encodeURIComponent(since()));
+    bumpTimes = { store: st, times };
+    renderBumpTimes();
+    document.getElementById("bump-times").scrollIntoView({ block: "start" });
+  } catch (e) {
+    document.getElementById("search-error").textContent = e.message;
+  }
+}
+
+function renderBumpTimes() {
+  const sec = document.getElementById("bump-times");
+  sec.hidden = !bumpTimes;
+  if (!bumpTimes) return;
+  document.getElementById("bump-times-title").textContent = t("bump_times", { store: bumpTimes.store.name });
+  const list = document.getElementById("bump-times-list");
+  const stations = bumpTimes.times.stations;
+  if (stations.length === 0) {
+    list.replaceChildren(el("p", { class: "muted" }, t("no_bumps")));
+    return;
+  }
+  const secs = s => duration(s * 1000);
+  const hour = h => new Date(h).toLocaleTimeString(locale(), { hour: "2-digit", minute: "2-digit" });
+  const row = (station, when, b, cls) => el("tr", { class: cls || "", "data-bump-station": station, "data-bump-hour": when },
+    el("td", {}, station), el("td", {}, when), el("td", { class: "num" }, b.count),
+    el("td", { class: "num", "data-median-s": b.median_s }, secs(b.median_s)), el("td", { class: "num", "data-p90-s": b.p90_s }, secs(b.p90_s)));
+  list.replaceChildren(el("table", { "data-list": "bump-times" },
+    el("thead", {}, el("tr", {}, ["b_station", "b_hour", "b_count", "b_median", "b_p90"].map(k => el("th", {}, t(k))))),
+    el("tbody", {}, stations.flatMap(s => [row(s.station, t("b_day"), s, "total")].concat(s.hours.map(h => row(s.station, hour(h.hour), h)))))));
 }
 
 // ask asks who and why in the dialog, then runs send(operator, reason);
@@ -674,6 +715,7 @@ function init() {
   };
   document.getElementById("directory-close").onclick = () => { directory = null; renderDirectory(); };
   document.getElementById("alert-history-close").onclick = () => { alertHistory = null; renderAlertHistory(); };
+  document.getElementById("bump-times-close").onclick = () => { bumpTimes = null; renderBumpTimes(); };
   document.getElementById("signin-form").onsubmit = (ev) => {
     ev.preventDefault();
     const input = document.getElementById("token");
