@@ -158,6 +158,12 @@ type DisplayTickets struct {
 	PrintsOn string `json:"prints_on,omitempty"`
 }
 
+// DisplayStartupGrace is how long a screen not heard from since the
+// gateway started has before it counts as gone (offline_after if longer):
+// after a restart the tablets reconnect, and one slow to do so should not
+// send its station to paper.
+const DisplayStartupGrace = time.Minute
+
 // maxDisplayTickets bounds the tickets a screen is sent at once.
 const maxDisplayTickets = 200
 
@@ -459,10 +465,14 @@ func (g *Gateway) checkDisplays(ctx context.Context) time.Duration {
 		d := g.displays[dc.ID]
 		now := g.clock.Mono()
 		g.mu.Lock()
-		silent, _ := d.silentFor(now)
+		silent, spoke := d.silentFor(now)
 		f := g.failover[dc.ID]
 		active := f != nil && f.Active
-		left := dc.OfflineAfter.Duration - silent
+		limit := dc.OfflineAfter.Duration
+		if !spoke {
+			limit = max(limit, DisplayStartupGrace)
+		}
+		left := limit - silent
 		newlyDark := left <= 0 && !d.dark
 		if newlyDark {
 			d.dark = true

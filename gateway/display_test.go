@@ -240,3 +240,22 @@ func TestGateway_DisplayOffline(t *testing.T) {
 		t.Fatal("no task")
 	}
 }
+
+// After a start, a screen not heard from yet has a minute to reconnect
+// before its station goes to paper.
+func TestGateway_DisplayStartupGrace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g, _, clk := setupDisplay(t)
+	postHot(t, g, "1")
+	clk.Advance(30 * time.Second)
+	g.CheckDisplays(ctx)
+	if d := displayState(t, g); d.State != "offline" || d.Failover != nil {
+		t.Fatalf("30 s after the start: got %+v, want offline (not heard yet), not failed over", d)
+	}
+	clk.Advance(30 * time.Second)
+	g.CheckDisplays(ctx)
+	if d := displayState(t, g); d.Failover == nil || !d.Failover.Active {
+		t.Fatalf("a minute after the start: got %+v, want failed over", d)
+	}
+}

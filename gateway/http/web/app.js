@@ -30,7 +30,7 @@ const T = {
     pair_code_label: "Pairing code", device_name: "Device name", pair: "Pair", devices: "Devices",
     pair_new: "Pair a new device", role: "Role", pairing_create: "Show a pairing code", pairing_code: "Pairing code",
     expires: "Valid until {time}, once", tls_fingerprint: "Certificate SHA-256", whoami: "Signed in: {name} ({role})",
-    role_pos: "POS", role_staff: "Staff", role_admin: "Admin", revoke: "Revoke", q_revoke: "Revoke {device}? Its token stops working at once.",
+    role_pos: "POS", role_staff: "Staff", role_admin: "Admin", role_display: "Kitchen screen", revoke: "Revoke", q_revoke: "Revoke {device}? Its token stops working at once.",
     last_used: "last used {time}", never_used: "not used yet", bad_code: "That code was not accepted.",
     details: "Details", force: "Do it anyway", waited: "waiting {age}", age_s: "{n} s", age_m: "{n} min", age_h: "{n} h {m} min",
   },
@@ -60,7 +60,7 @@ const T = {
     pair_code_label: "配对码", device_name: "设备名称", pair: "配对", devices: "设备",
     pair_new: "配对新设备", role: "角色", pairing_create: "显示配对码", pairing_code: "配对码",
     expires: "{time} 前有效，仅限一次", tls_fingerprint: "证书 SHA-256", whoami: "已登录：{name}（{role}）",
-    role_pos: "收银", role_staff: "员工", role_admin: "管理员", revoke: "吊销", q_revoke: "吊销 {device}？其令牌将立即失效。",
+    role_pos: "收银", role_staff: "员工", role_admin: "管理员", role_display: "厨房屏幕", revoke: "吊销", q_revoke: "吊销 {device}？其令牌将立即失效。",
     last_used: "最近使用 {time}", never_used: "尚未使用", bad_code: "配对码无效。",
     details: "详情", force: "仍然执行", waited: "已等 {age}", age_s: "{n} 秒", age_m: "{n} 分钟", age_h: "{n} 小时 {m} 分",
   },
@@ -295,6 +295,8 @@ function render() {
         (d.backup ? " · " + t("display_backup", { printer: d.backup }) : ""))));
   }
 
+  fillRoles(false);
+
   const stations = document.getElementById("stations");
   stations.replaceChildren();
   for (const s of board.stations) {
@@ -318,9 +320,20 @@ async function loadMe() {
   document.getElementById("tls").hidden = !me.tls_fingerprint;
   document.getElementById("tls-fingerprint").textContent = me.tls_fingerprint || "";
   document.getElementById("devices-section").hidden = !may("staff");
-  const sel = document.getElementById("pairing-role");
-  sel.replaceChildren(...(may("admin") ? ROLES : ["pos"]).map(r => el("option", { value: r }, t("role_" + r))));
+  fillRoles(true);
   if (may("admin")) await loadDevices();
+}
+
+// fillRoles lists the roles a new device may be given; a kitchen screen
+// pairs as its display, which it alone may see. Only when the list
+// changed, unless forced, so that a choice being made stays.
+function fillRoles(force) {
+  if (!me) return;
+  const sel = document.getElementById("pairing-role");
+  const values = (may("admin") ? ROLES : ["pos"]).concat(((board && board.displays) || []).map(d => "display:" + d.id));
+  if (!force && [...sel.options].map(o => o.value).join() === values.join()) return;
+  sel.replaceChildren(...values.map(v => el("option", { value: v },
+    v.startsWith("display:") ? t("role_display") + " · " + v.slice(8) : t("role_" + v))));
 }
 
 async function loadDevices() {
@@ -338,7 +351,8 @@ async function createPairing(ev) {
   ev.preventDefault();
   const err = document.getElementById("pairing-error");
   err.textContent = "";
-  const body = { role: document.getElementById("pairing-role").value };
+  const role = document.getElementById("pairing-role").value;
+  const body = role.startsWith("display:") ? { role: "display", display: role.slice(8) } : { role };
   const name = document.getElementById("pairing-name").value.trim();
   if (name) body.name = name;
   try {
