@@ -35,6 +35,18 @@ func (s *Server) displayRoutes() {
 	})
 }
 
+// displayWait is how long a poll waits for a change: displayWaitMax, or
+// less for a display whose offline_after is short, so that a live screen
+// is never silent for long.
+func (s *Server) displayWait(id string) time.Duration {
+	for _, d := range s.g.Config().Displays {
+		if d.ID == id {
+			return min(displayWaitMax, d.OfflineAfter.Duration/3)
+		}
+	}
+	return displayWaitMax
+}
+
 // mayUseDisplay refuses a display device another display.
 func mayUseDisplay(r *http.Request, id string) error {
 	p := principal(r)
@@ -119,7 +131,7 @@ func (s *Server) pollDisplay(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if body.Generation != 0 && body.Generation == s.g.Generation() {
-		t := time.NewTimer(displayWaitMax)
+		t := time.NewTimer(s.displayWait(id))
 		select {
 		case <-changes:
 		case <-t.C:
