@@ -82,10 +82,12 @@ func TestBrowser_KDS(t *testing.T) {
 		chromedp.WaitVisible(`#board`))
 	nos := []string{}
 	for _, id := range []string{"k1", "k2", "k3"} {
+		start := time.Now()
 		call(t, "POST", base+"/v1/orders", order(id, "hot"), nil)
 		no := "order_" + id + "_station_hot"
 		nos = append(nos, no)
 		within(t, ctx, time.Second, "ticket "+no+" on the screen", chromedp.WaitVisible(`[data-task="`+no+`"]`))
+		t.Logf("%s on the screen %s after the order was posted", no, time.Since(start).Round(time.Millisecond))
 	}
 	// Oldest first, numbered for the bump bar; delivered once shown.
 	listed, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll(".ticket")].map(e => e.dataset.task)`))
@@ -95,8 +97,10 @@ func TestBrowser_KDS(t *testing.T) {
 	waitStatus(t, base, nos[2], "printing", 5*time.Second)
 
 	// Enter bumps the oldest; 2 selects the second, Enter bumps it.
+	start := time.Now()
 	within(t, ctx, 5*time.Second, "Enter", chromedp.KeyEvent(kb.Enter), chromedp.WaitNotPresent(`[data-task="`+nos[0]+`"]`))
 	waitBumped(t, base, nos[0], time.Second)
+	t.Logf("%s done %s after Enter", nos[0], time.Since(start).Round(time.Millisecond))
 	within(t, ctx, 5*time.Second, "2, Enter",
 		chromedp.KeyEvent("2"), chromedp.WaitVisible(`[data-task="`+nos[2]+`"].selected`),
 		chromedp.KeyEvent(kb.Enter), chromedp.WaitNotPresent(`[data-task="`+nos[2]+`"]`))
@@ -144,8 +148,10 @@ func TestBrowser_KDS(t *testing.T) {
 	if err := chromedp.Cancel(ctx); err != nil {
 		t.Fatal(err)
 	}
+	start = time.Now()
 	call(t, "POST", base+"/v1/orders", order("k4", "hot"), nil)
 	got := waitPrinted(t, hot, 1, offlineAfter+5*time.Second)
+	t.Logf("the screen closed: the next ticket on the backup %s after its order (offline_after %s)", time.Since(start).Round(time.Millisecond), offlineAfter)
 	if got[0].TaskNo != "order_k4_station_hot" || !strings.Contains(got[0].Text, "BACKUP FROM kds-hot") {
 		t.Fatalf("got %s on the backup:\n%s\nwant order_k4_station_hot with BACKUP FROM kds-hot", got[0].TaskNo, got[0].Text)
 	}
