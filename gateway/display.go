@@ -213,7 +213,14 @@ func (g *Gateway) ShowTickets(ctx context.Context, id string) (*DisplayTickets, 
 		if err != nil {
 			return err
 		}
-		out.Open = append(out.Open[:0], open...)
+		out.Open = out.Open[:0]
+		for _, t := range open {
+			// A ticket carried over from before a start waits until the
+			// cloud said whether it knows newer (learn.go), as on paper.
+			if t.Status == storeprint.StatusPrinting || !g.holding(t) {
+				out.Open = append(out.Open, t)
+			}
+		}
 		n, err := tx.CountOpen(id)
 		if err != nil {
 			return err
@@ -282,7 +289,7 @@ func (g *Gateway) Shown(ctx context.Context, id string, taskNos []string) (int, 
 			if err != nil {
 				return err
 			}
-			if t.PrinterID != id || (t.Status != storeprint.StatusQueued && t.Status != storeprint.StatusRetryWait) {
+			if t.PrinterID != id || (t.Status != storeprint.StatusQueued && t.Status != storeprint.StatusRetryWait) || g.holding(t) {
 				continue
 			}
 			if err := g.deliver(tx, t, id); err != nil {

@@ -259,3 +259,49 @@ func TestGateway_DisplayStartupGrace(t *testing.T) {
 		t.Fatalf("a minute after the start: got %+v, want failed over", d)
 	}
 }
+
+// A linked gateway shows nothing it carried over from before its start
+// until the link says what the cloud knows, as it prints nothing.
+func TestGateway_DisplayStartupHold(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := &gateway.Config{
+		StoreID: "s1", Listen: "127.0.0.1:0", APITokens: []string{"token-123"},
+		Cloud:    &gateway.CloudConfig{URL: "ws://127.0.0.1:9/v1/sync", Insecure: true, GatewayID: "gw-1", Token: "t"},
+		Printers: []gateway.PrinterConfig{{ID: "hot-1", Driver: "tcp", Address: "127.0.0.1:9"}},
+		Displays: []gateway.DisplayConfig{{ID: "kds-hot", Backup: "hot-1"}},
+		Stations: []gateway.StationConfig{{Name: "hot", Display: "kds-hot"}},
+	}
+	cfg.SetDefaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	store, err := badger.Open(t.TempDir(), badger.Options{MinFreeBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	newGateway := func() *gateway.Gateway {
+		g, err := gateway.New(cfg, store, map[string]gateway.Printer{"hot-1": tcp.New(cfg.Printers[0], cfg.StoreID)}, gateway.Options{
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), StartupGrace: time.Hour,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	prev, g := newGateway(), newGateway()
+	carried := postHot(t, prev, "a")
+	fresh := postHot(t, g, "b")
+	show, err := g.ShowTickets(ctx, "kds-hot")
+	if err != nil || len(show.Open) != 1 || show.Open[0].TaskNo != fresh {
+		t.Fatalf("before the cloud spoke: got %+v %v, want %s alone", show, err, fresh)
+	}
+	if n, err := g.Shown(ctx, "kds-hot", []string{carried, fresh}); err != nil || n != 1 {
+		t.Fatalf("shown: got %d %v, want only %s delivered", n, err, fresh)
+	}
+	g.Learned()
+	if show, _ := g.ShowTickets(ctx, "kds-hot"); len(show.Open) != 2 || show.Open[0].TaskNo != carried {
+		t.Fatalf("after the cloud spoke: got %+v, want %s first", show.Open, carried)
+	}
+}
