@@ -254,8 +254,17 @@ func (g *Gateway) checkDisplayRole(role storeprint.Role, display string) error {
 	return nil
 }
 
-// CheckPairing checks a pairing request's role and display before a code
-// is issued.
-func (g *Gateway) CheckPairing(role storeprint.Role, display string) error {
-	return g.checkDisplayRole(role, display)
+// PairingDisplay checks a pairing request's role and display before a
+// code is issued, and returns the display a display device will be: the
+// one named, else the one its name names, else the store's only display.
+func (g *Gateway) PairingDisplay(role storeprint.Role, display, name string) (string, error) {
+	if role == storeprint.RoleDisplay && display == "" {
+		switch {
+		case g.isDisplay(name):
+			display = name
+		case len(g.cfg.Displays) == 1:
+			display = g.cfg.Displays[0].ID
+		}
+	}
+	return display, g.checkDisplayRole(role, display)
 }

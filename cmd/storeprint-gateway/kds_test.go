@@ -29,6 +29,13 @@ func TestMain_DisplayDevice(t *testing.T) {
 	if code := call(t, "POST", base+"/v1/pairing", map[string]string{"role": "display", "display": "kds-nope"}, &e); code != 400 {
 		t.Fatalf("pairing an unknown display: got %d %q, want 400", code, e.Error)
 	}
+	// Named after its screen, a display device is that screen.
+	var named struct {
+		Display string `json:"display"`
+	}
+	if code := call(t, "POST", base+"/v1/pairing", map[string]string{"role": "display", "name": "kds-cold"}, &named); code != 201 || named.Display != "kds-cold" {
+		t.Fatalf("pairing a display named after it: got %d %+v, want 201 for kds-cold", code, named)
+	}
 	var c pairingJSON
 	if code := call(t, "POST", base+"/v1/pairing", map[string]string{"role": "display", "display": "kds-hot"}, &c); code != 201 {
 		t.Fatalf("POST /v1/pairing: got %d %q", code, c.Error)

@@ -69,9 +69,11 @@ func (s *Server) createPairing(w http.ResponseWriter, r *http.Request) error {
 	if err := gateway.MayPair(p.Role, body.Role); err != nil {
 		return err
 	}
-	if err := s.g.CheckPairing(body.Role, body.Display); err != nil {
+	display, err := s.g.PairingDisplay(body.Role, body.Display, body.Name)
+	if err != nil {
 		return err
 	}
+	body.Display = display
 	a := operator(r, body.Actor)
 	c, err := s.pairing.CreateFor(body.Role, body.Name, body.Display, a.Operator)
 	if err != nil {
