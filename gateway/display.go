@@ -158,12 +158,6 @@ type DisplayTickets struct {
 	PrintsOn string `json:"prints_on,omitempty"`
 }
 
-// DisplayStartupGrace is how long a screen not heard from since the
-// gateway started has before it counts as gone (offline_after if longer):
-// after a restart the tablets reconnect, and one slow to do so should not
-// send its station to paper.
-const DisplayStartupGrace = time.Minute
-
 // maxDisplayTickets bounds the tickets a screen is sent at once.
 const maxDisplayTickets = 200
 
@@ -472,14 +466,12 @@ func (g *Gateway) checkDisplays(ctx context.Context) time.Duration {
 		d := g.displays[dc.ID]
 		now := g.clock.Mono()
 		g.mu.Lock()
-		silent, spoke := d.silentFor(now)
+		// A screen not heard from since the start has been silent since
+		// the start: offline_after covers a restart's reconnection.
+		silent, _ := d.silentFor(now)
 		f := g.failover[dc.ID]
 		active := f != nil && f.Active
-		limit := dc.OfflineAfter.Duration
-		if !spoke {
-			limit = max(limit, DisplayStartupGrace)
-		}
-		left := limit - silent
+		left := dc.OfflineAfter.Duration - silent
 		newlyDark := left <= 0 && !d.dark
 		if newlyDark {
 			d.dark = true

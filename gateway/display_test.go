@@ -241,22 +241,30 @@ func TestGateway_DisplayOffline(t *testing.T) {
 	}
 }
 
-// After a start, a screen not heard from yet has a minute to reconnect
-// before its station goes to paper.
-func TestGateway_DisplayStartupGrace(t *testing.T) {
+// After a start, a screen not heard from yet is offline at once, and its
+// station goes to paper once it stayed silent for offline_after since the
+// start.
+func TestGateway_DisplayNeverHeard(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	g, _, clk := setupDisplay(t)
-	postHot(t, g, "1")
-	clk.Advance(30 * time.Second)
+	g, sim, clk := setupDisplay(t)
+	no := postHot(t, g, "1")
+	clk.Advance(9 * time.Second)
 	g.CheckDisplays(ctx)
 	if d := displayState(t, g); d.State != "offline" || d.Failover != nil {
-		t.Fatalf("30 s after the start: got %+v, want offline (not heard yet), not failed over", d)
+		t.Fatalf("9 s after the start: got %+v, want offline (not heard yet), not failed over", d)
 	}
-	clk.Advance(30 * time.Second)
+	clk.Advance(time.Second)
 	g.CheckDisplays(ctx)
 	if d := displayState(t, g); d.Failover == nil || !d.Failover.Active {
-		t.Fatalf("a minute after the start: got %+v, want failed over", d)
+		t.Fatalf("10 s after the start: got %+v, want failed over", d)
+	}
+	for g.Step(ctx, "hot-1") == 0 {
+	}
+	for g.Step(ctx, "hot-1") == 0 {
+	}
+	if got := sim.Printed(); len(got) != 1 || got[0].TaskNo != no || !strings.Contains(got[0].Text, "BACKUP FROM kds-hot") || strings.Contains(got[0].Text, "REPRINT") {
+		t.Fatalf("got %+v on the backup, want %s with BACKUP FROM kds-hot, no REPRINT (never shown)", got, no)
 	}
 }
 

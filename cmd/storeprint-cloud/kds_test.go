@@ -28,7 +28,7 @@ func TestChain_KDS(t *testing.T) {
 	fmt.Fprintf(&b, "store_id = %q\ndata_dir = %q\nlisten = \"127.0.0.1:0\"\napi_tokens = [%q]\n", st.id, filepath.Join(t.TempDir(), "data"), posToken)
 	fmt.Fprintf(&b, "[cloud]\nurl = \"ws://%s/v1/sync\"\ninsecure = true\ngateway_id = %q\ntoken = %q\n", strings.TrimPrefix(node.base, "http://"), st.gatewayID, st.token)
 	fmt.Fprintf(&b, "\n[[printers]]\nid = \"hot-1\"\ndriver = \"tcp\"\naddress = %q\n", hotAddr)
-	b.WriteString("\n[[displays]]\nid = \"kds-hot\"\nbackup = \"hot-1\"\noffline_after = \"3s\"\n\n[[stations]]\nname = \"hot\"\ndisplay = \"kds-hot\"\n")
+	b.WriteString("\n[[displays]]\nid = \"kds-hot\"\nbackup = \"hot-1\"\noffline_after = \"5s\"\n\n[[stations]]\nname = \"hot\"\ndisplay = \"kds-hot\"\n")
 	cfg := filepath.Join(t.TempDir(), "gateway.toml")
 	if err := os.WriteFile(cfg, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)

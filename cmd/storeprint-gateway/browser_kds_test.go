@@ -73,9 +73,10 @@ func kdsConfig(t *testing.T, hot *sim, offlineAfter string) string {
 func TestBrowser_KDS(t *testing.T) {
 	t.Parallel()
 	hot := startSim(t, printersim.FaultNone)
-	const offlineAfter = 3 * time.Second
-	_, base := runGateway(t, kdsConfig(t, hot, offlineAfter.String()))
+	const offlineAfter = 5 * time.Second
+	// The browser first: the screen is silent from the gateway's start.
 	ctx := chromium.New(t, 1280, 800)
+	_, base := runGateway(t, kdsConfig(t, hot, offlineAfter.String()))
 
 	within(t, ctx, 20*time.Second, "open the screen",
 		chromedp.Navigate(base+"/kds/kds-hot?token="+token),
