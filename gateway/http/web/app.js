@@ -15,6 +15,7 @@ const T = {
     retry: "Print again", resolve: "It printed", reprint: "Copy", test_page: "Test page",
     print_stale: "Print held tickets", acknowledge: "Acknowledge", failback: "Move back",
     failover: "{printer} failed — {stations} now print on {backup}", failover_done: "{printer} failed over to {backup} earlier (moved back)",
+    no_backup: "No printer can take the tickets of printer {printer}: its backups ({backups}) are not ready either. They wait.",
     storage: "Storage trouble — new orders are refused: {error}",
     recovered: "The gateway's data was recovered ({at}): {cause}. Waiting tickets were held for a person.",
     recovered_missing: "{n} tickets accepted before that are missing and cannot be listed.",
@@ -45,6 +46,7 @@ const T = {
     retry: "补打", resolve: "已出单", reprint: "复制一张", test_page: "测试页",
     print_stale: "打印暂停的小票", acknowledge: "已知悉", failback: "切回",
     failover: "{printer} 故障，{stations} 已转到 {backup} 打印", failover_done: "{printer} 曾转到 {backup}（已切回）",
+    no_backup: "没有打印机能接打印机 {printer} 的小票：它的备用打印机（{backups}）也都不能打印。小票在等待。",
     storage: "存储故障，暂停接单：{error}",
     recovered: "网关数据已恢复（{at}）：{cause}。待打小票已暂停，等待人工处理。",
     recovered_missing: "此前接收的 {n} 张小票已丢失，无法列出。",
@@ -236,6 +238,13 @@ function render() {
   if (rec && Date.now() - Date.parse(rec.at) < 7 * 24 * 3600 * 1000) {
     banners.append(el("div", { class: "banner", "data-recovery": "true", role: "alert" },
       t("recovered", { at: new Date(rec.at).toLocaleString(), cause: rec.cause }) + (rec.missing_tasks > 0 ? " " + t("recovered_missing", { n: rec.missing_tasks }) : "")));
+  }
+  for (const p of board.printers) {
+    if (!p.no_backup_ready) continue;
+    const chain = [];
+    for (let b = p.backup; b && chain.indexOf(b) < 0; b = (board.printers.find(x => x.id === b) || {}).backup) chain.push(b);
+    banners.append(el("div", { class: "banner", "data-no-backup": p.id, role: "alert" },
+      el("span", {}, el("div", {}, t("no_backup", { printer: p.id, backups: chain.join(", ") })), details("no-backup/" + p.id, p.last_error))));
   }
   for (const p of board.printers) {
     const f = p.failover;
