@@ -120,6 +120,7 @@ func (s *Server) register() {
 	s.handle("GET /metrics", pos, http.HandlerFunc(s.metricsHandler))
 	s.handle("GET /v1/me", pos, s.api(s.me))
 	s.handle("POST /v1/orders", pos, s.api(s.createOrder))
+	s.handle("GET /v1/orders/{order_id}", pos, s.api(s.getOrder))
 	s.handle("POST /v1/orders/{order_id}/void", pos, s.api(s.voidOrder))
 	s.handle("GET /v1/tasks", pos, s.api(s.listTasks))
 	s.handle("GET /v1/tasks/{task_no}", pos, s.api(s.getTask))
@@ -464,6 +465,15 @@ func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) error {
 		status = http.StatusCreated
 	}
 	writeJSON(w, status, res)
+	return nil
+}
+
+func (s *Server) getOrder(w http.ResponseWriter, r *http.Request) error {
+	o, err := s.g.Order(r.Context(), r.PathValue("order_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, o)
 	return nil
 }
 
