@@ -16,15 +16,16 @@ import (
 
 // errorStatus is the one table from error codes to HTTP statuses.
 var errorStatus = map[string]int{
-	cloud.EINVALID:      http.StatusBadRequest,
-	cloud.EUNAUTHORIZED: http.StatusUnauthorized,
-	cloud.EFORBIDDEN:    http.StatusForbidden,
-	cloud.ENOTFOUND:     http.StatusNotFound,
-	cloud.ECONFLICT:     http.StatusConflict,
-	cloud.ETOOLARGE:     http.StatusRequestEntityTooLarge,
-	cloud.ETOOMANY:      http.StatusTooManyRequests,
-	cloud.EUNAVAILABLE:  http.StatusServiceUnavailable,
-	cloud.EINTERNAL:     http.StatusInternalServerError,
+	cloud.EINVALID:       http.StatusBadRequest,
+	cloud.EUNAUTHORIZED:  http.StatusUnauthorized,
+	cloud.EFORBIDDEN:     http.StatusForbidden,
+	cloud.ENOTFOUND:      http.StatusNotFound,
+	cloud.ECONFLICT:      http.StatusConflict,
+	cloud.EUNPROCESSABLE: http.StatusUnprocessableEntity,
+	cloud.ETOOLARGE:      http.StatusRequestEntityTooLarge,
+	cloud.ETOOMANY:       http.StatusTooManyRequests,
+	cloud.EUNAVAILABLE:   http.StatusServiceUnavailable,
+	cloud.EINTERNAL:      http.StatusInternalServerError,
 }
 
 // writeError answers {"error": message}. An unexpected error is logged and

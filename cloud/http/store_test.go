@@ -104,6 +104,19 @@ func TestServer_CreateOrder(t *testing.T) {
 			t.Fatalf("got %d downstream rows, want 1", n)
 		}
 	})
+	t.Run("ErrUnknownStation", func(t *testing.T) {
+		// The store's gateway reports hot only: an order for bar is
+		// refused at once, naming it, and nothing is stored.
+		var gw struct {
+			GatewayID string `json:"gateway_id"`
+		}
+		e.must("POST", "/v1/admin/stores/s1/gateways", adminToken, nil, 201, &gw)
+		ingestFailedTask(t, e, "s1", gw.GatewayID)
+		e.wantError("POST", "/v1/stores/s1/orders", acme, map[string]any{"order_id": "d7", "items": order["items"]}, 422, `no station "bar"`)
+		if n := e.count(`SELECT count(*) FROM cloud_orders WHERE order_id = 'd7'`); n != 0 {
+			t.Fatalf("got %d orders d7, want none", n)
+		}
+	})
 }
 
 // TestServer_CreateOrder_Concurrent posts the same order from 20 clients

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"reflect"
+	"strings"
 	stdsync "sync"
 	"testing"
 
@@ -100,6 +101,34 @@ func TestOrderService_CreateOrder(t *testing.T) {
 		}
 		if n := f.count(t, `SELECT count(*) FROM print_tasks WHERE task_no = 'order_p1_station_bar'`); n != 0 {
 			t.Fatalf("got %d bar tasks, want 0: nothing written", n)
+		}
+	})
+	t.Run("ErrUnknownStation", func(t *testing.T) {
+		// Once the gateway has reported its printers, a station none of
+		// them serves is refused at once, named; before, the order waits
+		// for the gateway to decide (OK above).
+		if err := f.gateways.UpdatePrinters(context.Background(), "s1", gw.ID, []*cloud.Printer{
+			{ID: "hot-1", Status: storeprint.PrinterReady, Stations: []string{"hot"}},
+			{ID: "pass-1", Status: storeprint.PrinterReady, Stations: []string{"pass"}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := f.orders.CreateOrder(ctx, "s1", newOrder("d5"))
+		wantCode(t, err, cloud.EUNPROCESSABLE)
+		if msg := cloud.ErrorMessage(err); !strings.Contains(msg, `"bar"`) || strings.Contains(msg, `"hot"`) {
+			t.Fatalf("got message %q, want it to name the station bar", msg)
+		}
+		if n := f.count(t, `SELECT count(*) FROM cloud_orders WHERE order_id = 'd5'`) + f.count(t, `SELECT count(*) FROM print_tasks WHERE order_id = 'd5'`); n != 0 {
+			t.Fatalf("got %d rows of order d5, want nothing written", n)
+		}
+		o := newOrder("d6")
+		o.Items[1].Station = "pass"
+		if _, created, err := f.orders.CreateOrder(ctx, "s1", o); err != nil || !created {
+			t.Fatalf("an order for reported stations: got created %v err %v", created, err)
+		}
+		// A replay of an order accepted before stays a replay.
+		if _, created, err := f.orders.CreateOrder(ctx, "s1", newOrder("d1")); err != nil || created {
+			t.Fatalf("replay of d1: got created %v err %v, want a replay", created, err)
 		}
 	})
 }
