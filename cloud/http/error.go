@@ -98,10 +98,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error 
 	case errors.As(err, &syntaxErr):
 		return cloud.Errorf(cloud.EINVALID, "malformed JSON at byte %d: %s", syntaxErr.Offset, syntaxErr.Error())
 	case errors.As(err, &typeErr):
-		if typeErr.Field == "" {
-			return cloud.Errorf(cloud.EINVALID, "the body must be a JSON object, not %s", typeErr.Value)
-		}
-		return cloud.Errorf(cloud.EINVALID, "field %s: expected %s, got %s", typeErr.Field, typeErr.Type, typeErr.Value)
+		return cloud.Errorf(cloud.EINVALID, "%s", storeprint.TypeError(b, typeErr).Error())
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		return cloud.Errorf(cloud.EINVALID, "unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 	}

@@ -406,7 +406,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error 
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return gateway.Errorf(gateway.EINVALID, "malformed JSON: field %q must be a %s", te.Field, te.Type.String())
+			return gateway.Errorf(gateway.EINVALID, "%s", storeprint.TypeError(b, te).Error())
 		}
 		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 			return gateway.Errorf(gateway.EINVALID, "unknown field %s", f)
