@@ -16,6 +16,7 @@ type printerJSON struct {
 	Backup    string   `json:"backup"`
 	Queue     int      `json:"queue"`
 	InTrouble bool     `json:"in_trouble"`
+	NoBackup  bool     `json:"no_backup_ready"`
 	Word      string   `json:"word"`
 	Failover  *struct {
 		Active       bool   `json:"active"`
