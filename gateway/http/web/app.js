@@ -252,6 +252,7 @@ function render() {
 
   const banners = document.getElementById("banners");
   banners.replaceChildren();
+  const bannered = new Set(); // printers a banner already speaks of
   if (board.storage_error) banners.append(el("div", { class: "banner", role: "alert" }, t("storage", { error: board.storage_error })));
   if (board.cloud && board.cloud.credential_shared) banners.append(el("div", { class: "banner", "data-credential-shared": "true", role: "alert" }, t("credential_shared")));
   const rec = board.storage && board.storage.recovery;
@@ -261,6 +262,7 @@ function render() {
   }
   for (const p of board.printers) {
     if (!p.no_backup_ready) continue;
+    bannered.add(p.id);
     const chain = [];
     for (let b = p.backup; b && chain.indexOf(b) < 0; b = (board.printers.find(x => x.id === b) || {}).backup) chain.push(b);
     banners.append(el("div", { class: "banner", "data-no-backup": p.id, role: "alert" },
@@ -275,6 +277,8 @@ function render() {
     // a printer that cannot print look like the way out.
     const b = board.printers.find(x => x.id === f.backup);
     const backupFault = f.active && b && inTrouble(b) && t("backup_fault", { backup: b.id, words: statusWords(b) });
+    if (f.active) bannered.add(p.id);
+    if (backupFault) bannered.add(b.id);
     banners.append(el("div", { class: "banner", "data-failover": p.id, role: "alert" },
       el("span", {}, el("div", {}, text), f.word && el("div", {}, say(f.word)),
         backupFault && el("div", { "data-backup-fault": b.id }, backupFault), details("failover/" + p.id, f.reason)),
@@ -287,6 +291,11 @@ function render() {
 
   const alerts = document.getElementById("alerts");
   alerts.replaceChildren();
+  // On a phone the printers come after the tickets: the ones in trouble
+  // are named here, in one line each, so that the first screen says why.
+  const troubled = board.printers.filter(p => inTrouble(p) && !bannered.has(p.id));
+  if (troubled.length > 0) alerts.append(el("div", { class: "trouble-summary" },
+    troubled.map(p => el("div", { "data-summary": p.id }, t("printer_named", { id: p.id }) + ": " + statusWords(p)))));
   if (board.alerts.length === 0) alerts.append(el("p", { class: "muted" }, t("none")));
   else alerts.append(el("div", { class: "legend muted" },
     may("staff") && el("div", { "data-help": "retry" }, t("retry_help")),
