@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -43,6 +44,14 @@ func TestBrowser_LANPageTrouble(t *testing.T) {
 		chromedp.WaitVisible(`[data-printer="hot-1"][data-trouble="true"]`),
 		chromedp.WaitVisible(`[data-printer="pass-1"][data-trouble="true"]`),
 		chromedp.WaitVisible(`#alerts [data-status="attention_required"]`))
+	// A printer in trouble that answers a probe is tried again and is
+	// back in trouble a moment later: wait for both to say so at once.
+	var says []string
+	for _, w := range []storeprint.Word{storeprint.WordPrinterCutsOff, storeprint.WordPrinterNoConfirm, storeprint.WordTaskUncertain} {
+		says = append(says, fmt.Sprintf("document.body.innerText.includes(%q)", storeprint.Say(w, "en")))
+	}
+	within(t, ctx, 20*time.Second, "both printers in trouble at once",
+		chromedp.Poll[chromedp.Void](strings.Join(says, " && ")))
 
 	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
 	if err != nil {
