@@ -52,7 +52,7 @@ const T = {
     paper_near_end: "纸快用完",
     retry: "补打", resolve: "已出单", reprint: "复制一张", test_page: "测试页",
     print_stale: "打印暂停的小票", acknowledge: "已知悉", failback: "切回",
-    failover: "打印机 {printer} 故障：{stations}的小票已转到打印机 {backup} 打印",
+    failover: "打印机 {printer} 故障：{stations} 的小票已转到打印机 {backup} 打印",
     failover_done: "打印机 {printer} 曾故障，小票曾转到打印机 {backup}（已切回）",
     backup_fault: "打印机 {backup} 也无法打印：{words}",
     no_backup: "没有打印机能接打印机 {printer} 的小票：它的备用打印机（{backups}）也都无法打印。小票在等待。",
