@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -31,6 +32,48 @@ func TypeError(data []byte, te *json.UnmarshalTypeError) error {
 // at offset, where encoding/json reports a type error: after a literal,
 // or after the opening bracket of an object or array. "" when none does.
 func jsonPath(data []byte, offset int64) string {
+	var found string
+	walk(data, func(path string, key bool, end int64) bool {
+		if !key && end == offset {
+			found = path
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// UnknownField says which member of a JSON document encoding/json refused
+// as unknown (its error names the member, not where it is): the first
+// member of that name, by its path, "items[0].price: unknown field
+// \"price\"". err is returned as it is when it is not about an unknown
+// field.
+func UnknownField(data []byte, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "json: unknown field ")
+	if !ok {
+		return err
+	}
+	var found string
+	if want, qerr := strconv.Unquote(name); qerr == nil {
+		walk(data, func(path string, key bool, _ int64) bool {
+			if key && (path == want || strings.HasSuffix(path, "."+want)) {
+				found = path
+				return false
+			}
+			return true
+		})
+	}
+	if found == "" {
+		return Invalidf("unknown field %s", name)
+	}
+	return Invalidf("%s: unknown field %s", found, name)
+}
+
+// walk visits data's tokens in order, each with its path: every member
+// name (key true, the path ending in it) and every value (key false, with
+// the offset where it ends, or where an object or array opens), until
+// visit returns false or the document ends or breaks.
+func walk(data []byte, visit func(path string, key bool, end int64) bool) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	type level struct {
 		array bool
@@ -56,7 +99,7 @@ func jsonPath(data []byte, offset int64) string {
 	for {
 		tok, err := dec.Token()
 		if err != nil {
-			return ""
+			return
 		}
 		top := len(stack) - 1
 		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
@@ -68,13 +111,16 @@ func jsonPath(data []byte, offset int64) string {
 		}
 		if top >= 0 && !stack[top].array && stack[top].inKey {
 			stack[top].key, stack[top].inKey = tok.(string), false
+			if !visit(path(), true, dec.InputOffset()) {
+				return
+			}
 			continue
 		}
 		if top >= 0 && stack[top].array {
 			stack[top].index++
 		}
-		if dec.InputOffset() == offset {
-			return path()
+		if !visit(path(), false, dec.InputOffset()) {
+			return
 		}
 		if d, ok := tok.(json.Delim); ok {
 			stack = append(stack, level{array: d == '[', inKey: d == '{'})

@@ -3,6 +3,7 @@ package storeprint_test
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/storeprint/storeprint"
@@ -26,6 +27,26 @@ func TestTypeError(t *testing.T) {
 			t.Fatalf("%s: got %v, want a type error", tc.body, err)
 		}
 		if got := storeprint.TypeError([]byte(tc.body), te).Error(); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.body, got, tc.want)
+		}
+	}
+}
+
+func TestUnknownField(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ body, want string }{
+		{`{"order_id":"a","tabel":"A1","items":[]}`, `tabel: unknown field "tabel"`},
+		{`{"order_id":"a","items":[{"name":"x","qty":1,"station":"hot"},{"name":"y","qty":1,"station":"hot","price":3}]}`, `items[1].price: unknown field "price"`},
+		{`{"order_id":"a","note":"x","items":[{"name":"x","qty":1,"station":"hot","extra":{"a":1}}]}`, `items[0].extra: unknown field "extra"`},
+	} {
+		dec := json.NewDecoder(strings.NewReader(tc.body))
+		dec.DisallowUnknownFields()
+		var o storeprint.Order
+		err := dec.Decode(&o)
+		if err == nil {
+			t.Fatalf("%s: decoded", tc.body)
+		}
+		if got := storeprint.UnknownField([]byte(tc.body), err).Error(); got != tc.want {
 			t.Errorf("%s: got %q, want %q", tc.body, got, tc.want)
 		}
 	}

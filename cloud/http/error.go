@@ -100,7 +100,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error 
 	case errors.As(err, &typeErr):
 		return cloud.Errorf(cloud.EINVALID, "%s", storeprint.TypeError(b, typeErr).Error())
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return cloud.Errorf(cloud.EINVALID, "unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+		return cloud.Errorf(cloud.EINVALID, "%s", storeprint.UnknownField(b, err).Error())
 	}
 	return cloud.Errorf(cloud.EINVALID, "malformed JSON: %v", err)
 }

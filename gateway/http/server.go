@@ -408,8 +408,8 @@ func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error 
 		if errors.As(err, &te) {
 			return gateway.Errorf(gateway.EINVALID, "%s", storeprint.TypeError(b, te).Error())
 		}
-		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return gateway.Errorf(gateway.EINVALID, "unknown field %s", f)
+		if strings.HasPrefix(err.Error(), "json: unknown field ") {
+			return gateway.Errorf(gateway.EINVALID, "%s", storeprint.UnknownField(b, err).Error())
 		}
 		return gateway.Errorf(gateway.EINVALID, "malformed JSON: %v", err)
 	}
