@@ -12,9 +12,10 @@ import (
 // along its chain of backups once it has failed past its threshold: in
 // trouble (at once), failover_attempts attempts in a row that did not
 // print, or failover_after of continuous trouble (unreachable, offline,
-// out of paper...) since the first reading that showed it. When no printer of the chain is ready the tickets wait
-// where they are and the printer is shown with no backup ready; the check
-// runs again at the next status poll.
+// out of paper...) since the first reading that showed it. When no
+// printer of the chain is ready the tickets wait where they are and the
+// printer is shown with no backup ready; the check runs again at the next
+// status poll.
 func (w *worker) checkFailover(ctx context.Context) {
 	g := w.g
 	if w.cfg.Backup == "" || w.failedOver() {

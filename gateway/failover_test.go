@@ -250,3 +250,23 @@ func TestGateway_Failover(t *testing.T) {
 		}
 	})
 }
+
+// Once no ticket waits any more (voided), the printer no longer says that
+// no backup can take its tickets.
+func TestGateway_NoBackupReadyEnds(t *testing.T) {
+	t.Parallel()
+	ch := newChain(t)
+	ch.printers["hot-1"].gone = true
+	ch.printers["pass-1"].state = storeprint.PrinterPaperEnd
+	ch.printers["expo-1"].state = storeprint.PrinterCoverOpen
+	ch.post(t, "o1")
+	if _, ok := ch.until(t, 15*time.Second, func() bool { return ch.printer(t, "hot-1").NoBackupReady }); !ok {
+		t.Fatal("hot-1 does not say that no backup is ready")
+	}
+	if _, err := ch.g.Void(context.Background(), "o1", gateway.Actor{Operator: "amy", Reason: "guest left"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ch.until(t, 2*time.Second, func() bool { return !ch.printer(t, "hot-1").NoBackupReady }); !ok {
+		t.Fatal("hot-1 still says no backup can take its tickets, with none waiting")
+	}
+}

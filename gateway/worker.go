@@ -161,6 +161,7 @@ func (w *worker) pause(ctx context.Context, d time.Duration) {
 // and returns how long to wait for work.
 func (w *worker) idle(ctx context.Context) time.Duration {
 	g := w.g
+	w.setNoBackupReady(false) // no tickets wait for a backup any more
 	poll := g.opts.IdlePoll
 	if g.PrinterState(w.id) != storeprint.PrinterReady || w.failedOver() {
 		poll = g.opts.StatusPoll
