@@ -115,26 +115,40 @@ func (s *OrderService) CreateOrder(ctx context.Context, storeID string, o *store
 // gateway would refuse the order later, out of the caller's sight.
 func knownStations(ctx context.Context, tx pgx.Tx, storeID string, o *storeprint.Order) error {
 	// A printer first seen in a task event has no stations: only the
-	// gateway's printer report says which stations it serves.
-	rows, err := tx.Query(ctx, `SELECT stations FROM printers WHERE store_id = $1`, storeID)
-	if err != nil {
-		return fmt.Errorf("read stations: %w", interpret(err))
-	}
-	reported, err := pgx.CollectRows(rows, pgx.RowTo[[]string])
+	// gateway's printer report says which stations it serves. A CloudPRNT
+	// printer the cloud drives itself serves its own stations, or every
+	// station when it names none.
+	rows, err := tx.Query(ctx, `
+		SELECT p.stations, c.printer_id IS NOT NULL
+		FROM printers p LEFT JOIN cloudprnt_printers c ON c.store_id = p.store_id AND c.printer_id = p.printer_id
+		WHERE p.store_id = $1`, storeID)
 	if err != nil {
 		return fmt.Errorf("read stations: %w", interpret(err))
 	}
 	known := map[string]bool{}
 	var names []string
-	for _, sts := range reported {
+	reported, everyStation := false, false
+	var sts []string
+	var cloudprnt bool
+	_, err = pgx.ForEachRow(rows, []any{&sts, &cloudprnt}, func() error {
+		switch {
+		case cloudprnt && len(sts) == 0:
+			everyStation = true
+		case !cloudprnt && len(sts) > 0:
+			reported = true
+		}
 		for _, st := range sts {
 			if !known[st] {
 				known[st] = true
 				names = append(names, st)
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read stations: %w", interpret(err))
 	}
-	if len(names) == 0 {
+	if !reported || everyStation {
 		return nil // the gateway has not reported its stations yet: it decides
 	}
 	slices.Sort(names)

@@ -130,6 +130,28 @@ func TestOrderService_CreateOrder(t *testing.T) {
 		if _, created, err := f.orders.CreateOrder(ctx, "s1", newOrder("d1")); err != nil || created {
 			t.Fatalf("replay of d1: got created %v err %v, want a replay", created, err)
 		}
+		// The gateway is replaced by CloudPRNT printers the cloud drives:
+		// each serves its stations, or every station when it names none.
+		if _, err := f.gateways.RevokeGateway(adminCtx, gw.ID, cloud.Note{Reason: "the store prints from the cloud now"}); err != nil {
+			t.Fatal(err)
+		}
+		cp := NewCloudPRNTService(f.db)
+		if _, err := cp.CreateCloudPRNTPrinter(adminCtx, &cloud.CloudPRNTPrinter{StoreID: "s1", PrinterID: "bar-1", MAC: "00:11:62:00:00:01", Stations: []string{"bar"}}, cloud.Note{Reason: "bar printer"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, created, err := f.orders.CreateOrder(ctx, "s1", newOrder("d8")); err != nil || !created {
+			t.Fatalf("an order for hot and the CloudPRNT printer's bar: got created %v err %v", created, err)
+		}
+		o = newOrder("d9")
+		o.Items[1].Station = "grill"
+		_, _, err = f.orders.CreateOrder(ctx, "s1", o)
+		wantCode(t, err, cloud.EUNPROCESSABLE)
+		if _, err := cp.CreateCloudPRNTPrinter(adminCtx, &cloud.CloudPRNTPrinter{StoreID: "s1", PrinterID: "all-1", MAC: "00:11:62:00:00:02"}, cloud.Note{Reason: "prints everything"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, created, err := f.orders.CreateOrder(ctx, "s1", o); err != nil || !created {
+			t.Fatalf("an order for grill with a CloudPRNT printer of every station: got created %v err %v", created, err)
+		}
 	})
 }
 
