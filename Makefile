@@ -13,9 +13,11 @@ DIST ?= dist
 # (make package VERSION=1.4.0). Without either, a program falls back to the
 # version Go recorded (see internal/version).
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
-# The packages' version: VERSION without its "v", starting with a digit as
-# Debian wants it, "-" made "+" so a build after a tag sorts after the tag.
-PKG_VERSION := $(shell echo '$(VERSION)' | sed -e 's/^v//' -e 's/^\([^0-9]\)/0.0.0+git\1/' -e 's/^$$/0.0.0+gitunknown/' -e 's/[^A-Za-z0-9.+~]/+/g')
+# The packages' version: a tag's version (v1.4.0 -> 1.4.0; a build after it,
+# 1.4.0-3-gabc1234, sorts after it as 1.4.0+3+gabc1234: "-" made "+");
+# anything else, a commit without a tag above all (5298736, which would sort
+# above every 1.x release), is 0.0.0+git<it>, below every release.
+PKG_VERSION := $(shell echo '$(VERSION)' | sed -e 's/^v\([0-9]\)/\1/' -e '/^[0-9][0-9]*\.[0-9]/!s/^/0.0.0+git/' -e 's/^0\.0\.0+git$$/0.0.0+gitunknown/' -e 's/[^A-Za-z0-9.+~]/+/g')
 LDFLAGS := $(if $(VERSION),-X github.com/storeprint/storeprint/internal/version.stamped=$(VERSION))
 
 # The chain-scale benchmark's size: stores, and tasks a store (the full
@@ -29,10 +31,13 @@ BENCH_SMALL_TASKS ?= 100
 export STOREPRINT_BENCH_SECONDS ?= 5
 export STOREPRINT_BENCH_ROUNDS ?= 2
 
-.PHONY: help build demo test unit fuzz lint bench bench-scale windows package screenshots clean model
+.PHONY: help version build demo test unit fuzz lint bench bench-scale windows package screenshots clean model
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+version: ## print the version the programs and the packages get
+	@echo 'programs: $(VERSION)'; echo 'packages: $(PKG_VERSION)'
 
 build: ## build the three binaries into bin/
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
@@ -48,7 +53,7 @@ package: ## the .deb packages (amd64, arm64) and the Windows zip, into dist/
 	done; \
 	echo "build windows/amd64"; \
 	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o "$$build/windows_amd64/storeprint-gateway.exe" ./cmd/storeprint-gateway; \
-	$(GO) run ./packaging/mkzip $(DIST)/storeprint-gateway_$(PKG_VERSION)_windows_amd64.zip "$$build/windows_amd64/storeprint-gateway.exe" packaging/windows/gateway.toml packaging/windows/README.txt; \
+	$(GO) run ./packaging/mkzip $(DIST)/storeprint-gateway_$(PKG_VERSION)_windows_amd64.zip "$$build/windows_amd64/storeprint-gateway.exe" packaging/windows/gateway.toml packaging/windows/README.txt docs/config.md; \
 	ls -l $(DIST)/*_$(PKG_VERSION)_*
 
 demo: build ## run a gateway with two simulated printers and post sample orders (Ctrl-C stops)

@@ -68,7 +68,7 @@ var Catalogue = map[Word]map[string]string{
 	WordPrinterCoverOpen: {"en": "Cover open", "zh": "纸仓盖未关"},
 	WordPrinterUnknown:   {"en": "Not answering its status", "zh": "打印机无应答"},
 	WordPrinterCutsOff:   {"en": "Cuts off while printing: check the paper and the cable", "zh": "打印中途断开：请检查纸张和网线"},
-	WordPrinterNoConfirm: {"en": "Does not confirm prints: check the pass", "zh": "打印后无确认：请到出餐口核对"},
+	WordPrinterNoConfirm: {"en": "Does not confirm prints: look at what came out of it", "zh": "打印后无确认：请查看这台打印机出的小票"},
 
 	WordConfirmsStatus:    {"en": "Confirms by its status only (weaker): it said ready while the ticket printed", "zh": "仅凭打印机状态确认出单（较弱）：打印期间打印机报告就绪"},
 	WordConfirmsNoJobLog:  {"en": "Keeps no job log: a ticket whose answer was lost needs a person", "zh": "打印机没有作业日志：失去应答的小票需人工核对"},
@@ -82,7 +82,7 @@ var Catalogue = map[Word]map[string]string{
 	WordAlertCredentialShared: {"en": "The store's gateway credential is in use on two boxes: keep it on one",
 		"zh": "门店的网关凭证在两台设备上使用：请只保留一台"},
 
-	WordTaskUncertain: {"en": "May have printed: check the pass", "zh": "可能已打印：请到出餐口核对"},
+	WordTaskUncertain: {"en": "May have printed: look at the printer's paper before printing it again", "zh": "可能已打印：请先查看打印机出的小票再补打"},
 	WordTaskStale:     {"en": "Held back: waited too long to print", "zh": "等待过久，已暂停打印"},
 	WordTaskRetries:   {"en": "Could not print: the printer kept failing", "zh": "多次重试仍未打印"},
 	WordTaskRecovered: {"en": "Held after the data was restored: check whether it printed", "zh": "数据恢复后暂停：请核对是否已打印"},

@@ -145,6 +145,9 @@ type DashboardAlert struct {
 	Reason     string            `json:"reason,omitempty"`
 	LastError  string            `json:"last_error,omitempty"`
 	Attempt    int               `json:"attempt"`
+	// AcceptedAt is when the gateway accepted the alert's ticket, the
+	// start of its age; nil for an alert about no task.
+	AcceptedAt *time.Time `json:"accepted_at,omitempty"`
 }
 
 // Task search limits.

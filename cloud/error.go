@@ -9,15 +9,16 @@ import (
 
 // Error codes. The HTTP layer maps each to one status in one table.
 const (
-	EINVALID      = "invalid"      // bad input: 400
-	EUNAUTHORIZED = "unauthorized" // missing or bad credential: 401
-	EFORBIDDEN    = "forbidden"    // a valid credential that may not do this: 403
-	ENOTFOUND     = "not_found"    // 404, also for another tenant's data
-	ECONFLICT     = "conflict"     // 409
-	ETOOLARGE     = "too_large"    // 413
-	ETOOMANY      = "too_many"     // 429: too many failed tries from one address
-	EUNAVAILABLE  = "unavailable"  // 503: database trouble, shutting down
-	EINTERNAL     = "internal"     // 500
+	EINVALID       = "invalid"       // bad input: 400
+	EUNAUTHORIZED  = "unauthorized"  // missing or bad credential: 401
+	EFORBIDDEN     = "forbidden"     // a valid credential that may not do this: 403
+	ENOTFOUND      = "not_found"     // 404, also for another tenant's data
+	ECONFLICT      = "conflict"      // 409
+	EUNPROCESSABLE = "unprocessable" // 422: well formed, but the store cannot act on it
+	ETOOLARGE      = "too_large"     // 413
+	ETOOMANY       = "too_many"      // 429: too many failed tries from one address
+	EUNAVAILABLE   = "unavailable"   // 503: database trouble, shutting down
+	EINTERNAL      = "internal"      // 500
 )
 
 // Error is the cloud's coded error. Message is safe to show to a client.

@@ -42,7 +42,9 @@ type OrderService interface {
 	// it with its tasks and its downstream command in one transaction. The
 	// same order again reports created false and the same result; the same
 	// order_id with other content is ECONFLICT, as is a task_no the store
-	// already has.
+	// already has. Once the store's gateway has reported its printers,
+	// an order for a station none of them serves is EUNPROCESSABLE,
+	// naming the station.
 	CreateOrder(ctx context.Context, storeID string, o *storeprint.Order) (res *OrderResult, created bool, err error)
 
 	// FindOrder returns a cloud order as it was accepted: the body to post

@@ -30,12 +30,12 @@ func (g *Gateway) AcceptOrder(ctx context.Context, o *storeprint.Order, source s
 	if err := o.Validate(); err != nil {
 		return nil, false, err
 	}
-	stations := o.Stations()
-	for _, s := range stations {
-		if g.stations[s] == nil {
-			return nil, false, Errorf(EINVALID, "unknown station %q (configured: %s)", s, g.stationNames())
+	for i, it := range o.Items {
+		if g.stations[it.Station] == nil {
+			return nil, false, Errorf(EINVALID, "items[%d].station %q is not a station of this store (its stations: %s)", i, it.Station, g.stationNames())
 		}
 	}
+	stations := o.Stations()
 	digest := o.Digest()
 	now := g.now()
 	wake := map[string]bool{}

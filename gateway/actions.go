@@ -325,3 +325,60 @@ func (g *Gateway) PrintStale(ctx context.Context, station string, a Actor) ([]*T
 	}
 	return out, nil
 }
+
+// OrderState is an order as its POS asks about it: when it was accepted
+// and where each of its tickets stands.
+type OrderState struct {
+	OrderID    string      `json:"order_id"`
+	AcceptedAt time.Time   `json:"accepted_at"`
+	Voided     bool        `json:"voided,omitempty"`
+	Tasks      []OrderTask `json:"tasks"`
+}
+
+// OrderTask is one ticket of an order: a station's, or a copy of one.
+type OrderTask struct {
+	TaskNo    string            `json:"task_no"`
+	Station   string            `json:"station"`
+	PrinterID string            `json:"printer_id"`
+	Status    storeprint.Status `json:"status"`
+	PrintedAt *time.Time        `json:"printed_at"`
+}
+
+// Order returns an order's tickets and their states, copies after the
+// ticket they copy; ENOTFOUND for an order the gateway does not know.
+// Tickets retention deleted are left out.
+func (g *Gateway) Order(ctx context.Context, orderID string) (*OrderState, error) {
+	var out *OrderState
+	err := g.store.View(ctx, func(tx ReadTx) error {
+		o, err := tx.Order(orderID)
+		if err != nil {
+			return err
+		}
+		out = &OrderState{OrderID: o.OrderID, AcceptedAt: o.CreatedAt, Voided: o.Voided, Tasks: []OrderTask{}}
+		for _, no := range o.TaskNos {
+			t, err := tx.Task(no)
+			if isNotFound(err) {
+				continue // printed long ago and deleted by retention
+			}
+			if err != nil {
+				return err
+			}
+			nos := []string{no}
+			for n := 1; n <= t.Copies; n++ {
+				nos = append(nos, storeprint.CopyTaskNo(no, n))
+			}
+			for _, no := range nos {
+				t, err := tx.Task(no)
+				if isNotFound(err) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				out.Tasks = append(out.Tasks, OrderTask{TaskNo: t.TaskNo, Station: t.Station, PrinterID: t.PrinterID, Status: t.Status, PrintedAt: t.PrintedAt})
+			}
+		}
+		return nil
+	})
+	return out, err
+}

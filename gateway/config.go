@@ -125,10 +125,12 @@ type PrinterConfig struct {
 	ConnectTimeout Duration `toml:"connect_timeout"` // default 3s
 	ConfirmTimeout Duration `toml:"confirm_timeout"` // default 10s
 
-	// Failover to Backup after FailoverAttempts failed attempts in a row or
-	// FailoverAfter of continuous failure, whichever comes first.
+	// Failover to the first ready printer along the chain of backups
+	// after FailoverAttempts failed attempts in a row or FailoverAfter of
+	// continuous trouble (unreachable counts), whichever comes first; a
+	// printer in trouble (cuts off, does not confirm) fails over at once.
 	FailoverAttempts int      `toml:"failover_attempts"` // default 3
-	FailoverAfter    Duration `toml:"failover_after"`    // default 60s
+	FailoverAfter    Duration `toml:"failover_after"`    // default 10s
 	// FailbackAfter moves stations back after the printer has been healthy
 	// this long; zero means only a person moves them back.
 	FailbackAfter Duration `toml:"failback_after"`
@@ -152,7 +154,7 @@ const (
 	DefaultConnectTimeout   = 3 * time.Second
 	DefaultConfirmTimeout   = 10 * time.Second
 	DefaultFailoverAttempts = 3
-	DefaultFailoverAfter    = 60 * time.Second
+	DefaultFailoverAfter    = 10 * time.Second
 	DefaultSuspectAfter     = 2
 	DefaultStaleAfter       = 30 * time.Minute
 	DefaultWidth            = 48

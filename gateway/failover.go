@@ -8,9 +8,14 @@ import (
 	"github.com/storeprint/storeprint"
 )
 
-// checkFailover moves the printer's stations to its backup once it has
-// failed past its threshold: failover_attempts attempts in a row that did
-// not print, or failover_after of continuous trouble.
+// checkFailover moves the printer's stations to the first ready printer
+// along its chain of backups once it has failed past its threshold: in
+// trouble (at once), failover_attempts attempts in a row that did not
+// print, or failover_after of continuous trouble (unreachable, offline,
+// out of paper...) since the first reading that showed it. When no
+// printer of the chain is ready the tickets wait where they are and the
+// printer is shown with no backup ready; the check runs again at the next
+// status poll.
 func (w *worker) checkFailover(ctx context.Context) {
 	g := w.g
 	if w.cfg.Backup == "" || w.failedOver() {
@@ -29,7 +34,10 @@ func (w *worker) checkFailover(ctx context.Context) {
 		reason = storeprint.Say(s.Trouble.word, "en")
 	case s.Streak >= w.cfg.FailoverAttempts:
 		reason = fmt.Sprintf("%d attempts in a row did not print", s.Streak)
-	case failing >= w.cfg.FailoverAfter.Duration:
+	case failing+g.opts.StatusPoll >= w.cfg.FailoverAfter.Duration:
+		// A printer with waiting tickets is read every StatusPoll: move
+		// at the last reading before failover_after has passed, so that
+		// its tickets wait no longer than that.
 		reason = fmt.Sprintf("in trouble (%s) for %s", s.State, failing.Round(time.Second))
 	default:
 		return
@@ -44,14 +52,71 @@ func (w *worker) checkFailover(ctx context.Context) {
 	case s.State == storeprint.PrinterReady:
 		word = storeprint.WordPrinterOffline // it answers, but nothing it is sent gets through
 	}
-	if err := g.startFailover(ctx, w.id, word, reason); err != nil {
+	target := g.readyBackup(ctx, w.id)
+	if target == "" {
+		w.setNoBackupReady(true)
+		return
+	}
+	if err := g.startFailover(ctx, w.id, target, word, reason); err != nil {
 		g.log.Error("fail over", "printer", w.id, "err", err)
 	}
 }
 
-func (g *Gateway) startFailover(ctx context.Context, id string, word storeprint.Word, reason string) error {
-	pc := g.pcfg[id]
-	f := &Failover{PrinterID: id, Active: true, Backup: pc.Backup, Since: g.now(), Word: word, Reason: reason}
+// setNoBackupReady records whether the printer would fail over but no
+// printer along its chain of backups is ready to take its tickets.
+func (w *worker) setNoBackupReady(stuck bool) {
+	g := w.g
+	g.mu.Lock()
+	s := g.status[w.id]
+	changed := s.NoBackupReady != stuck
+	s.NoBackupReady = stuck
+	g.mu.Unlock()
+	if changed {
+		g.changes.signal()
+		if stuck {
+			g.log.Warn("failover: no printer along the chain of backups is ready; the tickets wait", "printer", w.id)
+		}
+	}
+}
+
+// readyBackup returns the first printer along id's chain of backups that
+// is ready to print now, or "" when none is. Each is read afresh unless
+// its worker is busy with it; one that is in trouble, failed over itself,
+// or whose last attempts did not print is passed over.
+func (g *Gateway) readyBackup(ctx context.Context, id string) string {
+	seen := map[string]bool{id: true}
+	for p := g.pcfg[id].Backup; p != "" && !seen[p]; p = g.pcfg[p].Backup {
+		seen[p] = true
+		if g.readyNow(ctx, p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// readyNow reports whether printer p can take tickets now.
+func (g *Gateway) readyNow(ctx context.Context, p string) bool {
+	w := g.workers[p]
+	if w == nil {
+		return false
+	}
+	if w.io.TryLock() {
+		if w.printing.Load() == 0 {
+			// Not busy: ask it now rather than trust a reading that may
+			// be an idle poll old.
+			w.readStatus(ctx)
+		}
+		w.io.Unlock()
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.status[p]
+	f := g.failover[p]
+	return s.State == storeprint.PrinterReady && !s.Trouble.active && s.Streak == 0 && (f == nil || !f.Active)
+}
+
+func (g *Gateway) startFailover(ctx context.Context, id, backup string, word storeprint.Word, reason string) error {
+	f := &Failover{PrinterID: id, Active: true, Backup: backup, Since: g.now(), Word: word, Reason: reason}
 	g.mu.Lock()
 	old := g.failover[id]
 	g.failover[id] = f
@@ -71,7 +136,14 @@ func (g *Gateway) startFailover(ctx context.Context, id string, word storeprint.
 		g.mu.Unlock()
 		return err
 	}
-	g.log.Warn("failover: stations moved to the backup printer", "printer", id, "backup", pc.Backup, "reason", reason)
+	g.mu.Lock()
+	changed := g.status[id].NoBackupReady
+	g.status[id].NoBackupReady = false
+	g.mu.Unlock()
+	if changed {
+		g.changes.signal()
+	}
+	g.log.Warn("failover: stations moved to the backup printer", "printer", id, "backup", backup, "reason", reason)
 	for _, p := range wake {
 		g.wake(p)
 	}

@@ -110,7 +110,10 @@ type printerStatus struct {
 	Streak       int   // attempts in a row that did not print
 	FailingSince since // unset when the last attempt or status was fine
 	HealthySince since // since when it reports ready
-	Trouble      trouble
+	// NoBackupReady: it would fail over, but no printer along its chain
+	// of backups is ready; its tickets wait.
+	NoBackupReady bool
+	Trouble       trouble
 }
 
 // since is a moment on the monotonic clock, or none.
@@ -150,8 +153,11 @@ type PrinterInfo struct {
 	// than the printer's own answer for each ticket.
 	Confirms     string          `json:"confirms,omitempty"`
 	ConfirmsNote storeprint.Word `json:"confirms_note,omitempty"`
-	CheckedAt    *time.Time      `json:"checked_at,omitempty"`
-	Storage      string          `json:"storage_error,omitempty"`
+	// NoBackupReady: the printer should hand its tickets to a backup,
+	// but no printer along its chain of backups is ready to take them.
+	NoBackupReady bool       `json:"no_backup_ready,omitempty"`
+	CheckedAt     *time.Time `json:"checked_at,omitempty"`
+	Storage       string     `json:"storage_error,omitempty"`
 }
 
 // New returns a gateway over a validated configuration, its store and one
@@ -364,6 +370,7 @@ func (g *Gateway) Printers(ctx context.Context) ([]PrinterInfo, error) {
 			s := g.status[pc.ID]
 			info.Status, info.PaperNearEnd, info.LastError = s.State, s.PaperNearEnd, s.LastError
 			info.Word, info.InTrouble = storeprint.PrinterWord(s.State), s.Trouble.active
+			info.NoBackupReady = s.NoBackupReady
 			if s.Trouble.active {
 				info.Word = s.Trouble.word
 			}

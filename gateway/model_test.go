@@ -41,6 +41,9 @@ import (
 //	(f) every outbox event passes the cloud's own validation;
 //	(g) no ticket is flagged stale that did not wait stale_after;
 //	(h) at most two tickets flagged per printer per trouble episode;
+//	(i) a failover goes to a printer that is ready when it starts: the
+//	    first of the chain hot-1 → pass-1 → expo-1 that is neither out of
+//	    paper, offline, cover open, in trouble nor failed over itself;
 //
 // and at the end (a) no stall: with every printer healthy for longer
 // than the longest backoff, every waiting ticket prints or leaves its
@@ -133,6 +136,8 @@ type model struct {
 	born     map[string]born   // task_no → when it was accepted
 	restarts []restart
 	jitter   *rand.Rand // the backoff's jitter, seeded by the case so that it replays
+
+	failovers map[string]bool // failovers seen start, by printer, backup and time
 }
 
 type born struct {
@@ -154,13 +159,15 @@ func newModel(t *rapid.T, dir string) *model {
 		printers:  map[string]*fakePrinter{},
 		confirmed: map[string]bool{}, bumped: map[string]bool{},
 		voidedAt: map[string]int{}, content: map[string]string{}, born: map[string]born{},
-		jitter: rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "jitter seed"), 0)),
+		failovers: map[string]bool{},
+		jitter:    rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "jitter seed"), 0)),
 	}
 	m.cfg = &gateway.Config{
 		StoreID: "s1", Listen: "127.0.0.1:0", APITokens: []string{"token-123"},
 		Printers: []gateway.PrinterConfig{
 			{ID: "hot-1", Driver: "tcp", Address: "127.0.0.1:9", OnUncertain: "hold", Backup: "pass-1"},
-			{ID: "pass-1", Driver: "tcp", Address: "127.0.0.1:9", OnUncertain: "reprint"},
+			{ID: "pass-1", Driver: "tcp", Address: "127.0.0.1:9", OnUncertain: "reprint", Backup: "expo-1"},
+			{ID: "expo-1", Driver: "tcp", Address: "127.0.0.1:9", OnUncertain: "hold"},
 		},
 		// Station cold shows on a kitchen screen; pass-1 prints its
 		// tickets while the screen is dark.
@@ -351,7 +358,7 @@ func (p *fakePrinter) Close() error { return nil }
 // dispatch runs every printer's queue until each waits for time to pass.
 func (m *model) dispatch() {
 	ctx := context.Background()
-	ids := []string{"hot-1", "pass-1"}
+	ids := []string{"hot-1", "pass-1", "expo-1"}
 	m.g.CheckDisplays(ctx) // a screen silent for offline_after goes dark
 	if m.dead.Load() {
 		m.restart()
@@ -365,6 +372,7 @@ func (m *model) dispatch() {
 			if m.g.Step(ctx, id) == 0 {
 				busy = true
 			}
+			m.checkFailovers()
 			if m.dead.Load() {
 				m.restart()
 				busy = true
@@ -511,7 +519,7 @@ func (m *model) printStale(t *rapid.T) {
 
 func (m *model) acknowledge(t *rapid.T) {
 	m.next()
-	id := rapid.SampledFrom([]string{"hot-1", "kds-cold"}).Draw(t, "printer")
+	id := rapid.SampledFrom([]string{"hot-1", "pass-1", "kds-cold"}).Draw(t, "printer")
 	if _, err := m.g.AckFailover(context.Background(), id, "amy", "seen"); err != nil && gateway.ErrorCode(err) != gateway.ECONFLICT {
 		t.Fatalf("acknowledge: %v", err)
 	}
@@ -519,8 +527,8 @@ func (m *model) acknowledge(t *rapid.T) {
 
 func (m *model) failback(t *rapid.T) {
 	m.next()
+	id := rapid.SampledFrom([]string{"hot-1", "pass-1", "kds-cold"}).Draw(t, "printer")
 	force := rapid.Bool().Draw(t, "force")
-	id := rapid.SampledFrom([]string{"hot-1", "kds-cold"}).Draw(t, "printer")
 	if _, err := m.g.Failback(context.Background(), id, "amy", "fixed", force); err != nil && gateway.ErrorCode(err) != gateway.ECONFLICT {
 		t.Fatalf("failback: %v", err)
 	}
@@ -528,7 +536,7 @@ func (m *model) failback(t *rapid.T) {
 
 func (m *model) fault(t *rapid.T) {
 	m.next()
-	id := rapid.SampledFrom([]string{"hot-1", "pass-1"}).Draw(t, "printer")
+	id := rapid.SampledFrom([]string{"hot-1", "pass-1", "expo-1"}).Draw(t, "printer")
 	m.printers[id].fault = rapid.SampledFrom(faults).Draw(t, "fault")
 }
 
@@ -639,6 +647,43 @@ func (m *model) recall(t *rapid.T) {
 }
 
 // Invariants.
+
+// checkFailovers checks (i) for every failover that started since the
+// last look: its backup could print when it started. Faults change only
+// between dispatches, so the printer's fault now is its fault then.
+func (m *model) checkFailovers() {
+	if m.dead.Load() {
+		return
+	}
+	ps, err := m.g.Printers(context.Background())
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	byID := map[string]gateway.PrinterInfo{}
+	for _, p := range ps {
+		byID[p.ID] = p
+	}
+	for _, p := range ps {
+		f := p.Failover
+		if f == nil || !f.Active {
+			continue
+		}
+		key := fmt.Sprintf("%s→%s@%d", p.ID, f.Backup, f.Since.UnixNano())
+		if m.failovers[key] {
+			continue
+		}
+		m.failovers[key] = true
+		b := byID[f.Backup]
+		switch fault := m.printers[f.Backup].fault; {
+		case fault == faultOffline || fault == faultPaperEnd || fault == faultCoverOpen:
+			m.t.Fatalf("(i) %s failed over onto %s, which is %s", p.ID, f.Backup, fault)
+		case b.InTrouble:
+			m.t.Fatalf("(i) %s failed over onto %s, which is in trouble (%s)", p.ID, f.Backup, b.Word)
+		case b.Failover != nil && b.Failover.Active:
+			m.t.Fatalf("(i) %s failed over onto %s, which is failed over itself", p.ID, f.Backup)
+		}
+	}
+}
 
 func (m *model) check(t *rapid.T) {
 	ctx := context.Background()

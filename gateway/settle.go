@@ -63,7 +63,9 @@ func (w *worker) settleUncertain(ctx context.Context, l *lease, cause error) boo
 	}); err != nil {
 		return false // nothing prepared: nothing to ask about
 	}
+	w.io.Lock()
 	v := g.askSettler(ctx, s, w.cfg, r)
+	w.io.Unlock()
 	if v.Outcome == SettledUnknown {
 		if err := g.noteUnsettled(ctx, l.taskNo, l.attempt, v.How); err != nil {
 			g.log.Error("store receipt", "task_no", l.taskNo, "attempt", l.attempt, "err", err)

@@ -18,9 +18,11 @@ import (
 //
 //   - A task accepted, rescheduled or made due by this process is entered
 //     with the monotonic reading of that moment.
-//   - A task from before the process started is re-based on the start:
-//     its age is what the wall clock said at start (start wall -
-//     created_at) plus the monotonic time since, and its due time is
+//   - A task from before the process started, or one this process no
+//     longer keeps (it left the queue: flagged, done), is re-based on the
+//     start: its age is what the wall clock said at start (start wall -
+//     created_at, negative for a task accepted since) plus the monotonic
+//     time since, and its due time is
 //     next_at - start wall from the start, never more than the longest
 //     backoff. A wall step while the process runs changes neither, and
 //     nothing needs keeping for it until this process reschedules it.
@@ -92,9 +94,13 @@ func (s *times) age(t *Task) time.Duration {
 	tt := s.tasks[t.TaskNo]
 	born := tt.born
 	if !tt.ours {
-		born = s.startMono - max(s.startWall.Sub(t.CreatedAt), 0) // the same every time: nothing to keep
+		// Accepted before the start, or by this process and no longer
+		// kept (flagged, done): its acceptance on the monotonic clock,
+		// from what the wall clock said at the start. The same every
+		// time: nothing to keep.
+		born = s.startMono - s.startWall.Sub(t.CreatedAt)
 	}
-	return now - born
+	return max(now-born, 0)
 }
 
 // wait returns how long until the task is due; 0 when it is due now.

@@ -188,3 +188,71 @@ func TestGateway_WallClockStep(t *testing.T) {
 		}
 	})
 }
+
+// A ticket's age counts from its acceptance. On a gateway up 20 s before
+// the order, a ticket flagged the moment it was tried shows its own age,
+// not the gateway's uptime; and so again after a restart.
+func TestGateway_Waited(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := clock.NewFake(time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC))
+	cfg := &gateway.Config{
+		StoreID: "s1", Listen: "127.0.0.1:0", APITokens: []string{"token-123"},
+		Printers: []gateway.PrinterConfig{{ID: "hot-1", Driver: "tcp", Address: "127.0.0.1:9", OnUncertain: "hold"}},
+		Stations: []gateway.StationConfig{{Name: "hot", Printer: "hot-1"}},
+	}
+	cfg.SetDefaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	p := &scripted{lose: true}
+	open := func() (*gateway.Gateway, *badger.DB) {
+		t.Helper()
+		db, err := badger.Open(dir, badger.Options{MinFreeBytes: 1, Logger: log, Now: c.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := gateway.New(cfg, db, map[string]gateway.Printer{"hot-1": p}, gateway.Options{Clock: c, Logger: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Boot(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return g, db
+	}
+	g, db := open()
+	g.Step(context.Background(), "hot-1")
+	c.Advance(20 * time.Second) // the gateway has been up a while
+	o := &storeprint.Order{OrderID: "a1", Items: []storeprint.Item{{Name: "面", Qty: 1, Station: "hot"}}}
+	if _, _, err := g.AcceptOrder(context.Background(), o, storeprint.SourcePOS); err != nil {
+		t.Fatal(err)
+	}
+	no := storeprint.TaskNo("a1", "hot")
+	for i := 0; i < 10 && g.Step(context.Background(), "hot-1") == 0; i++ {
+	}
+	waited := func(want time.Duration) {
+		t.Helper()
+		task, err := g.Task(context.Background(), no)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if task.Status != storeprint.StatusAttention {
+			t.Fatalf("got %s, want the ticket flagged", task.Status)
+		}
+		if got := g.Waited(task); got != want {
+			t.Errorf("got waited %s, want %s: its age since acceptance", got, want)
+		}
+	}
+	c.Advance(7 * time.Second)
+	waited(7 * time.Second)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(2 * time.Second) // the service manager starts it again
+	g, db = open()
+	t.Cleanup(func() { db.Close() })
+	c.Advance(3 * time.Second)
+	waited(12 * time.Second)
+}

@@ -94,7 +94,10 @@ func (w *worker) probe(ctx context.Context) time.Duration {
 	}
 	pctx, cancel := context.WithTimeout(ctx, w.cfg.ConnectTimeout.Duration+w.cfg.ConfirmTimeout.Duration)
 	defer cancel()
-	if err := prober.Probe(pctx); err != nil {
+	w.io.Lock()
+	err := prober.Probe(pctx)
+	w.io.Unlock()
+	if err != nil {
 		g.log.Info("probe of a printer in trouble: no answer", "printer", w.id, "err", err)
 		return w.probeFailed()
 	}
@@ -222,8 +225,10 @@ func (w *worker) troubleOver() {
 	tr := &g.status[w.id].Trouble
 	was := tr.active
 	*tr = trouble{}
+	stuck := g.status[w.id].NoBackupReady
+	g.status[w.id].NoBackupReady = false
 	g.mu.Unlock()
-	if was {
+	if was || stuck {
 		g.changes.signal()
 		g.log.Info("printer out of trouble: a ticket printed and was confirmed", "printer", w.id)
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	stdsync "sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/storeprint/storeprint"
@@ -19,6 +21,13 @@ type worker struct {
 	printer Printer
 	cfg     *PrinterConfig
 	wake    chan struct{}
+
+	// io is held while the worker reads its printer's status or probes
+	// it, and printing counts (raised under io) the tickets with the
+	// driver: another worker looking for a ready backup reads the printer
+	// only when it is free.
+	io       stdsync.Mutex
+	printing atomic.Int32
 
 	swept      since // last stale sweep, on the monotonic clock
 	lastStatus since // last status read
@@ -109,7 +118,11 @@ func (w *worker) step(ctx context.Context) time.Duration {
 			return poll
 		}
 		if asked == nil {
-			return w.probe(ctx)
+			wait := w.probe(ctx)
+			if w.noBackupReady() {
+				wait = min(wait, poll) // look for a ready backup again soon
+			}
+			return wait
 		}
 		head = asked
 	case suspect:
@@ -148,6 +161,7 @@ func (w *worker) pause(ctx context.Context, d time.Duration) {
 // and returns how long to wait for work.
 func (w *worker) idle(ctx context.Context) time.Duration {
 	g := w.g
+	w.setNoBackupReady(false) // no tickets wait for a backup any more
 	poll := g.opts.IdlePoll
 	if g.PrinterState(w.id) != storeprint.PrinterReady || w.failedOver() {
 		poll = g.opts.StatusPoll
@@ -165,6 +179,13 @@ func (w *worker) troubled() bool {
 	defer w.g.mu.Unlock()
 	s := w.g.status[w.id]
 	return s.State != storeprint.PrinterReady && !s.CheckedAt.IsZero()
+}
+
+// noBackupReady reports whether the printer waits for a ready backup.
+func (w *worker) noBackupReady() bool {
+	w.g.mu.Lock()
+	defer w.g.mu.Unlock()
+	return w.g.status[w.id].NoBackupReady
 }
 
 func (w *worker) failedOver() bool {
@@ -186,10 +207,19 @@ func (w *worker) head(ctx context.Context) (*Task, error) {
 
 // pollStatus reads the printer's status and records it.
 func (w *worker) pollStatus(ctx context.Context) storeprint.PrinterState {
+	w.io.Lock()
+	defer w.io.Unlock()
+	st := w.readStatus(ctx)
+	w.lastStatus = since{at: w.g.clock.Mono(), set: true}
+	return st
+}
+
+// readStatus reads the printer's status and records it; the caller holds
+// w.io.
+func (w *worker) readStatus(ctx context.Context) storeprint.PrinterState {
 	sctx, cancel := context.WithTimeout(ctx, w.cfg.ConnectTimeout.Duration+3*time.Second)
 	defer cancel()
 	st, err := w.printer.Status(sctx)
-	w.lastStatus = since{at: w.g.clock.Mono(), set: true}
 	if err != nil {
 		if ctx.Err() != nil {
 			return w.g.PrinterState(w.id)
@@ -213,6 +243,9 @@ func (w *worker) setStatus(st PrinterStatus, lastErr string) {
 	}
 	if st.State == storeprint.PrinterReady {
 		s.HealthySince.mark(mono)
+		if s.NoBackupReady && !s.Trouble.active {
+			s.NoBackupReady, changed = false, true
+		}
 	} else {
 		s.HealthySince = since{}
 		s.FailingSince.mark(mono)
@@ -281,7 +314,14 @@ func (w *worker) attempt(ctx context.Context, head *Task) {
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lease.length-g.opts.LeaseMargin/2)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- w.printer.Print(pctx, job) }()
+	w.io.Lock()
+	w.printing.Add(1)
+	w.io.Unlock()
+	go func() {
+		err := w.printer.Print(pctx, job)
+		w.printing.Add(-1)
+		done <- err
+	}()
 	overrun := g.clock.NewTimer(lease.length + g.opts.LeaseMargin/2)
 	defer overrun.Stop()
 	var perr error

@@ -111,6 +111,7 @@ var debs = []debWant{
 			"/usr/bin/storeprint":                                "-rwxr-xr-x root/root",
 			"/usr/lib/systemd/system/storeprint-gateway.service": "-rw-r--r-- root/root",
 			"/etc/storeprint/gateway.toml":                       "-rw-r----- root/storeprint",
+			"/usr/share/doc/storeprint-gateway/config.md":        "-rw-r--r-- root/root",
 		},
 		conffile: "/etc/storeprint/gateway.toml",
 		source:   "deb/gateway.toml",
@@ -190,6 +191,22 @@ func checkDeb(t *testing.T, deb string, want debWant, arch string) {
 	shipped, _ := os.ReadFile(filepath.Join(root, want.conffile))
 	if source, _ := os.ReadFile(want.source); !bytes.Equal(shipped, source) || len(source) == 0 {
 		t.Errorf("%s is not %s", want.conffile, want.source)
+	}
+	if want.pkg == "storeprint-gateway" {
+		// The configuration reference is shipped, and the configuration
+		// and run --help point at it rather than at each other.
+		const ref = "/usr/share/doc/storeprint-gateway/config.md"
+		if doc, _ := os.ReadFile(filepath.Join(root, ref)); !bytes.Contains(doc, []byte("failover_after")) {
+			t.Errorf("%s is not the configuration reference", ref)
+		}
+		if !bytes.Contains(shipped, []byte(ref)) {
+			t.Errorf("%s does not point at %s", want.conffile, ref)
+		}
+		if arch == runtime.GOARCH {
+			if help, _ := exec.Command(filepath.Join(root, "usr/bin/storeprint-gateway"), "run", "--help").CombinedOutput(); !bytes.Contains(help, []byte("/usr/share/doc/storeprint-gateway/")) {
+				t.Errorf("run --help does not point at %s:\n%s", ref, help)
+			}
+		}
 	}
 	for _, p := range want.programs {
 		checkELF(t, filepath.Join(root, "usr/bin", p), arch)
@@ -359,6 +376,37 @@ func TestExampleConfigs(t *testing.T) {
 	}
 }
 
+// A package's version is a Debian version that sorts as the releases do:
+// a commit without a tag sorts below every release, never above them.
+func TestPackageVersion(t *testing.T) {
+	t.Parallel()
+	for version, want := range map[string]string{
+		"v1.4.0":            "1.4.0",
+		"1.4.0":             "1.4.0",
+		"v1.4.0-3-g5298736": "1.4.0+3+g5298736",
+		"5298736":           "0.0.0+git5298736",
+		"abc1234-dirty":     "0.0.0+gitabc1234+dirty",
+		"":                  "0.0.0+gitunknown",
+		testVersion:         debVersion,
+	} {
+		cmd := exec.Command("make", "-s", "--no-print-directory", "-C", "..", "version", "VERSION="+version)
+		cmd.Env = withoutEnv(os.Environ(), "MAKEFLAGS", "MFLAGS", "MAKELEVEL")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("make version VERSION=%s: %v", version, err)
+		}
+		if got := strings.TrimPrefix(strings.Split(strings.TrimSpace(string(out)), "\n")[1], "packages: "); got != want {
+			t.Errorf("VERSION=%q: package version %q, want %q", version, got, want)
+		}
+	}
+	// Ordered as dpkg orders them.
+	for _, pair := range [][2]string{{"0.0.0+git5298736", "1.0.0"}, {"1.4.0", "1.4.0+3+g5298736"}, {"1.4.0+3+g5298736", "1.5.0"}} {
+		if err := exec.Command("dpkg", "--compare-versions", pair[0], "lt", pair[1]).Run(); err != nil {
+			t.Errorf("%s does not sort below %s: %v", pair[0], pair[1], err)
+		}
+	}
+}
+
 func TestWindowsZip(t *testing.T) {
 	dir := packages(t)
 	z, err := zip.OpenReader(filepath.Join(dir, "storeprint-gateway_"+debVersion+"_windows_amd64.zip"))
@@ -381,7 +429,7 @@ func TestWindowsZip(t *testing.T) {
 		names = append(names, f.Name)
 	}
 	sort.Strings(names)
-	if got, want := strings.Join(names, " "), "README.txt gateway.toml storeprint-gateway.exe"; got != want {
+	if got, want := strings.Join(names, " "), "README.txt config.md gateway.toml storeprint-gateway.exe"; got != want {
 		t.Fatalf("zip holds %s, want %s", got, want)
 	}
 	exe, err := pe.NewFile(bytes.NewReader(files["storeprint-gateway.exe"]))
@@ -396,6 +444,12 @@ func TestWindowsZip(t *testing.T) {
 	}
 	if src, _ := os.ReadFile("windows/gateway.toml"); !bytes.Equal(files["gateway.toml"], src) {
 		t.Error("gateway.toml is not windows/gateway.toml")
+	}
+	if src, _ := os.ReadFile("../docs/config.md"); !bytes.Equal(files["config.md"], src) || len(src) == 0 {
+		t.Error("config.md is not the configuration reference, docs/config.md")
+	}
+	if !bytes.Contains(files["gateway.toml"], []byte("config.md")) {
+		t.Error("gateway.toml does not point at config.md beside it")
 	}
 	for _, w := range []string{`storeprint-gateway.exe" install --config C:\ProgramData\storeprint\gateway.toml`, "Event Log", "Upgrading", "uninstall"} {
 		if !bytes.Contains(files["README.txt"], []byte(w)) {

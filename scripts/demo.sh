@@ -3,7 +3,10 @@
 # sample orders, then the printers' paper as it comes out. Where PostgreSQL
 # is installed (initdb, pg_ctl) it also runs a throwaway database and the
 # cloud, and links the gateway to it: the full chain. Ctrl-C stops
-# everything and ends with exit status 0.
+# everything and ends with exit status 0; so does whatever else ends it
+# (SIGTERM, SIGHUP, the reader of its output going away as in
+# `make demo | tee demo.log`, the make above it dying): nothing it started
+# stays running.
 #
 # Settings, from the environment:
 #   BIN             where the binaries are (default bin)
@@ -18,10 +21,13 @@ cd "$(dirname "$0")/.."
 # On a terminal, run the demo as a job of its own, in the foreground: Ctrl-C
 # then interrupts the demo alone, which stops everything and exits 0, and
 # never reaches make (which would end with "Error 130" or die of it).
+# Where the terminal stays with the job above (make piped into tee), Ctrl-C
+# reaches that job instead and ends it: the demo notices that it is gone
+# (below) and stops everything.
 if [ -t 0 ] && [ -z "${STOREPRINT_DEMO_JOB:-}" ]; then
   set -m
   rc=0
-  STOREPRINT_DEMO_JOB=1 "$0" "$@" || rc=$?
+  STOREPRINT_DEMO_JOB=$$ "$0" "$@" || rc=$?
   [ "$rc" = 130 ] && rc=0 # interrupted before it could say so itself
   exit "$rc"
 fi
@@ -44,17 +50,22 @@ simpids=()
 pgdata=""
 stopped=""
 runpg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+# say writes a line for the person watching, if anyone still reads: with
+# the reader gone a write fails (SIGPIPE is ignored while stopping) and
+# the demo goes on stopping.
+say() { printf '%s\n' "$*" 2>/dev/null || true; }
 stop() {
   [ -n "$stopped" ] && return
   stopped=1
-  echo
-  echo "stopping..."
+  trap '' PIPE INT TERM HUP
+  say
+  say "stopping..."
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   if [ -n "$pgdata" ]; then runpg "$pgbin/pg_ctl" -D "$pgdata" -m fast stop >/dev/null 2>&1 || true; fi
-  echo "stopped."
+  say "stopped."
 }
-trap 'stop; exit 0' INT TERM HUP
+trap 'stop; exit 0' INT TERM HUP PIPE
 trap stop EXIT
 trap '' TSTP # Ctrl-Z would leave the printers and the gateway stopped behind
 
@@ -157,9 +168,29 @@ fi
 echo "Ctrl-C stops everything."
 echo
 tail -q -n +1 -F "$out/hot-1.txt" "$out/pass-1.txt" 2>/dev/null &
-pids+=($!)
-rc=0
-wait "$gwpid" || rc=$?
-# Only a gateway that stopped by itself gets here: Ctrl-C runs the trap.
-echo "the gateway stopped by itself (exit status $rc); see $out/gateway.log"
-exit 1
+tailpid=$!
+pids+=($tailpid)
+# Run until a signal (the traps above), the gateway stopping by itself,
+# the paper's reader going away (tail exits once its output pipe is
+# closed), or the job that started the demo ending without passing the
+# signal on.
+parent=${STOREPRINT_DEMO_JOB:-}
+[ "$parent" = 1 ] && parent=""
+while :; do
+  if ! kill -0 "$gwpid" 2>/dev/null; then
+    rc=0
+    wait "$gwpid" || rc=$?
+    say "the gateway stopped by itself (exit status $rc); see $out/gateway.log"
+    exit 1
+  fi
+  if ! kill -0 "$tailpid" 2>/dev/null; then
+    stop
+    exit 0
+  fi
+  if [ -n "$parent" ] && ! kill -0 "$parent" 2>/dev/null; then
+    stop
+    exit 0
+  fi
+  sleep 1 &
+  wait $! || true
+done

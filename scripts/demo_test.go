@@ -2,15 +2,18 @@
 package scripts
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -94,6 +97,163 @@ func TestDemo(t *testing.T) {
 			t.Errorf("port %d still open after the demo stopped", base+i)
 		}
 	}
+}
+
+// TestDemo_Killed runs make demo piped into tee on a terminal, as a person
+// keeping a log does, and ends it in each way it can end: Ctrl-C (which
+// reaches make and tee, not the demo), the pipe's reader killed, SIGTERM
+// and SIGHUP to the demo itself. Each time, within 10 s none of the
+// demo's ports answer and none of its processes remain.
+func TestDemo_Killed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binaries and runs the demo")
+	}
+	t.Parallel()
+	for _, tool := range []string{"script", "make", "curl", "tee"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is needed: %v", tool, err)
+		}
+	}
+	bin := t.TempDir()
+	build := exec.Command("make", "build", "BIN="+bin)
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("make build: %v\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		name string
+		end  func(t *testing.T, keys *os.File, demoOut, log string)
+	}{
+		{"CtrlC", func(t *testing.T, keys *os.File, _, _ string) {
+			if _, err := keys.Write([]byte{0x03}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"ReaderKilled", func(t *testing.T, _ *os.File, _, log string) {
+			signalAll(t, syscall.SIGKILL, func(cmdline, _ string) bool { return cmdline == "tee\x00"+log+"\x00" })
+		}},
+		{"TERM", func(t *testing.T, _ *os.File, demoOut, _ string) {
+			signalAll(t, syscall.SIGTERM, demoScript(demoOut))
+		}},
+		{"HUP", func(t *testing.T, _ *os.File, demoOut, _ string) {
+			signalAll(t, syscall.SIGHUP, demoScript(demoOut))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := freePorts(t, 6)
+			demoOut, log := t.TempDir(), filepath.Join(t.TempDir(), "demo.log")
+			cmd := exec.Command("script", "-qfec", fmt.Sprintf("make demo BIN=%s 2>&1 | tee %s", bin, log), "/dev/null")
+			cmd.Dir = ".."
+			cmd.Env = append(cmd.Environ(), "DEMO_OUT="+demoOut, "DEMO_PORT_BASE="+strconv.Itoa(base), "DEMO_CLOUD=off")
+			keysR, keys, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.Stdin = keysR
+			out := newOutput()
+			cmd.Stdout, cmd.Stderr = out, out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			keysR.Close()
+			exited := make(chan struct{})
+			go func() {
+				cmd.Wait()
+				close(exited)
+			}()
+			t.Cleanup(func() {
+				keys.Close()
+				select {
+				case <-exited:
+				default:
+					cmd.Process.Kill()
+					<-exited
+				}
+				signalAll(t, syscall.SIGKILL, demoProcess(demoOut)) // whatever a failed case left
+			})
+			if !out.wait("│ order_demo-1003_station_hot", exited) {
+				t.Fatalf("the demo did not print its tickets:\n%s", out)
+			}
+			tc.end(t, keys, demoOut, log)
+			deadline := time.Now().Add(10 * time.Second)
+			tick := time.NewTicker(100 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				left, open := running(demoOut), answering(base, 6)
+				if len(left) == 0 && len(open) == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("10 s after the end: still running %q, ports answering %v; output:\n%s", left, open, out)
+				}
+				<-tick.C
+			}
+		})
+	}
+}
+
+// demoScript matches the demo script's own processes of one run.
+func demoScript(demoOut string) func(cmdline, environ string) bool {
+	return func(cmdline, environ string) bool {
+		return strings.Contains(cmdline, "scripts/demo.sh") && strings.Contains(environ, "\x00DEMO_OUT="+demoOut+"\x00")
+	}
+}
+
+// demoProcess matches every process of one run of the demo: the script
+// and what it started.
+func demoProcess(demoOut string) func(cmdline, environ string) bool {
+	return func(cmdline, environ string) bool {
+		return demoScript(demoOut)(cmdline, environ) || strings.Contains(cmdline, demoOut)
+	}
+}
+
+// procs returns the pids and command lines of the processes match picks.
+func procs(match func(cmdline, environ string) bool) map[int]string {
+	out := map[int]string{}
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil || len(cmdline) == 0 {
+			continue // gone, or a zombie: nothing left running
+		}
+		environ, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
+		if match(string(cmdline), "\x00"+string(environ)) {
+			out[pid] = string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
+		}
+	}
+	return out
+}
+
+func signalAll(t *testing.T, sig syscall.Signal, match func(cmdline, environ string) bool) {
+	t.Helper()
+	for pid := range procs(match) {
+		syscall.Kill(pid, sig)
+	}
+}
+
+// running lists the processes of the demo run writing to demoOut.
+func running(demoOut string) []string {
+	var out []string
+	for _, c := range procs(demoProcess(demoOut)) {
+		out = append(out, c)
+	}
+	return out
+}
+
+// answering lists the ports from base on that still accept connections.
+func answering(base, n int) []int {
+	var out []int
+	for i := range n {
+		if c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(base+i))); err == nil {
+			c.Close()
+			out = append(out, base+i)
+		}
+	}
+	return out
 }
 
 // freePorts returns the first of n consecutive ports free on 127.0.0.1,

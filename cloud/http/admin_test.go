@@ -49,7 +49,7 @@ func TestServer_CreateTenant(t *testing.T) {
 		e.wantError("POST", "/v1/admin/tenants", adminToken, `{"tenant_id": "t1", "name": "x", "colour": "red"}`, 400, `unknown field "colour"`)
 	})
 	t.Run("ErrWrongType", func(t *testing.T) {
-		e.wantError("POST", "/v1/admin/tenants", adminToken, `{"tenant_id": 7, "name": "x"}`, 400, "field tenant_id")
+		e.wantError("POST", "/v1/admin/tenants", adminToken, `{"tenant_id": 7, "name": "x"}`, 400, "tenant_id must be a string, not a number")
 	})
 	t.Run("ErrEmptyBody", func(t *testing.T) {
 		e.wantError("POST", "/v1/admin/tenants", adminToken, "", 400, "body is empty")

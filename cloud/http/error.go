@@ -16,15 +16,16 @@ import (
 
 // errorStatus is the one table from error codes to HTTP statuses.
 var errorStatus = map[string]int{
-	cloud.EINVALID:      http.StatusBadRequest,
-	cloud.EUNAUTHORIZED: http.StatusUnauthorized,
-	cloud.EFORBIDDEN:    http.StatusForbidden,
-	cloud.ENOTFOUND:     http.StatusNotFound,
-	cloud.ECONFLICT:     http.StatusConflict,
-	cloud.ETOOLARGE:     http.StatusRequestEntityTooLarge,
-	cloud.ETOOMANY:      http.StatusTooManyRequests,
-	cloud.EUNAVAILABLE:  http.StatusServiceUnavailable,
-	cloud.EINTERNAL:     http.StatusInternalServerError,
+	cloud.EINVALID:       http.StatusBadRequest,
+	cloud.EUNAUTHORIZED:  http.StatusUnauthorized,
+	cloud.EFORBIDDEN:     http.StatusForbidden,
+	cloud.ENOTFOUND:      http.StatusNotFound,
+	cloud.ECONFLICT:      http.StatusConflict,
+	cloud.EUNPROCESSABLE: http.StatusUnprocessableEntity,
+	cloud.ETOOLARGE:      http.StatusRequestEntityTooLarge,
+	cloud.ETOOMANY:       http.StatusTooManyRequests,
+	cloud.EUNAVAILABLE:   http.StatusServiceUnavailable,
+	cloud.EINTERNAL:      http.StatusInternalServerError,
 }
 
 // writeError answers {"error": message}. An unexpected error is logged and
@@ -97,12 +98,9 @@ func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error 
 	case errors.As(err, &syntaxErr):
 		return cloud.Errorf(cloud.EINVALID, "malformed JSON at byte %d: %s", syntaxErr.Offset, syntaxErr.Error())
 	case errors.As(err, &typeErr):
-		if typeErr.Field == "" {
-			return cloud.Errorf(cloud.EINVALID, "the body must be a JSON object, not %s", typeErr.Value)
-		}
-		return cloud.Errorf(cloud.EINVALID, "field %s: expected %s, got %s", typeErr.Field, typeErr.Type, typeErr.Value)
+		return cloud.Errorf(cloud.EINVALID, "%s", storeprint.TypeError(b, typeErr).Error())
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return cloud.Errorf(cloud.EINVALID, "unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+		return cloud.Errorf(cloud.EINVALID, "%s", storeprint.UnknownField(b, err).Error())
 	}
 	return cloud.Errorf(cloud.EINVALID, "malformed JSON: %v", err)
 }

@@ -83,7 +83,7 @@ func TestServer_CreateOrder(t *testing.T) {
 	t.Run("ErrValidation", func(t *testing.T) {
 		e.wantError("POST", "/v1/stores/s1/orders", acme, map[string]any{"order_id": "d2", "items": []any{}}, 400, "items must not be empty")
 		e.wantError("POST", "/v1/stores/s1/orders", acme, map[string]any{"order_id": "d 2", "items": []any{}}, 400, "order_id")
-		e.wantError("POST", "/v1/stores/s1/orders", acme, `{"order_id": "d2", "items": [{"name": "x", "qty": "two", "station": "hot"}]}`, 400, "items.qty")
+		e.wantError("POST", "/v1/stores/s1/orders", acme, `{"order_id": "d2", "items": [{"name": "x", "qty": "two", "station": "hot"}]}`, 400, "items[0].qty must be an integer, not a string")
 	})
 	t.Run("ErrUnknownStore", func(t *testing.T) {
 		e.wantError("POST", "/v1/stores/nowhere/orders", adminToken, order, 404, `store "nowhere" not found`)
@@ -102,6 +102,19 @@ func TestServer_CreateOrder(t *testing.T) {
 		}
 		if n := e.count(`SELECT count(*) FROM downstream`); n != 1 {
 			t.Fatalf("got %d downstream rows, want 1", n)
+		}
+	})
+	t.Run("ErrUnknownStation", func(t *testing.T) {
+		// The store's gateway reports hot only: an order for bar is
+		// refused at once, naming it, and nothing is stored.
+		var gw struct {
+			GatewayID string `json:"gateway_id"`
+		}
+		e.must("POST", "/v1/admin/stores/s1/gateways", adminToken, nil, 201, &gw)
+		ingestFailedTask(t, e, "s1", gw.GatewayID)
+		e.wantError("POST", "/v1/stores/s1/orders", acme, map[string]any{"order_id": "d7", "items": order["items"]}, 422, `no station "bar"`)
+		if n := e.count(`SELECT count(*) FROM cloud_orders WHERE order_id = 'd7'`); n != 0 {
+			t.Fatalf("got %d orders d7, want none", n)
 		}
 	})
 }
@@ -178,8 +191,8 @@ func TestServer_FindTasks(t *testing.T) {
 		GatewayID string `json:"gateway_id"`
 	}
 	e.must("POST", "/v1/admin/stores/s1/gateways", adminToken, nil, 201, &gw)
+	e.must("POST", "/v1/stores/s1/orders", acme, order, 201, nil) // before the gateway reports its stations (hot only)
 	ingestFailedTask(t, e, "s1", gw.GatewayID)
-	e.must("POST", "/v1/stores/s1/orders", acme, order, 201, nil)
 
 	t.Run("One", func(t *testing.T) {
 		var got cloud.Task

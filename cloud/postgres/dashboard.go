@@ -436,7 +436,7 @@ func (s *DashboardService) compute(ctx context.Context, tx pgx.Tx, a *cloud.Acto
 			SELECT o.store_id, o.name, o.alert_id, o.kind, o.task_no, o.printer_id, o.message, o.raised_at,
 			       o.acknowledged_at, o.acknowledged_by,
 			       coalesce(t.order_id, ''), coalesce(t.station, ''), coalesce(t.status, ''), coalesce(t.reason, ''),
-			       coalesce(t.last_error, ''), coalesce(t.attempt, 0)
+			       coalesce(t.last_error, ''), coalesce(t.attempt, 0), t.created_at
 			FROM shown o
 			LEFT JOIN print_tasks t ON t.store_id = o.store_id AND t.task_no = o.task_no
 			ORDER BY o.acknowledged_at IS NOT NULL, o.raised_at, o.store_id, o.alert_id
@@ -447,7 +447,7 @@ func (s *DashboardService) compute(ctx context.Context, tx pgx.Tx, a *cloud.Acto
 				q := &cloud.DashboardAlert{}
 				if err := rows.Scan(&q.StoreID, &q.StoreName, &q.ID, &q.Kind, &q.TaskNo, &q.PrinterID, &q.Message, &q.RaisedAt,
 					&q.AcknowledgedAt, &q.AcknowledgedBy,
-					&q.OrderID, &q.Station, &q.TaskStatus, &q.Reason, &q.LastError, &q.Attempt); err != nil {
+					&q.OrderID, &q.Station, &q.TaskStatus, &q.Reason, &q.LastError, &q.Attempt, &q.AcceptedAt); err != nil {
 					return err
 				}
 				q.SetState(ttl, now)

@@ -131,6 +131,9 @@ func TestDashboardService_Dashboard(t *testing.T) {
 			q.OrderID != "o-order_f1_station_hot" || q.Station != "hot" || q.StoreName != "Store a1" || q.Attempt != 1 {
 			t.Fatalf("got first queue entry %+v, want the failed ticket with its task", q)
 		}
+		if q.AcceptedAt == nil || !q.AcceptedAt.Equal(t0.Add(4*time.Minute)) {
+			t.Fatalf("got accepted_at %v, want the ticket's acceptance %v: its age counts from there", q.AcceptedAt, t0.Add(4*time.Minute))
+		}
 		if d.Queue[1].TaskStatus != storeprint.StatusAttention {
 			t.Fatalf("got second queue entry %+v, want the flagged ticket", d.Queue[1])
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -58,6 +60,9 @@ func (s *OrderService) CreateOrder(ctx context.Context, storeID string, o *store
 			return fmt.Errorf("insert order: %w", interpret(err))
 		}
 		created = true
+		if err := knownStations(ctx, tx, storeID, o); err != nil {
+			return err
+		}
 
 		var taskNos, stations []string
 		for _, t := range res.Tasks {
@@ -103,6 +108,56 @@ func (s *OrderService) CreateOrder(ctx context.Context, storeID string, o *store
 		return nil, false, fmt.Errorf("create order %s at store %s: %w", o.OrderID, storeID, err)
 	}
 	return res, created, nil
+}
+
+// knownStations refuses an order for a station the store's gateway did
+// not report among its printers' stations, once it has reported any: the
+// gateway would refuse the order later, out of the caller's sight.
+func knownStations(ctx context.Context, tx pgx.Tx, storeID string, o *storeprint.Order) error {
+	// A printer first seen in a task event has no stations: only the
+	// gateway's printer report says which stations it serves. A CloudPRNT
+	// printer the cloud drives itself serves its own stations, or every
+	// station when it names none.
+	rows, err := tx.Query(ctx, `
+		SELECT p.stations, c.printer_id IS NOT NULL
+		FROM printers p LEFT JOIN cloudprnt_printers c ON c.store_id = p.store_id AND c.printer_id = p.printer_id
+		WHERE p.store_id = $1`, storeID)
+	if err != nil {
+		return fmt.Errorf("read stations: %w", interpret(err))
+	}
+	known := map[string]bool{}
+	var names []string
+	reported, everyStation := false, false
+	var sts []string
+	var cloudprnt bool
+	_, err = pgx.ForEachRow(rows, []any{&sts, &cloudprnt}, func() error {
+		switch {
+		case cloudprnt && len(sts) == 0:
+			everyStation = true
+		case !cloudprnt && len(sts) > 0:
+			reported = true
+		}
+		for _, st := range sts {
+			if !known[st] {
+				known[st] = true
+				names = append(names, st)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read stations: %w", interpret(err))
+	}
+	if !reported || everyStation {
+		return nil // the gateway has not reported its stations yet: it decides
+	}
+	slices.Sort(names)
+	for _, st := range o.Stations() {
+		if !known[st] {
+			return cloud.Errorf(cloud.EUNPROCESSABLE, "store %s has no station %q: its gateway reports stations %s", storeID, st, strings.Join(names, ", "))
+		}
+	}
+	return nil
 }
 
 // FindOrder implements cloud.OrderService.

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"reflect"
+	"strings"
 	stdsync "sync"
 	"testing"
 
@@ -100,6 +101,56 @@ func TestOrderService_CreateOrder(t *testing.T) {
 		}
 		if n := f.count(t, `SELECT count(*) FROM print_tasks WHERE task_no = 'order_p1_station_bar'`); n != 0 {
 			t.Fatalf("got %d bar tasks, want 0: nothing written", n)
+		}
+	})
+	t.Run("ErrUnknownStation", func(t *testing.T) {
+		// Once the gateway has reported its printers, a station none of
+		// them serves is refused at once, named; before, the order waits
+		// for the gateway to decide (OK above).
+		if err := f.gateways.UpdatePrinters(context.Background(), "s1", gw.ID, []*cloud.Printer{
+			{ID: "hot-1", Status: storeprint.PrinterReady, Stations: []string{"hot"}},
+			{ID: "pass-1", Status: storeprint.PrinterReady, Stations: []string{"pass"}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := f.orders.CreateOrder(ctx, "s1", newOrder("d5"))
+		wantCode(t, err, cloud.EUNPROCESSABLE)
+		if msg := cloud.ErrorMessage(err); !strings.Contains(msg, `"bar"`) || strings.Contains(msg, `"hot"`) {
+			t.Fatalf("got message %q, want it to name the station bar", msg)
+		}
+		if n := f.count(t, `SELECT count(*) FROM cloud_orders WHERE order_id = 'd5'`) + f.count(t, `SELECT count(*) FROM print_tasks WHERE order_id = 'd5'`); n != 0 {
+			t.Fatalf("got %d rows of order d5, want nothing written", n)
+		}
+		o := newOrder("d6")
+		o.Items[1].Station = "pass"
+		if _, created, err := f.orders.CreateOrder(ctx, "s1", o); err != nil || !created {
+			t.Fatalf("an order for reported stations: got created %v err %v", created, err)
+		}
+		// A replay of an order accepted before stays a replay.
+		if _, created, err := f.orders.CreateOrder(ctx, "s1", newOrder("d1")); err != nil || created {
+			t.Fatalf("replay of d1: got created %v err %v, want a replay", created, err)
+		}
+		// The gateway is replaced by CloudPRNT printers the cloud drives:
+		// each serves its stations, or every station when it names none.
+		if _, err := f.gateways.RevokeGateway(adminCtx, gw.ID, cloud.Note{Reason: "the store prints from the cloud now"}); err != nil {
+			t.Fatal(err)
+		}
+		cp := NewCloudPRNTService(f.db)
+		if _, err := cp.CreateCloudPRNTPrinter(adminCtx, &cloud.CloudPRNTPrinter{StoreID: "s1", PrinterID: "bar-1", MAC: "00:11:62:00:00:01", Stations: []string{"bar"}}, cloud.Note{Reason: "bar printer"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, created, err := f.orders.CreateOrder(ctx, "s1", newOrder("d8")); err != nil || !created {
+			t.Fatalf("an order for hot and the CloudPRNT printer's bar: got created %v err %v", created, err)
+		}
+		o = newOrder("d9")
+		o.Items[1].Station = "grill"
+		_, _, err = f.orders.CreateOrder(ctx, "s1", o)
+		wantCode(t, err, cloud.EUNPROCESSABLE)
+		if _, err := cp.CreateCloudPRNTPrinter(adminCtx, &cloud.CloudPRNTPrinter{StoreID: "s1", PrinterID: "all-1", MAC: "00:11:62:00:00:02"}, cloud.Note{Reason: "prints everything"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, created, err := f.orders.CreateOrder(ctx, "s1", o); err != nil || !created {
+			t.Fatalf("an order for grill with a CloudPRNT printer of every station: got created %v err %v", created, err)
 		}
 	})
 }

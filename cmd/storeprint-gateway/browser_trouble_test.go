@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -42,6 +44,14 @@ func TestBrowser_LANPageTrouble(t *testing.T) {
 		chromedp.WaitVisible(`[data-printer="hot-1"][data-trouble="true"]`),
 		chromedp.WaitVisible(`[data-printer="pass-1"][data-trouble="true"]`),
 		chromedp.WaitVisible(`#alerts [data-status="attention_required"]`))
+	// A printer in trouble that answers a probe is tried again and is
+	// back in trouble a moment later: wait for both to say so at once.
+	var says []string
+	for _, w := range []storeprint.Word{storeprint.WordPrinterCutsOff, storeprint.WordPrinterNoConfirm, storeprint.WordTaskUncertain} {
+		says = append(says, fmt.Sprintf("document.body.innerText.includes(%q)", storeprint.Say(w, "en")))
+	}
+	within(t, ctx, 20*time.Second, "both printers in trouble at once",
+		chromedp.Poll[chromedp.Void](strings.Join(says, " && ")))
 
 	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
 	if err != nil {
@@ -97,5 +107,129 @@ func TestBrowser_LANPageTrouble(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+}
+
+// The LAN page with a printer in trouble whose backup is out of paper, on
+// a kitchen tablet (1280×800) and on a phone (390×844): it says that no
+// printer can take the tickets, never that they print on the backup; it
+// names printers and stations as such; it says in one line each what
+// "Print again" and "Copy" do; the tickets that need a person are on the
+// first screen. Once the tickets moved to the backup and it runs out of
+// paper in turn, the failover banner says so too.
+func TestBrowser_LANPageBackupTrouble(t *testing.T) {
+	t.Parallel()
+	hot, pass := startSim(t, printersim.FaultLostAck), startSim(t, printersim.FaultPaperEnd)
+	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr, backup: "pass-1"}, {id: "pass-1", addr: pass.addr}},
+		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "pass", printer: "pass-1"}})
+	_, base := runGateway(t, cfg)
+	for _, id := range []string{"b1", "b2", "b3", "b4"} {
+		call(t, "POST", base+"/v1/orders", order(id, "hot", "pass"), nil)
+	}
+	waitPrinter(t, base, "hot-1", 30*time.Second, func(p printerJSON) bool { return p.InTrouble && p.NoBackup })
+
+	look := func(t *testing.T, ctx context.Context) string {
+		t.Helper()
+		text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := technical.FindString(text); m != "" {
+			t.Errorf("the page shows raw error text %q:\n%s", m, text)
+		}
+		return text
+	}
+	sizes := []struct {
+		name string
+		w, h int
+	}{{"1280x800", 1280, 800}, {"390x844", 390, 844}}
+	for _, size := range sizes {
+		t.Run("NoBackupReady"+size.name, func(t *testing.T) {
+			ctx := chromium.New(t, size.w, size.h)
+			within(t, ctx, 20*time.Second, "open the page",
+				chromedp.EmulateViewport(int64(size.w), int64(size.h)),
+				chromedp.Navigate(base+"/?token="+token),
+				chromedp.WaitVisible(`[data-no-backup="hot-1"]`),
+				chromedp.WaitVisible(`#alerts [data-status="attention_required"]`))
+			text := look(t, ctx)
+			for _, want := range []string{
+				"No printer can take the tickets of printer hot-1",
+				"Printer pass-1", "Out of paper", "Printer hot-1", storeprint.Say(storeprint.WordPrinterNoConfirm, "en"),
+				"Station hot → printer hot-1", "Station pass → printer pass-1",
+				"Print again: for a ticket that did not come out", "Copy: for a ticket that came out and is needed once more",
+			} {
+				if !strings.Contains(text, want) {
+					t.Errorf("the page does not say %q:\n%s", want, text)
+				}
+			}
+			for _, bad := range []string{"now print on", "check the pass"} {
+				if strings.Contains(text, bad) {
+					t.Errorf("the page says %q:\n%s", bad, text)
+				}
+			}
+			if size.w < 900 {
+				// The printers come after the tickets on a phone: the
+				// ones in trouble no banner speaks of are named above
+				// them.
+				for _, want := range []string{"Printer pass-1: Out of paper"} {
+					if !strings.Contains(text, want) {
+						t.Errorf("the page does not say %q:\n%s", want, text)
+					}
+				}
+			}
+			below, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`
+				[document.querySelector('#alerts .card'), document.querySelector('[data-no-backup="hot-1"]'),
+				 ...(window.innerWidth < 900 ? document.querySelectorAll('[data-summary]') : [])]
+					.filter(e => e.getBoundingClientRect().bottom > window.innerHeight)
+					.map(e => e.dataset.task || e.dataset.summary || "the banner")`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(below) > 0 {
+				t.Errorf("below the fold at %s: %v", size.name, below)
+			}
+		})
+	}
+
+	// The backup gets paper: the tickets move there. Then it runs out
+	// again: the banner says the backup cannot print either.
+	pass.SetFault(printersim.FaultNone)
+	waitPrinter(t, base, "hot-1", 30*time.Second, func(p printerJSON) bool { return p.Failover != nil && p.Failover.Active })
+	pass.SetFault(printersim.FaultPaperEnd)
+	call(t, "POST", base+"/v1/orders", order("b5", "hot"), nil)
+	waitPrinter(t, base, "pass-1", 30*time.Second, func(p printerJSON) bool { return p.Status == "paper_end" })
+	for _, size := range sizes {
+		t.Run("BackupFault"+size.name, func(t *testing.T) {
+			ctx := chromium.New(t, size.w, size.h)
+			within(t, ctx, 20*time.Second, "open the page",
+				chromedp.EmulateViewport(int64(size.w), int64(size.h)),
+				chromedp.Navigate(base+"/?token="+token),
+				chromedp.WaitVisible(`[data-failover="hot-1"] [data-backup-fault="pass-1"]`))
+			text := look(t, ctx)
+			for _, want := range []string{
+				"Printer hot-1 failed: the tickets of station hot now print on printer pass-1",
+				"Printer pass-1 cannot print either: Out of paper",
+			} {
+				if !strings.Contains(text, want) {
+					t.Errorf("the page does not say %q:\n%s", want, text)
+				}
+			}
+			below, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`
+				[document.querySelector('#alerts .card'), document.querySelector('[data-backup-fault="pass-1"]')]
+					.filter(e => e.getBoundingClientRect().bottom > window.innerHeight)
+					.map(e => e.dataset.task || "the backup's fault")`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(below) > 0 {
+				t.Errorf("below the fold at %s: %v", size.name, below)
+			}
+			if dir := os.Getenv("STOREPRINT_SCREENSHOTS"); dir != "" {
+				png := chromium.Screenshot(t, ctx, base+"/", int64(size.w), int64(size.h), `[data-backup-fault="pass-1"]`)
+				if err := os.WriteFile(dir+"/lan-page-backup-trouble-"+size.name+".png", png, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
 	}
 }

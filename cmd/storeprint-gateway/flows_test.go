@@ -16,6 +16,7 @@ type printerJSON struct {
 	Backup    string   `json:"backup"`
 	Queue     int      `json:"queue"`
 	InTrouble bool     `json:"in_trouble"`
+	NoBackup  bool     `json:"no_backup_ready"`
 	Word      string   `json:"word"`
 	Failover  *struct {
 		Active       bool   `json:"active"`
@@ -341,4 +342,71 @@ func TestMain_Unreachable(t *testing.T) {
 	if got := waitPrinted(t, hot, 1, 5*time.Second); len(got) != 1 || strings.Contains(got[0].Text, "REPRINT") {
 		t.Fatalf("got %+v, want one ticket without REPRINT (nothing could have printed before)", got)
 	}
+}
+
+// Failover in seconds, on the real program: a printer made offline with
+// tickets waiting hands them to its backup within 10 s, the paper saying
+// where they came from; a printer gone from the network whose backup is
+// out of paper hands them to the backup's backup, never to the one out of
+// paper.
+func TestMain_FailoverInSeconds(t *testing.T) {
+	t.Parallel()
+	t.Run("Offline", func(t *testing.T) {
+		t.Parallel()
+		hot, pass := startSim(t, printersim.FaultNone), startSim(t, printersim.FaultNone)
+		cfg := writeConfig(t, t.TempDir(), []printerConf{
+			{id: "hot-1", addr: hot.addr, backup: "pass-1"},
+			{id: "pass-1", addr: pass.addr},
+		}, []stationConf{{name: "hot", printer: "hot-1"}, {name: "pass", printer: "pass-1"}})
+		_, base := runGateway(t, cfg)
+		waitPrinter(t, base, "hot-1", 10*time.Second, func(p printerJSON) bool { return p.Status == "ready" })
+		hot.SetFault(printersim.FaultOffline)
+		offline := time.Now()
+		for _, id := range []string{"fs-1", "fs-2"} {
+			if code := call(t, "POST", base+"/v1/orders", order(id, "hot"), nil); code != 201 {
+				t.Fatalf("order %s: got %d", id, code)
+			}
+		}
+		got := waitPrinted(t, pass, 2, 10*time.Second)
+		t.Logf("on the backup %s after hot-1 went offline", time.Since(offline).Round(time.Millisecond))
+		for _, tk := range got {
+			if !strings.Contains(tk.Text, "BACKUP FROM hot-1") {
+				t.Errorf("ticket %s does not say it is a backup print: %q", tk.TaskNo, tk.Text)
+			}
+		}
+		if n := len(hot.Printed()); n != 0 {
+			t.Errorf("hot-1 printed %d tickets while offline", n)
+		}
+	})
+	t.Run("GoneBackupOutOfPaper", func(t *testing.T) {
+		t.Parallel()
+		hot, pass, expo := startSim(t, printersim.FaultNone), startSim(t, printersim.FaultPaperEnd), startSim(t, printersim.FaultNone)
+		cfg := writeConfig(t, t.TempDir(), []printerConf{
+			{id: "hot-1", addr: hot.addr, backup: "pass-1"},
+			{id: "pass-1", addr: pass.addr, backup: "expo-1"},
+			{id: "expo-1", addr: expo.addr},
+		}, []stationConf{{name: "hot", printer: "hot-1"}, {name: "pass", printer: "pass-1"}})
+		_, base := runGateway(t, cfg)
+		waitPrinter(t, base, "hot-1", 10*time.Second, func(p printerJSON) bool { return p.Status == "ready" })
+		hot.Close() // the printer is gone: nothing answers at its address
+		gone := time.Now()
+		if code := call(t, "POST", base+"/v1/orders", order("fs-3", "hot"), nil); code != 201 {
+			t.Fatalf("order: got %d", code)
+		}
+		got := waitPrinted(t, expo, 1, 10*time.Second)
+		t.Logf("on the backup's backup %s after hot-1 went away", time.Since(gone).Round(time.Millisecond))
+		if !strings.Contains(got[0].Text, "BACKUP FROM hot-1") {
+			t.Errorf("ticket %s does not say it is a backup print: %q", got[0].TaskNo, got[0].Text)
+		}
+		if p := getPrinter(t, base, "hot-1"); p.Failover == nil || p.Failover.Backup != "expo-1" {
+			t.Errorf("got hot-1 failover %+v, want onto expo-1", p.Failover)
+		}
+		tj := waitStatus(t, base, "order_fs-3_station_hot", "done", 5*time.Second)
+		if tj.PrinterID != "expo-1" || tj.BackupFrom != "hot-1" {
+			t.Errorf("got printer %s backup_from %q, want expo-1 from hot-1", tj.PrinterID, tj.BackupFrom)
+		}
+		if n := len(pass.Printed()); n != 0 {
+			t.Errorf("pass-1 is out of paper and printed %d", n)
+		}
+	})
 }

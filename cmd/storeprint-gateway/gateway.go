@@ -36,8 +36,11 @@ service manager. Logs go to standard error (under systemd: the journal; as a
 Windows service: the Windows Event Log, source storeprint-gateway).
 
 Flags:
-  --config FILE   the gateway's TOML configuration (see docs/config.md)
-                  [$STOREPRINT_CONFIG]
+  --config FILE   the gateway's TOML configuration [$STOREPRINT_CONFIG];
+                  every key is in its reference, config.md: installed
+                  from the .deb, /usr/share/doc/storeprint-gateway/;
+                  in the Windows zip, beside the program; in the source,
+                  docs/
   --log-format F  text (default) or json [$STOREPRINT_LOG_FORMAT]
   --name NAME     the service's name, when a service manager runs it (set
                   by install --name; default storeprint-gateway)

@@ -113,7 +113,11 @@ func (m *Main) restore() error {
 	}
 	m.Config = cfg
 	rep, err := badger.Restore(cfg.DataDir, m.In, cfg.StoreID, storeOptions(cfg, m.logger()))
-	if err != nil {
+	var bad *badger.BackupError
+	switch {
+	case errors.As(err, &bad):
+		return &ExitError{Code: 1, Err: err} // as its help says: not complete, or not this store's
+	case err != nil:
 		return m.offlineError(err)
 	}
 	fmt.Fprintf(m.Stdout, "restored %s from %s (taken %s): %d tasks\n", cfg.DataDir, m.In, rep.Info.TakenAt.Format(time.RFC3339), rep.Tasks)
@@ -165,7 +169,11 @@ func (m *Main) backup(ctx context.Context) error {
 	if err := os.Rename(tmp, m.Out); err != nil {
 		return err
 	}
-	fmt.Fprintf(m.Stdout, "backup of store %s taken %s %s: %s (%d bytes)\n", info.StoreID, info.TakenAt.Format(time.RFC3339), how, m.Out, info.Bytes)
+	fi, err := os.Stat(m.Out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(m.Stdout, "backup of store %s taken %s %s: %s (%d bytes)\n", info.StoreID, info.TakenAt.Format(time.RFC3339), how, m.Out, fi.Size())
 	return nil
 }
 

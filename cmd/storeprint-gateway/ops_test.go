@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +43,9 @@ func TestProcess_BackupRestore(t *testing.T) {
 		t.Fatalf("online backup: exit %d:\n%s%s", b.Code, b.Stdout, b.Log)
 	}
 	t.Logf("backup: %s", strings.TrimSpace(b.Stdout))
+	if fi, err := os.Stat(backup); err != nil || !strings.Contains(b.Stdout, fmt.Sprintf("(%d bytes)", fi.Size())) {
+		t.Fatalf("backup said %q; want the file's size (%v)", b.Stdout, fi)
+	}
 	// While the gateway holds the data dir, check and restore refuse and say why.
 	for _, args := range [][]string{{"check", "--config", cfg}, {"restore", "--config", cfg, "--in", backup}} {
 		if e := testbin.Run(t, time.Minute, bin, args...); e.Code != 2 || !strings.Contains(e.Log, "gateway running") {
@@ -56,6 +60,32 @@ func TestProcess_BackupRestore(t *testing.T) {
 	}
 	if c := testbin.Run(t, time.Minute, bin, "check", "--config", cfg); c.Code != 0 || !strings.Contains(c.Stdout, "sound") {
 		t.Fatalf("check before the restore: exit %d:\n%s%s", c.Code, c.Stdout, c.Log)
+	}
+	// A backup cut short, damaged or another store's: exit status 1, as
+	// restore --help says, and the data dir left alone.
+	whole, err := os.ReadFile(backup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := slices.Clone(whole)
+	damaged[len(damaged)/2] ^= 0xff
+	for name, body := range map[string][]byte{"cut short": whole[:len(whole)-100], "damaged": damaged} {
+		path := filepath.Join(t.TempDir(), "bad.backup")
+		if err := os.WriteFile(path, body, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if e := testbin.Run(t, time.Minute, bin, "restore", "--config", cfg, "--in", path); e.Code != 1 {
+			t.Fatalf("restore of a backup %s: exit %d, want 1:\n%s%s", name, e.Code, e.Stdout, e.Log)
+		}
+	}
+	other := writeConfig(t, filepath.Join(t.TempDir(), "other"), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	if b, err := os.ReadFile(other); err != nil {
+		t.Fatal(err)
+	} else if err := os.WriteFile(other, []byte(strings.Replace(string(b), `store_id = "store-test"`, `store_id = "store-other"`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if e := testbin.Run(t, time.Minute, bin, "restore", "--config", other, "--in", backup); e.Code != 1 || !strings.Contains(e.Log, "store-other") {
+		t.Fatalf("restore of another store's backup: exit %d, want 1 naming the stores:\n%s%s", e.Code, e.Stdout, e.Log)
 	}
 	r := testbin.Run(t, time.Minute, bin, "restore", "--config", cfg, "--in", backup)
 	if r.Code != 0 {

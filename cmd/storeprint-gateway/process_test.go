@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	stdsync "sync"
 	"testing"
@@ -232,5 +235,59 @@ func TestProcess_Failpoints(t *testing.T) {
 				t.Fatalf("got %d tickets in the end, want %d", n, tc.paper+1)
 			}
 		})
+	}
+}
+
+// Failover on the real programs: the gateway as its own process, the
+// printer hot-1 a printer simulator process of its own that is killed
+// with tickets about to come; its backup pass-1 is out of paper. The next
+// ticket comes out of the backup's backup, expo-1, within 10 s, saying
+// where it came from.
+func TestProcess_FailoverPrinterProcessGone(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hotAddr := l.Addr().String()
+	l.Close()
+	sim := exec.Command(testbin.Build(t, "github.com/storeprint/storeprint/cmd/storeprint"), "printersim", "--name", "hot-1", "--listen", hotAddr, "--out", filepath.Join(t.TempDir(), "hot-1.jsonl"))
+	if err := sim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sim.Process.Kill()
+		sim.Wait()
+	})
+	pass, expo := startSim(t, printersim.FaultPaperEnd), startSim(t, printersim.FaultNone)
+	cfg := writeConfig(t, t.TempDir(), []printerConf{
+		{id: "hot-1", addr: hotAddr, backup: "pass-1"},
+		{id: "pass-1", addr: pass.addr, backup: "expo-1"},
+		{id: "expo-1", addr: expo.addr},
+	}, []stationConf{{name: "hot", printer: "hot-1"}, {name: "pass", printer: "pass-1"}})
+	g := startProc(t, cfg)
+	if code := call(t, "POST", g.base+"/v1/orders", order("pg-1", "hot"), nil); code != 201 {
+		t.Fatalf("order: got %d", code)
+	}
+	waitStatus(t, g.base, "order_pg-1_station_hot", "done", 20*time.Second)
+	if got := getTask(t, g.base, "order_pg-1_station_hot"); got.PrinterID != "hot-1" {
+		t.Fatalf("the first ticket printed on %s, want hot-1 while it runs", got.PrinterID)
+	}
+
+	if err := sim.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	sim.Wait()
+	gone := time.Now()
+	if code := call(t, "POST", g.base+"/v1/orders", order("pg-2", "hot"), nil); code != 201 {
+		t.Fatalf("order: got %d", code)
+	}
+	got := waitPrinted(t, expo, 1, 10*time.Second)
+	t.Logf("on the backup's backup %s after the printer's process was killed", time.Since(gone).Round(time.Millisecond))
+	if got[0].TaskNo != "order_pg-2_station_hot" || !strings.Contains(got[0].Text, "BACKUP FROM hot-1") {
+		t.Fatalf("got %s on expo-1: %q, want pg-2 saying BACKUP FROM hot-1", got[0].TaskNo, got[0].Text)
+	}
+	if n := len(pass.Printed()); n != 0 {
+		t.Errorf("pass-1 is out of paper and printed %d", n)
 	}
 }

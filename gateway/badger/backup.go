@@ -87,9 +87,15 @@ func (d *DB) Backup(w io.Writer, storeID string) (*BackupInfo, error) {
 	return info, nil
 }
 
+// BackupError is a backup file that cannot be restored: cut short,
+// damaged, not a storeprint backup, or another store's.
+type BackupError struct{ Message string }
+
+func (e *BackupError) Error() string { return e.Message }
+
 // ReadBackupInfo reads and checks a backup file's frame (not its stream).
 func ReadBackupInfo(f io.ReaderAt, size int64) (*BackupInfo, error) {
-	bad := func(why string) error { return fmt.Errorf("not a complete storeprint backup: %s", why) }
+	bad := func(why string) error { return &BackupError{"not a complete storeprint backup: " + why} }
 	if size < int64(len(backupMagic)+12) {
 		return nil, bad("too short")
 	}
@@ -137,7 +143,7 @@ func VerifyBackup(f io.ReaderAt, size int64) (*BackupInfo, error) {
 		return nil, err
 	}
 	if hex.EncodeToString(h.Sum(nil)) != info.SHA256 {
-		return nil, errors.New("the backup is damaged: its contents do not match its checksum")
+		return nil, &BackupError{"the backup is damaged: its contents do not match its checksum"}
 	}
 	return info, nil
 }
@@ -172,12 +178,14 @@ func Restore(dir, path, storeID string, opts Options) (*RestoreReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	info, err := ReadBackupInfo(f, fi.Size())
+	// The whole file is checked before anything is built from it, so that
+	// a damaged backup is told apart from trouble building the store.
+	info, err := VerifyBackup(f, fi.Size())
 	if err != nil {
 		return nil, err
 	}
 	if storeID != "" && info.StoreID != "" && info.StoreID != storeID {
-		return nil, fmt.Errorf("the backup is of store %q, this gateway is store %q", info.StoreID, storeID)
+		return nil, &BackupError{fmt.Sprintf("the backup is of store %q, this gateway is store %q", info.StoreID, storeID)}
 	}
 	old, _ := readWitness(dir) // the counters to move past, when readable
 	tmp := filepath.Clean(dir) + ".restoring"

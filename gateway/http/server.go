@@ -120,6 +120,7 @@ func (s *Server) register() {
 	s.handle("GET /metrics", pos, http.HandlerFunc(s.metricsHandler))
 	s.handle("GET /v1/me", pos, s.api(s.me))
 	s.handle("POST /v1/orders", pos, s.api(s.createOrder))
+	s.handle("GET /v1/orders/{order_id}", pos, s.api(s.getOrder))
 	s.handle("POST /v1/orders/{order_id}/void", pos, s.api(s.voidOrder))
 	s.handle("GET /v1/tasks", pos, s.api(s.listTasks))
 	s.handle("GET /v1/tasks/{task_no}", pos, s.api(s.getTask))
@@ -406,10 +407,10 @@ func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error 
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return gateway.Errorf(gateway.EINVALID, "malformed JSON: field %q must be a %s", te.Field, te.Type.String())
+			return gateway.Errorf(gateway.EINVALID, "%s", storeprint.TypeError(b, te).Error())
 		}
-		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return gateway.Errorf(gateway.EINVALID, "unknown field %s", f)
+		if strings.HasPrefix(err.Error(), "json: unknown field ") {
+			return gateway.Errorf(gateway.EINVALID, "%s", storeprint.UnknownField(b, err).Error())
 		}
 		return gateway.Errorf(gateway.EINVALID, "malformed JSON: %v", err)
 	}
@@ -465,6 +466,15 @@ func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) error {
 		status = http.StatusCreated
 	}
 	writeJSON(w, status, res)
+	return nil
+}
+
+func (s *Server) getOrder(w http.ResponseWriter, r *http.Request) error {
+	o, err := s.g.Order(r.Context(), r.PathValue("order_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, o)
 	return nil
 }
 

@@ -34,7 +34,7 @@ func TestParse(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := cfg.Printers[0]
-		if p.Encoding != "gb18030" || p.OnUncertain != "hold" || p.FailoverAttempts != 3 || p.FailoverAfter.Seconds() != 60 {
+		if p.Encoding != "gb18030" || p.OnUncertain != "hold" || p.FailoverAttempts != 3 || p.FailoverAfter.Seconds() != 10 {
 			t.Fatalf("got %+v, want the defaults", p)
 		}
 		if got := cfg.Stations[0].StaleAfter.Minutes(); got != 30 {

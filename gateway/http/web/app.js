@@ -14,7 +14,15 @@ const T = {
     paper_near_end: "Paper running low",
     retry: "Print again", resolve: "It printed", reprint: "Copy", test_page: "Test page",
     print_stale: "Print held tickets", acknowledge: "Acknowledge", failback: "Move back",
-    failover: "{printer} failed — {stations} now print on {backup}", failover_done: "{printer} failed over to {backup} earlier (moved back)",
+    failover: "Printer {printer} failed: the tickets of {stations} now print on printer {backup}",
+    failover_done: "Printer {printer} failed earlier; its tickets printed on printer {backup} (moved back since)",
+    backup_fault: "Printer {backup} cannot print either: {words}",
+    no_backup: "No printer can take the tickets of printer {printer}: its backup printers ({backups}) cannot print either. The tickets wait.",
+    station_one: "station {names}", station_many: "stations {names}", printer_named: "Printer {id}",
+    station_title: "Station {names}",
+    station_heading: "Station {name} → printer {printer}",
+    retry_help: "Print again: for a ticket that did not come out; prints it now, marked REPRINT.",
+    reprint_help: "Copy: for a ticket that came out and is needed once more; prints an extra copy, marked REPRINT.",
     storage: "Storage trouble — new orders are refused: {error}",
     recovered: "The gateway's data was recovered ({at}): {cause}. Waiting tickets were held for a person.",
     recovered_missing: "{n} tickets accepted before that are missing and cannot be listed.",
@@ -23,7 +31,7 @@ const T = {
     q_stale: "Print the held tickets of {station}?", q_ack: "Acknowledge the failover of {printer}?",
     q_failback: "Move {printer}'s stations back to it?", done_msg: "Done", table: "Table",
     queued: "queued", printing: "printing", retry_wait: "waiting to retry", attention_required: "needs a person", failed: "failed",
-    backup_from: "backup for {printer}", display: "Screen", display_backup: "backup {printer}",
+    backup_from: "printing for printer {printer}, which failed", display: "Screen", display_backup: "backup {printer}",
     cloud_up: "HQ linked", cloud_behind: "HQ linked · {n} to send", cloud_down: "HQ offline · printing goes on · {n} to send",
     credential_shared: "This gateway's HQ credential is in use on another box too: their links to HQ keep replacing each other. Keep the credential on one box: stop the other, or give it its own gateway credential.",
     pair_title: "Pair this device", pair_help: "Enter the six digits shown on the gateway's page and a name for this device.",
@@ -44,7 +52,15 @@ const T = {
     paper_near_end: "纸快用完",
     retry: "补打", resolve: "已出单", reprint: "复制一张", test_page: "测试页",
     print_stale: "打印暂停的小票", acknowledge: "已知悉", failback: "切回",
-    failover: "{printer} 故障，{stations} 已转到 {backup} 打印", failover_done: "{printer} 曾转到 {backup}（已切回）",
+    failover: "打印机 {printer} 故障：{stations} 的小票已转到打印机 {backup} 打印",
+    failover_done: "打印机 {printer} 曾故障，小票曾转到打印机 {backup}（已切回）",
+    backup_fault: "打印机 {backup} 也无法打印：{words}",
+    no_backup: "没有打印机能接打印机 {printer} 的小票：它的备用打印机（{backups}）也都无法打印。小票在等待。",
+    station_one: "档口 {names} ", station_many: "档口 {names} ", printer_named: "打印机 {id}",
+    station_title: "档口 {names}",
+    station_heading: "档口 {name} → 打印机 {printer}",
+    retry_help: "补打：小票没出来时用，立即重新打印，带重打标记。",
+    reprint_help: "复制一张：小票已出但还需要一张时用，多打一张，带重打标记。",
     storage: "存储故障，暂停接单：{error}",
     recovered: "网关数据已恢复（{at}）：{cause}。待打小票已暂停，等待人工处理。",
     recovered_missing: "此前接收的 {n} 张小票已丢失，无法列出。",
@@ -53,7 +69,7 @@ const T = {
     q_stale: "打印 {station} 暂停的小票？", q_ack: "确认已知悉 {printer} 的故障转移？",
     q_failback: "把 {printer} 的档口切回？", done_msg: "完成", table: "桌号",
     queued: "排队中", printing: "打印中", retry_wait: "等待重试", attention_required: "需要处理", failed: "失败",
-    backup_from: "代 {printer} 打印", display: "屏幕", display_backup: "备用 {printer}",
+    backup_from: "代故障打印机 {printer} 打印", display: "屏幕", display_backup: "备用 {printer}",
     cloud_up: "总部已连接", cloud_behind: "总部已连接 · 待同步 {n} 条", cloud_down: "总部离线 · 照常打印 · 待同步 {n} 条",
     credential_shared: "本网关的总部凭证也在另一台设备上使用：两者与总部的连接不断互相替换。请只在一台设备上使用该凭证：停用另一台，或为它创建自己的网关凭证。",
     pair_title: "配对本设备", pair_help: "请输入网关页面上显示的六位配对码，并为本设备命名。",
@@ -208,6 +224,12 @@ function statusWords(p) {
   return (say(p.word) || t(p.status)) + (p.paper_near_end && p.status === "ready" && !p.in_trouble ? " · " + t("paper_near_end") : "");
 }
 
+// stationWords names stations as stations, never bare: a station may be
+// called like a printer or a place in the kitchen ("pass").
+function stationWords(names) {
+  return t(names.length === 1 ? "station_one" : "station_many", { names: names.join(", ") }).trim();
+}
+
 function inTrouble(p) {
   return p.status !== "ready" || p.in_trouble;
 }
@@ -230,6 +252,7 @@ function render() {
 
   const banners = document.getElementById("banners");
   banners.replaceChildren();
+  const bannered = new Set(); // printers a banner already speaks of
   if (board.storage_error) banners.append(el("div", { class: "banner", role: "alert" }, t("storage", { error: board.storage_error })));
   if (board.cloud && board.cloud.credential_shared) banners.append(el("div", { class: "banner", "data-credential-shared": "true", role: "alert" }, t("credential_shared")));
   const rec = board.storage && board.storage.recovery;
@@ -237,13 +260,28 @@ function render() {
     banners.append(el("div", { class: "banner", "data-recovery": "true", role: "alert" },
       t("recovered", { at: new Date(rec.at).toLocaleString(), cause: rec.cause }) + (rec.missing_tasks > 0 ? " " + t("recovered_missing", { n: rec.missing_tasks }) : "")));
   }
+  for (const p of board.printers) {
+    if (!p.no_backup_ready) continue;
+    bannered.add(p.id);
+    const chain = [];
+    for (let b = p.backup; b && chain.indexOf(b) < 0; b = (board.printers.find(x => x.id === b) || {}).backup) chain.push(b);
+    banners.append(el("div", { class: "banner", "data-no-backup": p.id, role: "alert" },
+      el("span", {}, el("div", {}, t("no_backup", { printer: p.id, backups: chain.join(", ") })), details("no-backup/" + p.id, p.last_error))));
+  }
   for (const p of board.printers.concat(board.displays || [])) {
     const f = p.failover;
     if (!f) continue;
-    const text = f.active ? t("failover", { printer: p.id, backup: f.backup, stations: p.stations.join(", ") })
+    const text = f.active ? t("failover", { printer: p.id, backup: f.backup, stations: stationWords(p.stations) })
       : t("failover_done", { printer: p.id, backup: f.backup });
+    // The backup's own trouble is said here too: the banner must not make
+    // a printer that cannot print look like the way out.
+    const b = board.printers.find(x => x.id === f.backup);
+    const backupFault = f.active && b && inTrouble(b) && t("backup_fault", { backup: b.id, words: statusWords(b) });
+    if (f.active) bannered.add(p.id);
+    if (backupFault) bannered.add(b.id);
     banners.append(el("div", { class: "banner", "data-failover": p.id, role: "alert" },
-      el("span", {}, el("div", {}, text), f.word && el("div", {}, say(f.word)), details("failover/" + p.id, f.reason)),
+      el("span", {}, el("div", {}, text), f.word && el("div", {}, say(f.word)),
+        backupFault && el("div", { "data-backup-fault": b.id }, backupFault), details("failover/" + p.id, f.reason)),
       el("span", { class: "row" },
         !f.acknowledged && may("staff") && el("button", { class: "big danger", type: "button", "data-action": "acknowledge",
           onclick: () => act("q_ack", { printer: p.id }, "POST", "/v1/printers/" + encodeURIComponent(p.id) + "/acknowledge") }, t("acknowledge")),
@@ -253,11 +291,19 @@ function render() {
 
   const alerts = document.getElementById("alerts");
   alerts.replaceChildren();
+  // On a phone the printers come after the tickets: the ones in trouble
+  // are named here, in one line each, so that the first screen says why.
+  const troubled = board.printers.filter(p => inTrouble(p) && !bannered.has(p.id));
+  if (troubled.length > 0) alerts.append(el("div", { class: "trouble-summary" },
+    troubled.map(p => el("div", { "data-summary": p.id }, t("printer_named", { id: p.id }) + ": " + statusWords(p)))));
   if (board.alerts.length === 0) alerts.append(el("p", { class: "muted" }, t("none")));
+  else alerts.append(el("div", { class: "legend muted" },
+    may("staff") && el("div", { "data-help": "retry" }, t("retry_help")),
+    el("div", { "data-help": "reprint" }, t("reprint_help"))));
   for (const a of board.alerts) {
     const path = "/v1/tasks/" + encodeURIComponent(a.task_no);
     alerts.append(el("div", { class: "card bad", "data-task": a.task_no, "data-status": a.status },
-      el("h3", {}, a.station ? a.station + " · " + (a.table ? t("table") + " " + a.table : a.order_id) : a.task_no),
+      el("h3", {}, a.station ? t("station_title", { names: a.station }) + " · " + (a.table ? t("table") + " " + a.table : a.order_id) : a.task_no),
       el("div", { class: "state bad" }, say(a.word)),
       el("div", { class: "items" }, itemsText(a)),
       el("div", { class: "muted" }, el("span", { class: "age" }, ageWords(a)), " · " + a.task_no),
@@ -276,9 +322,9 @@ function render() {
   for (const p of ordered) {
     const ok = !inTrouble(p);
     printers.append(el("div", { class: "card " + (ok ? "ok" : "bad"), "data-printer": p.id, "data-status": p.status, "data-trouble": p.in_trouble ? "true" : "false" },
-      el("h3", {}, p.id),
+      el("h3", {}, t("printer_named", { id: p.id })),
       el("div", { class: "state " + (ok ? "ok" : "bad") }, statusWords(p)),
-      el("div", { class: "muted" }, p.queue + " " + t("queue") + (p.stations.length ? " · " + p.stations.join(", ") : "")),
+      el("div", { class: "muted" }, p.queue + " " + t("queue") + (p.stations.length ? " · " + stationWords(p.stations) : "")),
       p.confirms_note && el("div", { class: "muted", "data-confirms": p.confirms }, say(p.confirms_note)),
       !ok && details("printer/" + p.id, p.last_error),
       may("staff") && el("div", { class: "row" }, el("button", { class: "small secondary", type: "button", "data-action": "test-page",
@@ -302,7 +348,7 @@ function render() {
   for (const s of board.stations) {
     const held = board.alerts.filter(a => a.station === s.name && a.reason === "stale").length;
     stations.append(el("div", { class: "card" + (s.backup_from ? " warn" : ""), "data-station": s.name },
-      el("h3", {}, s.name + " → " + s.printer),
+      el("h3", {}, t("station_heading", { name: s.name, printer: s.printer })),
       s.backup_from && el("div", { class: "muted" }, t("backup_from", { printer: s.backup_from })),
       s.queue.length === 0 ? el("div", { class: "muted" }, t("empty")) :
         el("ul", { class: "queue" }, s.queue.map(q => el("li", { "data-task": q.task_no }, (q.table ? q.table + " · " : "") + itemsText(q) + " — " + (say(q.word) || t(q.status)),
