@@ -41,6 +41,10 @@ type Config struct {
 	TLSCert        string   `toml:"tls_cert"`        // PEM certificate: serve HTTPS on listen
 	TLSKey         string   `toml:"tls_key"`         // its PEM private key
 	TLS            string   `toml:"tls"`             // "self-signed": make a certificate once, keep it in data_dir
+
+	// LogFormat is "text" (the default) or "json": one JSON object a line
+	// with time, level and msg. --log-format wins over it.
+	LogFormat string `toml:"log_format"`
 }
 
 // StorageConfig sizes the store's memory and its reserve of free disk
@@ -521,6 +525,9 @@ func (c *Config) Validate() error {
 		if strings.TrimSpace(t) == "" {
 			return Errorf(EINVALID, "api_tokens[%d]: a token must not be empty", i)
 		}
+	}
+	if c.LogFormat != "" && c.LogFormat != "text" && c.LogFormat != "json" {
+		return Errorf(EINVALID, "log_format: %q is not text or json", c.LogFormat)
 	}
 	if c.MaxRetries != nil && (*c.MaxRetries < 0 || *c.MaxRetries > 100) {
 		return Errorf(EINVALID, "max_retries: %d is out of range 0-100", *c.MaxRetries)

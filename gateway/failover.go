@@ -58,7 +58,7 @@ func (w *worker) checkFailover(ctx context.Context) {
 		return
 	}
 	if err := g.startFailover(ctx, w.id, target, word, reason); err != nil {
-		g.log.Error("fail over", "printer", w.id, "err", err)
+		g.log.Error("fail over", "printer_id", w.id, "err", err)
 	}
 }
 
@@ -74,7 +74,7 @@ func (w *worker) setNoBackupReady(stuck bool) {
 	if changed {
 		g.changes.signal()
 		if stuck {
-			g.log.Warn("failover: no printer along the chain of backups is ready; the tickets wait", "printer", w.id)
+			g.log.Warn("failover: no printer along the chain of backups is ready; the tickets wait", "printer_id", w.id)
 		}
 	}
 }
@@ -143,7 +143,7 @@ func (g *Gateway) startFailover(ctx context.Context, id, backup string, word sto
 	if changed {
 		g.changes.signal()
 	}
-	g.log.Warn("failover: stations moved to the backup printer", "printer", id, "backup", backup, "reason", reason)
+	g.log.Warn("failover: stations moved to the backup printer", "printer_id", id, "backup", backup, "reason", reason)
 	for _, p := range wake {
 		g.wake(p)
 	}
@@ -189,7 +189,7 @@ func (w *worker) maybeFailback(ctx context.Context) {
 	}
 	reason := fmt.Sprintf("healthy for %s", healthy.Round(time.Second))
 	if _, err := g.Failback(ctx, w.id, "gateway", reason, false); err != nil {
-		g.log.Error("fail back", "printer", w.id, "err", err)
+		g.log.Error("fail back", "printer_id", w.id, "err", err)
 	}
 }
 

@@ -98,7 +98,7 @@ func (w *worker) probe(ctx context.Context) time.Duration {
 	err := prober.Probe(pctx)
 	w.io.Unlock()
 	if err != nil {
-		g.log.Info("probe of a printer in trouble: no answer", "printer", w.id, "err", err)
+		g.log.Info("probe of a printer in trouble: no answer", "printer_id", w.id, "err", err)
 		return w.probeFailed()
 	}
 	g.mu.Lock()
@@ -107,7 +107,7 @@ func (w *worker) probe(ctx context.Context) time.Duration {
 	tr.streak = max(w.cfg.SuspectAfter-1, 1) // one more uncertain ticket and it is in trouble again
 	g.mu.Unlock()
 	g.changes.signal()
-	g.log.Info("printer in trouble answered a probe: trying the next ticket", "printer", w.id)
+	g.log.Info("printer in trouble answered a probe: trying the next ticket", "printer_id", w.id)
 	return 0
 }
 
@@ -213,7 +213,7 @@ func (w *worker) uncertainOutcome(cause error, method storeprint.Confirm) (mayFl
 	g.mu.Unlock()
 	if now {
 		g.changes.signal()
-		g.log.Warn("printer in trouble", "printer", w.id, "trouble", storeprint.Say(word, "en"))
+		g.log.Warn("printer in trouble", "printer_id", w.id, "trouble", storeprint.Say(word, "en"))
 	}
 	return mayFlag
 }
@@ -230,7 +230,7 @@ func (w *worker) troubleOver() {
 	g.mu.Unlock()
 	if was || stuck {
 		g.changes.signal()
-		g.log.Info("printer out of trouble: a ticket printed and was confirmed", "printer", w.id)
+		g.log.Info("printer out of trouble: a ticket printed and was confirmed", "printer_id", w.id)
 	}
 }
 

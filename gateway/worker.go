@@ -67,13 +67,13 @@ func (w *worker) step(ctx context.Context) time.Duration {
 	if ago, ok := w.swept.For(g.clock.Mono()); !ok || ago >= g.opts.SweepEvery {
 		w.swept = since{at: g.clock.Mono(), set: true}
 		if err := w.sweepStale(ctx); err != nil {
-			g.log.Error("stale sweep", "printer", w.id, "err", err)
+			g.log.Error("stale sweep", "printer_id", w.id, "err", err)
 		}
 		w.maybeFailback(ctx)
 	}
 	head, err := w.head(ctx)
 	if err != nil {
-		g.log.Error("read queue", "printer", w.id, "err", err)
+		g.log.Error("read queue", "printer_id", w.id, "err", err)
 		return poll
 	}
 	if head == nil {
@@ -114,7 +114,7 @@ func (w *worker) step(ctx context.Context) time.Duration {
 		w.checkFailover(ctx)
 		asked, err := w.askedFor(ctx)
 		if err != nil {
-			g.log.Error("read queue", "printer", w.id, "err", err)
+			g.log.Error("read queue", "printer_id", w.id, "err", err)
 			return poll
 		}
 		if asked == nil {
@@ -253,7 +253,7 @@ func (w *worker) setStatus(st PrinterStatus, lastErr string) {
 	g.mu.Unlock()
 	if changed {
 		g.changes.signal()
-		g.log.Info("printer status", "printer", w.id, "status", st.State)
+		g.log.Info("printer status", "printer_id", w.id, "status", st.State)
 		// A printer that recovers releases its waiting tickets at once.
 		if st.State == storeprint.PrinterReady {
 			g.wake(w.id)
@@ -329,7 +329,7 @@ func (w *worker) attempt(ctx context.Context, head *Task) {
 	case perr = <-done:
 		lease.confirms = job.Confirms // the driver is done with job
 	case <-overrun.C():
-		g.log.Error("printer driver overran its lease; attempt abandoned", "printer", w.id, "task_no", lease.taskNo, "attempt", lease.attempt)
+		g.log.Error("printer driver overran its lease; attempt abandoned", "printer_id", w.id, "task_no", lease.taskNo, "attempt", lease.attempt)
 		w.noteOutcome(false, true)
 		g.obs.Attempt(w.id, "abandoned")
 		if err := g.recoverTask(context.WithoutCancel(ctx), lease.taskNo, nil); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -41,7 +42,8 @@ Flags:
                   from the .deb, /usr/share/doc/storeprint-gateway/;
                   in the Windows zip, beside the program; in the source,
                   docs/
-  --log-format F  text (default) or json [$STOREPRINT_LOG_FORMAT]
+  --log-format F  text (default) or json: one JSON object a line [$STOREPRINT_LOG_FORMAT];
+                  wins over the config's log_format
   --name NAME     the service's name, when a service manager runs it (set
                   by install --name; default storeprint-gateway)
 
@@ -188,7 +190,7 @@ const ServiceName = "storeprint-gateway"
 type Main struct {
 	Command     string
 	ConfigPath  string
-	LogFormat   string
+	LogFormat   string // --log-format, else $STOREPRINT_LOG_FORMAT, else log_format, else text
 	ServiceName string // install and the service commands: --name
 	User        string // install: --user
 	Out, In     string // backup, restore: the backup file
@@ -251,7 +253,7 @@ func (m *Main) ParseFlags(args []string) error {
 	switch m.Command {
 	case "run":
 		fs.StringVar(&m.ConfigPath, "config", os.Getenv("STOREPRINT_CONFIG"), "")
-		fs.StringVar(&m.LogFormat, "log-format", envOr("STOREPRINT_LOG_FORMAT", "text"), "")
+		fs.StringVar(&m.LogFormat, "log-format", os.Getenv("STOREPRINT_LOG_FORMAT"), "")
 		fs.StringVar(&m.ServiceName, "name", ServiceName, "")
 	case "install":
 		fs.StringVar(&m.ConfigPath, "config", os.Getenv("STOREPRINT_CONFIG"), "")
@@ -276,10 +278,7 @@ func (m *Main) ParseFlags(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%s: unexpected argument %q", m.Command, fs.Arg(0))
 	}
-	if m.LogFormat == "" {
-		m.LogFormat = "text"
-	}
-	if m.LogFormat != "text" && m.LogFormat != "json" {
+	if m.LogFormat != "" && m.LogFormat != "text" && m.LogFormat != "json" {
 		return fmt.Errorf("--log-format: %q is not text or json", m.LogFormat)
 	}
 	switch m.Command {
@@ -317,14 +316,13 @@ var (
 	userNameRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,31}[$]?$`)
 )
 
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
-}
-
+// logger is the program's log: text, or JSON (one object a line with
+// time, level and msg) when --log-format, $STOREPRINT_LOG_FORMAT or the
+// config's log_format says json.
 func (m *Main) logger() *slog.Logger {
+	if sh, ok := m.logHandler.(*serviceLogHandler); ok && sh.json != (m.LogFormat == "json") {
+		m.logHandler = newServiceLogHandler(sh.log, m.LogFormat == "json")
+	}
 	if m.logHandler != nil {
 		return slog.New(m.logHandler)
 	}
@@ -360,12 +358,21 @@ func (m *Main) Run(ctx context.Context) error {
 func (m *Main) Ready() <-chan struct{} { return m.ready }
 
 func (m *Main) run(ctx context.Context) error {
-	log := m.logger()
 	cfg, err := toml.Load(m.ConfigPath)
 	if err != nil {
 		return &ConfigError{err}
 	}
 	m.Config = cfg
+	if m.LogFormat == "" {
+		m.LogFormat = cmp.Or(cfg.LogFormat, "text")
+	}
+	// Every line carries the store, and the gateway's credential id when
+	// it links to a cloud (never its token): a chain's logs, gathered in
+	// one place, are searched by store.
+	log := m.logger().With("store_id", cfg.StoreID)
+	if cfg.Cloud != nil {
+		log = log.With("gateway_id", cfg.Cloud.GatewayID)
+	}
 	if w := configExposure(m.ConfigPath); w != "" {
 		log.Warn(w, "config", m.ConfigPath)
 	}
@@ -451,7 +458,7 @@ func (m *Main) run(ctx context.Context) error {
 	}
 	hdone := make(chan error, 1)
 	go func() { hdone <- m.HTTP.Serve() }()
-	attrs := []any{"version", version.String(), "store_id", cfg.StoreID, "listen", m.HTTP.Addr(), "url", m.HTTP.URL(), "data_dir", cfg.DataDir, "printers", len(cfg.Printers)}
+	attrs := []any{"version", version.String(), "listen", m.HTTP.Addr(), "url", m.HTTP.URL(), "data_dir", cfg.DataDir, "printers", len(cfg.Printers)}
 	if fp := m.HTTP.TLSFingerprint(); fp != "" {
 		attrs = append(attrs, "tls_fingerprint", fp)
 	}

@@ -13,10 +13,11 @@ import (
 // serviceLogHandler sends each log record to a service manager's logger
 // (the Windows Event Log), at the record's level.
 type serviceLogHandler struct {
-	h   slog.Handler // formats into buf
-	buf *bytes.Buffer
-	mu  *sync.Mutex
-	log service.Logger
+	h    slog.Handler // formats into buf
+	buf  *bytes.Buffer
+	mu   *sync.Mutex
+	log  service.Logger
+	json bool
 }
 
 func newServiceLogHandler(l service.Logger, json bool) *serviceLogHandler {
@@ -25,7 +26,7 @@ func newServiceLogHandler(l service.Logger, json bool) *serviceLogHandler {
 	if json {
 		h = slog.NewJSONHandler(buf, nil)
 	}
-	return &serviceLogHandler{h: h, buf: buf, mu: &sync.Mutex{}, log: l}
+	return &serviceLogHandler{h: h, buf: buf, mu: &sync.Mutex{}, log: l, json: json}
 }
 
 func (s *serviceLogHandler) Enabled(ctx context.Context, l slog.Level) bool {
@@ -50,9 +51,9 @@ func (s *serviceLogHandler) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (s *serviceLogHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &serviceLogHandler{h: s.h.WithAttrs(attrs), buf: s.buf, mu: s.mu, log: s.log}
+	return &serviceLogHandler{h: s.h.WithAttrs(attrs), buf: s.buf, mu: s.mu, log: s.log, json: s.json}
 }
 
 func (s *serviceLogHandler) WithGroup(name string) slog.Handler {
-	return &serviceLogHandler{h: s.h.WithGroup(name), buf: s.buf, mu: s.mu, log: s.log}
+	return &serviceLogHandler{h: s.h.WithGroup(name), buf: s.buf, mu: s.mu, log: s.log, json: s.json}
 }

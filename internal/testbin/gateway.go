@@ -24,7 +24,9 @@ type Gateway struct {
 	log     strings.Builder
 }
 
-var listenRE = regexp.MustCompile(`msg="gateway running".* listen=(\S+)`)
+// listenRE finds the listen address in the "gateway running" line, text or
+// JSON.
+var listenRE = regexp.MustCompile(`msg="gateway running".* listen=(\S+)|"msg":"gateway running".*"listen":"([^"]+)"`)
 
 // StartGateway runs bin (see Build) with "run --config cfg" and the extra
 // environment, and returns once it serves.
@@ -76,7 +78,7 @@ func launch(t testing.TB, cmd *exec.Cmd) (*Gateway, <-chan string) {
 			g.log.WriteString(line + "\n")
 			g.mu.Unlock()
 			if m := listenRE.FindStringSubmatch(line); m != nil {
-				addr <- m[1]
+				addr <- m[1] + m[2] // one of the two is empty
 			}
 		}
 		g.waitErr = cmd.Wait()

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storeprint/storeprint/internal/testbin"
+	"github.com/storeprint/storeprint/printerdrivers/printersim"
+)
+
+// cloudToken is the gateway's sync credential in the log tests: it must
+// never be logged.
+const cloudToken = "gw-secret-0123456789abcdef"
+
+// The gateway with --log-format json, or log_format = "json" in its
+// config, writes one JSON object a line, every one with time, level and
+// msg, the store's id and the gateway's credential id, the printer and
+// the task as printer_id and task_no where a line is about them, and
+// never a token. The flag wins over the config.
+func TestMain_LogFormatJSON(t *testing.T) {
+	t.Parallel()
+	bin := gatewayBinary(t)
+	for _, tc := range []struct {
+		name     string
+		top      string
+		flag     string
+		wantJSON bool
+	}{
+		{"Flag", "", "json", true},
+		{"Config", `log_format = "json"` + "\n", "", true},
+		{"FlagWins", `log_format = "json"` + "\n", "text", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			hot, cold := startSim(t, printersim.FaultNone), startSim(t, printersim.FaultLostAck)
+			// The link goes nowhere (it logs that it is down) and the cold
+			// printer never confirms (its ticket needs a person, and the
+			// log says which).
+			top := tc.top + "\n[cloud]\nurl = \"ws://127.0.0.1:1/v1/sync\"\ninsecure = true\ngateway_id = \"gw-log\"\ntoken = \"" + cloudToken + "\"\n"
+			cfg := writeConfigTop(t, t.TempDir(), top,
+				[]printerConf{{id: "hot-1", addr: hot.addr}, {id: "cold-1", addr: cold.addr}},
+				[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}})
+			args := []string{"run", "--config", cfg}
+			if tc.flag != "" {
+				args = append(args, "--log-format", tc.flag)
+			}
+			g := testbin.StartGatewayCmd(t, exec.Command(bin, args...))
+			call(t, "POST", g.Base+"/v1/orders", order("log-1", "hot", "cold"), nil)
+			waitStatus(t, g.Base, "order_log-1_station_hot", "done", 10*time.Second)
+			waitStatus(t, g.Base, "order_log-1_station_cold", "attention_required", 20*time.Second)
+			if err := g.Interrupt(t, 20*time.Second); err != nil {
+				t.Fatalf("gateway stopped with %v", err)
+			}
+			log := g.Log()
+			for _, secret := range []string{token, cloudToken} {
+				if strings.Contains(log, secret) {
+					t.Errorf("the log holds a token:\n%s", log)
+				}
+			}
+			if !tc.wantJSON {
+				if strings.HasPrefix(strings.TrimSpace(log), "{") {
+					t.Errorf("--log-format text: got JSON lines:\n%s", log)
+				}
+				return
+			}
+			keys := map[string]bool{}
+			for line := range strings.Lines(log) {
+				if strings.TrimSpace(line) == "" {
+					continue
+				}
+				var rec map[string]any
+				if err := json.Unmarshal([]byte(line), &rec); err != nil {
+					t.Fatalf("a line is not a JSON object: %v\n%s", err, line)
+				}
+				for _, k := range []string{"time", "level", "msg"} {
+					if s, _ := rec[k].(string); s == "" {
+						t.Errorf("a line lacks %s: %s", k, line)
+					}
+				}
+				if _, err := time.Parse(time.RFC3339Nano, rec["time"].(string)); err != nil {
+					t.Errorf("time: %v: %s", err, line)
+				}
+				switch rec["level"] {
+				case "DEBUG", "INFO", "WARN", "ERROR":
+				default:
+					t.Errorf("level %v: %s", rec["level"], line)
+				}
+				if rec["store_id"] != "store-test" || rec["gateway_id"] != "gw-log" {
+					t.Errorf("a line lacks store_id store-test or gateway_id gw-log: %s", line)
+				}
+				for k := range rec {
+					keys[k] = true
+				}
+				if _, ok := rec["printer"]; ok {
+					t.Errorf("a printer's id must be printer_id: %s", line)
+				}
+			}
+			for _, k := range []string{"printer_id", "task_no"} {
+				if !keys[k] {
+					t.Errorf("no line says %s; the log:\n%s", k, log)
+				}
+			}
+		})
+	}
+}
