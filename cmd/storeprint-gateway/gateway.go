@@ -417,6 +417,13 @@ func (m *Main) run(ctx context.Context) error {
 	m.Store.OnHealthChange(m.Gateway.Notify)
 	m.Store.OnQuietSync(m.Gateway.Notify)
 	metrics.Attach(m.Gateway)
+	metrics.AttachDisk(func() (free, reserve uint64, ok bool) {
+		d := m.Store.Disk()
+		if d == nil {
+			return 0, 0, false
+		}
+		return d.FreeBytes, d.ReserveBytes, true
+	})
 	if err := m.holdRecovered(ctx, log); err != nil {
 		return err
 	}
@@ -449,6 +456,10 @@ func (m *Main) run(ctx context.Context) error {
 			OnChange: m.Gateway.Notify,
 		}
 		m.HTTP.SetLink(func() any { return m.linkState(gctx) })
+		metrics.AttachLink(func() prometheus.LinkState {
+			st := m.Sync.State()
+			return prometheus.LinkState{Up: st.Connected, Cursor: st.Cursor}
+		})
 		go func() {
 			defer close(sdone)
 			m.Sync.Run(gctx)

@@ -128,3 +128,59 @@ func metricValue(t testing.TB, text, name string) float64 {
 	t.Fatalf("metrics lack %s", name)
 	return 0
 }
+
+// /metrics carries what an operations team alerts on: the version, the
+// data disk's free space and reserve, where each station prints, and,
+// with a [cloud], the link's state and backlog, the oldest event waiting
+// aged by the gateway's clock. Without a [cloud] there is no link and no
+// link metrics (a store that never links must not page as "link down").
+func TestMain_MetricsOperations(t *testing.T) {
+	t.Parallel()
+	t.Run("NoCloud", func(t *testing.T) {
+		t.Parallel()
+		hot := startSim(t, printersim.FaultNone)
+		cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "hot-1"}})
+		_, base := runGateway(t, cfg)
+		text := metricsText(t, base)
+		for _, want := range []string{
+			`storeprint_build_info{goversion="` + runtime.Version() + `",version="`,
+			`storeprint_station_printer{printer="hot-1",station="cold"} 1`,
+			`storeprint_station_printer{printer="hot-1",station="hot"} 1`,
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("metrics lack %s", want)
+			}
+		}
+		if got := metricValue(t, text, "storeprint_storage_reserve_bytes"); got != float64(gateway.DefaultReserve) {
+			t.Errorf("storeprint_storage_reserve_bytes: got %v, want the default %d", got, gateway.DefaultReserve)
+		}
+		if free := metricValue(t, text, "storeprint_storage_free_bytes"); free <= 0 {
+			t.Errorf("storeprint_storage_free_bytes: got %v, want the disk's free bytes", free)
+		}
+		if strings.Contains(text, "storeprint_sync_") {
+			t.Errorf("a gateway without a cloud serves link metrics:\n%s", text)
+		}
+	})
+	t.Run("LinkDown", func(t *testing.T) {
+		t.Parallel()
+		top := "[cloud]\nurl = \"ws://127.0.0.1:1/v1/sync\"\ninsecure = true\ngateway_id = \"gw-m\"\ntoken = \"" + cloudToken + "\"\n"
+		cfg := writeConfigTop(t, t.TempDir(), top, []printerConf{{id: "hot-1", addr: "127.0.0.1:9"}}, []stationConf{{name: "hot", printer: "hot-1"}})
+		clock := &movingClock{}
+		_, base := runGateway(t, cfg, func(m *Main) { m.Clock = clock })
+		text := metricsText(t, base)
+		if up, pending, oldest := metricValue(t, text, "storeprint_sync_link_up"), metricValue(t, text, "storeprint_sync_pending_events"),
+			metricValue(t, text, "storeprint_sync_oldest_pending_seconds"); up != 0 || pending != 0 || oldest != 0 {
+			t.Fatalf("before any order: link up %v, %v pending, oldest %vs; want 0, 0, 0", up, pending, oldest)
+		}
+		call(t, "POST", base+"/v1/orders", order("m-1", "hot"), nil)
+		clock.Add(5 * time.Minute)
+		text = metricsText(t, base)
+		if pending := metricValue(t, text, "storeprint_sync_pending_events"); pending < 1 {
+			t.Errorf("storeprint_sync_pending_events: got %v, want the order's events", pending)
+		}
+		// The event was written at most as long ago as this test ran.
+		if oldest := metricValue(t, text, "storeprint_sync_oldest_pending_seconds"); oldest < 300 || oldest > 3600 {
+			t.Errorf("storeprint_sync_oldest_pending_seconds: got %v, want 300 and the test's time", oldest)
+		}
+	})
+}

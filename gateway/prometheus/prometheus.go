@@ -3,6 +3,7 @@ package prometheus
 import (
 	"context"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/internal/version"
 )
 
 var (
@@ -28,6 +30,19 @@ type Metrics struct {
 	synced      prometheus.Counter
 	updates     prometheus.Histogram
 	g           *gateway.Gateway
+}
+
+// buildInfo is storeprint_build_info: always 1, labelled with the
+// program's version and the Go it was built with, so a dashboard counts
+// the versions a rollout has reached.
+func buildInfo() prometheus.Collector {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "storeprint_build_info",
+		Help:        "Always 1; the labels say the program's version and the Go version it was built with.",
+		ConstLabels: prometheus.Labels{"version": version.String(), "goversion": runtime.Version()},
+	})
+	g.Set(1)
+	return g
 }
 
 // New returns the gateway's metrics. Call Attach once the gateway exists.
@@ -63,7 +78,7 @@ func New() *Metrics {
 		Help:    "Time from asking the store for an update (an order, a print's progress) to its answer, once durable or refused.",
 		Buckets: disk,
 	})
-	m.reg.MustRegister(m.timeToPaper, m.attempts, m.retries, m.syncs, m.synced, m.updates,
+	m.reg.MustRegister(m.timeToPaper, m.attempts, m.retries, m.syncs, m.synced, m.updates, buildInfo(),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -72,6 +87,29 @@ func New() *Metrics {
 func (m *Metrics) Attach(g *gateway.Gateway) {
 	m.g = g
 	m.reg.MustRegister(&stateCollector{g: g})
+}
+
+// LinkState is the sync link as the metrics read it at scrape time.
+type LinkState struct {
+	Up     bool   // a link to the cloud is live
+	Cursor uint64 // the highest seq the cloud acknowledged on it
+}
+
+// AttachLink adds the sync link's gauges: whether it is up, how many
+// events the cloud has not acknowledged and how old the oldest of them
+// is. A gateway without a cloud has no link and serves none of them.
+func (m *Metrics) AttachLink(state func() LinkState) {
+	m.reg.MustRegister(&linkCollector{g: m.g, state: state})
+}
+
+// DiskState is the data disk as the metrics read it at scrape time; ok is
+// false when its free space cannot be read.
+type DiskState func() (free, reserve uint64, ok bool)
+
+// AttachDisk adds the data disk's free space and the reserve below which
+// the gateway refuses new orders.
+func (m *Metrics) AttachDisk(disk DiskState) {
+	m.reg.MustRegister(&diskCollector{disk: disk})
 }
 
 // Handler serves the metrics.
@@ -102,12 +140,20 @@ var (
 	descUp    = prometheus.NewDesc("storeprint_printer_status", "1 for the printer's current status.", []string{"printer", "status"}, nil)
 	descFail  = prometheus.NewDesc("storeprint_printer_failover", "1 while a printer's stations print on its backup.", []string{"printer"}, nil)
 	descStore = prometheus.NewDesc("storeprint_storage_ok", "1 while storage writes succeed.", nil, nil)
+	descRoute = prometheus.NewDesc("storeprint_station_printer", "1 for each station and the printer its configuration prints it on (join with storeprint_queue_depth on printer for the queue by station).", []string{"station", "printer"}, nil)
+
+	descLinkUp  = prometheus.NewDesc("storeprint_sync_link_up", "1 while the sync link to the cloud is live, 0 while not.", nil, nil)
+	descPending = prometheus.NewDesc("storeprint_sync_pending_events", "Events written and not yet acknowledged by the cloud.", nil, nil)
+	descOldest  = prometheus.NewDesc("storeprint_sync_oldest_pending_seconds", "Age of the oldest event the cloud has not acknowledged; 0 when none waits.", nil, nil)
+
+	descFree    = prometheus.NewDesc("storeprint_storage_free_bytes", "Free space on the data disk, as last read.", nil, nil)
+	descReserve = prometheus.NewDesc("storeprint_storage_reserve_bytes", "Free space the gateway keeps: below it new orders are refused.", nil, nil)
 )
 
 type stateCollector struct{ g *gateway.Gateway }
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descQueue, descTasks, descUp, descFail, descStore} {
+	for _, d := range []*prometheus.Desc{descQueue, descTasks, descUp, descFail, descStore, descRoute} {
 		ch <- d
 	}
 }
@@ -131,6 +177,9 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 				v = 1
 			}
 			ch <- prometheus.MustNewConstMetric(descFail, prometheus.GaugeValue, v, p.ID)
+			for _, st := range p.Stations {
+				ch <- prometheus.MustNewConstMetric(descRoute, prometheus.GaugeValue, 1, st, p.ID)
+			}
 		}
 	}
 	if counts, err := c.g.CountByStatus(ctx); err == nil {
@@ -143,4 +192,61 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		ok = 0
 	}
 	ch <- prometheus.MustNewConstMetric(descStore, prometheus.GaugeValue, ok)
+}
+
+type linkCollector struct {
+	g     *gateway.Gateway
+	state func() LinkState
+}
+
+func (c *linkCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descLinkUp
+	ch <- descPending
+	ch <- descOldest
+}
+
+// Collect reads the outbox's two counters and its oldest unacknowledged
+// event: a few keys, whatever the backlog.
+func (c *linkCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.state()
+	up := 0.0
+	if st.Up {
+		up = 1
+	}
+	ch <- prometheus.MustNewConstMetric(descLinkUp, prometheus.GaugeValue, up)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ss, err := c.g.SyncState(ctx)
+	if err != nil {
+		return
+	}
+	pending := ss.Pending(st.Cursor)
+	ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(pending))
+	age := 0.0
+	if pending > 0 {
+		events, err := c.g.OutboxEvents(ctx, max(st.Cursor, ss.Acked), 1)
+		if err != nil {
+			return
+		}
+		if len(events) > 0 {
+			age = max(0, c.g.Now().Sub(events[0].At).Seconds())
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(descOldest, prometheus.GaugeValue, age)
+}
+
+type diskCollector struct{ disk DiskState }
+
+func (c *diskCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descFree
+	ch <- descReserve
+}
+
+func (c *diskCollector) Collect(ch chan<- prometheus.Metric) {
+	free, reserve, ok := c.disk()
+	if !ok {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(descFree, prometheus.GaugeValue, float64(free))
+	ch <- prometheus.MustNewConstMetric(descReserve, prometheus.GaugeValue, float64(reserve))
 }
