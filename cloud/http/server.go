@@ -62,6 +62,10 @@ type Server struct {
 	// Now is the clock of the failed-authentication limit (time.Now when
 	// nil).
 	Now func() time.Time
+	// Registry, when set, is the node's registry (cloud/prometheus): the
+	// HTTP metrics join it and /metrics serves it whole. When nil the
+	// server makes its own, with the Go and process collectors.
+	Registry *prometheus.Registry
 
 	adminHash     []byte
 	ln            net.Listener
@@ -183,8 +187,11 @@ func (s *Server) Handler() http.Handler {
 		s.Now = time.Now
 	}
 	s.badTokens = authlimit.New(BadTokenBurst, BadTokenEvery, s.Now)
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg := s.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
 	s.metrics = newMetrics(reg)
 	s.registry = reg
 

@@ -14,6 +14,7 @@ import (
 	"github.com/storeprint/storeprint/cloud"
 	"github.com/storeprint/storeprint/cloud/http"
 	"github.com/storeprint/storeprint/cloud/postgres"
+	"github.com/storeprint/storeprint/cloud/prometheus"
 	"github.com/storeprint/storeprint/internal/version"
 	"github.com/storeprint/storeprint/schema"
 	syncserver "github.com/storeprint/storeprint/sync/server"
@@ -255,7 +256,9 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.DB = db
 
+	metrics := prometheus.New()
 	s := http.NewServer()
+	s.Registry = metrics.Registry()
 	s.Addr = m.Listen
 	s.MetricsAddr = m.MetricsListen
 	s.AdminToken = m.AdminToken
@@ -282,8 +285,12 @@ func (m *Main) Run(ctx context.Context) error {
 	go listener.Run(lctx)
 	m.Sync = &syncserver.Server{
 		Gateways: s.GatewayService, Ingester: postgres.NewIngestService(db), Commands: s.CommandService,
-		Notifier: listener, Logger: log, PresenceEvery: m.PresenceEvery,
+		Notifier: listener, Logger: log, PresenceEvery: m.PresenceEvery, Observer: metrics,
 	}
+	metrics.AttachLinks(m.Sync)
+	fleet := postgres.NewFleetService(db)
+	fleet.AlertTTL = m.AlertTTL
+	metrics.AttachFleet(fleet, nil)
 	s.Sync = m.Sync
 	if err := s.Open(); err != nil {
 		return err

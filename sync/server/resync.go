@@ -74,7 +74,11 @@ func (l *link) ingestFailed(err error) error {
 
 // ackIngest acknowledges a stored batch.
 func (l *link) ackIngest(n int, res *cloud.IngestResult, start time.Time) error {
-	l.log.Debug("ingested", "events", n, "cursor", res.Cursor, "took", time.Since(start))
+	took := time.Since(start)
+	l.log.Debug("ingested", "events", n, "cursor", res.Cursor, "took", took)
+	if o := l.s.Observer; o != nil {
+		o.Ingested(n, len(res.DeadLetters), took)
+	}
 	for _, d := range res.DeadLetters {
 		l.log.Warn("event set aside: the cloud could not apply it", "seq", d.Seq, "reason", d.Reason)
 	}

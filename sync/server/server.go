@@ -30,6 +30,14 @@ type Notifier interface {
 	Subscribe(channel, payload string) (<-chan struct{}, func())
 }
 
+// Observer receives the link's measurements; its methods must return at
+// once.
+type Observer interface {
+	// Ingested: a batch of events was stored and acknowledged, deadLetters
+	// of them set aside, took from taking an ingest slot to the ack.
+	Ingested(events, deadLetters int, took time.Duration)
+}
+
 // Server serves /v1/sync.
 type Server struct {
 	Gateways cloud.GatewayService
@@ -57,6 +65,9 @@ type Server struct {
 	// frame's first part, and a frame that grows past what the budget has
 	// free closes its link.
 	ReadAheadBytes int64
+	// Observer, when set, counts the batches acknowledged
+	// (cloud/prometheus).
+	Observer Observer
 
 	once      stdsync.Once
 	base      context.Context
@@ -120,6 +131,13 @@ func (s *Server) Close() {
 
 // Links returns the number of open links on this node.
 func (s *Server) Links() int64 { return s.links.Load() }
+
+// IngestLoad returns the ingest slots in use on this node and how many
+// it has.
+func (s *Server) IngestLoad() (busy, all int) {
+	s.init()
+	return len(s.slots), cap(s.slots)
+}
 
 // presence writes the links' presence every PresenceEvery until ctx ends.
 func (s *Server) presence(ctx context.Context) {
