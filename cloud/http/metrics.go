@@ -1,6 +1,10 @@
 package http
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/storeprint/storeprint"
+)
 
 // metrics are the server's Prometheus metrics, on its own registry so that
 // several servers can run in one process (tests).
@@ -32,5 +36,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"kind"}),
 	}
 	reg.MustRegister(m.requests, m.duration, m.orders, m.commands)
+	// Every result and kind from zero: a rate or an alert on them works
+	// before the first order.
+	for _, r := range []string{"created", "replayed"} {
+		m.orders.WithLabelValues(r)
+	}
+	for _, k := range storeprint.CommandKinds {
+		m.commands.WithLabelValues(string(k))
+	}
 	return m
 }

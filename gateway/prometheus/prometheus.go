@@ -55,7 +55,7 @@ func New() *Metrics {
 	}, []string{"printer"})
 	m.attempts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "storeprint_print_attempts_total",
-		Help: "Print attempts by outcome: printed, not_sent, not_ready, uncertain, fenced.",
+		Help: "Print attempts by outcome: printed, not_sent, not_ready, uncertain, fenced, abandoned.",
 	}, []string{"printer", "outcome"})
 	m.retries = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "storeprint_retries_total",
@@ -83,10 +83,26 @@ func New() *Metrics {
 	return m
 }
 
-// Attach adds the gauges read from the gateway at scrape time.
+// Outcomes are the outcomes of an attempt storeprint_print_attempts_total
+// counts.
+var Outcomes = []string{"printed", "not_sent", "not_ready", "uncertain", "fenced", "abandoned"}
+
+// Attach adds the gauges read from the gateway at scrape time, and starts
+// each printer's counters and time to paper at zero, so that a rate or an
+// alert on them works from the first scrape, before anything happened.
 func (m *Metrics) Attach(g *gateway.Gateway) {
 	m.g = g
 	m.reg.MustRegister(&stateCollector{g: g})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ps, _ := g.Printers(ctx) // without them, the series appear as they happen
+	for _, p := range ps {
+		m.timeToPaper.WithLabelValues(p.ID)
+		m.retries.WithLabelValues(p.ID)
+		for _, o := range Outcomes {
+			m.attempts.WithLabelValues(p.ID, o)
+		}
+	}
 }
 
 // LinkState is the sync link as the metrics read it at scrape time.
