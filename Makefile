@@ -31,7 +31,7 @@ BENCH_SMALL_TASKS ?= 100
 export STOREPRINT_BENCH_SECONDS ?= 5
 export STOREPRINT_BENCH_ROUNDS ?= 2
 
-.PHONY: help version build demo test unit fuzz lint bench bench-scale windows package screenshots clean model
+.PHONY: help version build demo test unit fuzz lint bench bench-scale windows package screenshots clean model rules
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -61,8 +61,12 @@ demo: build ## run a gateway with two simulated printers and post sample orders 
 
 test: lint windows fuzz unit ## everything CI checks: lint, Windows build, tests, short fuzz runs
 
-unit: ## the test suite (starts its own PostgreSQL)
+unit: ## the test suite (starts its own PostgreSQL; checks and unit-tests deploy/'s alert rules with promtool)
 	$(GO) test -count=1 -timeout 20m ./...
+
+rules: ## only the alert rules: promtool check rules and promtool test rules on deploy/prometheus (make unit runs them too)
+	promtool check rules $$(ls deploy/prometheus/*.yml | grep -v '_test\.yml$$')
+	promtool test rules deploy/prometheus/*_test.yml
 
 model: ## the model-based test of the task lifecycle, many more cases than make test (MODEL_CHECKS, MODEL_STEPS)
 	$(GO) test -count=1 -timeout 2h -run '^TestModel$$' ./gateway/ -rapid.checks=$(MODEL_CHECKS) -rapid.steps=$(MODEL_STEPS) -v
