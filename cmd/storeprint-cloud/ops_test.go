@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	nethttp "net/http"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
+	"github.com/storeprint/storeprint/deploy"
+)
+
+// The families the design names, on the program each applies to.
+var contractFamilies = map[string][]string{
+	deploy.Gateway: {"storeprint_build_info", "storeprint_sync_link_up", "storeprint_sync_pending_events", "storeprint_sync_oldest_pending_seconds"},
+	deploy.Cloud: {"storeprint_build_info", "storeprint_cloud_links", "storeprint_cloud_ingested_events_total",
+		"storeprint_cloud_dead_letters_total", "storeprint_cloud_alerts_open"},
+}
+
+// A real gateway linked to a real cloud on PostgreSQL, after an order
+// printed and synced: both /metrics pass promtool check metrics, serve
+// every family the design names with the values the link has, and every
+// metric a shipped dashboard or alert rule reads.
+func TestOps_Metrics(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.NewDatabase(t)
+	node := startCloud(t, dbURL, "127.0.0.1:0")
+	st := createStore(t, node.base, "t-ops", "s-ops")
+	_, hotAddr := startSim(t)
+	g := startGateway(t, st, strings.TrimPrefix(node.base, "http://"), map[string]string{"hot-1": hotAddr})
+	g.dbURL = dbURL
+	if code := postOrder(t, g.base, "ops-1", "hot"); code != 201 {
+		t.Fatalf("order: %d", code)
+	}
+	waitSynced(t, g, time.Minute)
+
+	served := map[string]string{
+		deploy.Gateway: scrape(t, g.base+"/metrics", posToken),
+		deploy.Cloud:   scrape(t, node.base+"/metrics", adminToken),
+	}
+	if bin, err := exec.LookPath("promtool"); err == nil {
+		for program, text := range served {
+			cmd := exec.Command(bin, "check", "metrics")
+			cmd.Stdin = strings.NewReader(text)
+			if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
+				t.Errorf("promtool check metrics on the %s's /metrics: %v\n%s", program, err, out)
+			}
+		}
+	} else if testing.Short() {
+		t.Log("promtool is not installed (apt-get install prometheus): -short skips promtool check metrics")
+	} else {
+		t.Error("promtool is not installed: apt-get install prometheus (.ci/run does), or go test -short to skip promtool check metrics")
+	}
+
+	for program, families := range contractFamilies {
+		names := sampleNames(served[program])
+		for _, f := range families {
+			if !names[f] {
+				t.Errorf("the %s does not serve %s", program, f)
+			}
+		}
+	}
+	gw, cl := served[deploy.Gateway], served[deploy.Cloud]
+	for name, want := range map[string]float64{"storeprint_sync_link_up": 1, "storeprint_sync_pending_events": 0, "storeprint_sync_oldest_pending_seconds": 0} {
+		if got := sample(t, gw, name); got != want {
+			t.Errorf("gateway %s: got %v, want %v once synced", name, got, want)
+		}
+	}
+	for name, want := range map[string]float64{"storeprint_cloud_links": 1, "storeprint_cloud_dead_letters_total": 0,
+		`storeprint_cloud_stores{state="online"}`: 1, `storeprint_cloud_stores{state="offline"}`: 0, `storeprint_cloud_alerts_open{kind="failed"}`: 0} {
+		if got := sample(t, cl, name); got != want {
+			t.Errorf("cloud %s: got %v, want %v", name, got, want)
+		}
+	}
+	// The order's task went queued, printing, done, with its receipts:
+	// events the cloud ingested.
+	if got := sample(t, cl, "storeprint_cloud_ingested_events_total"); got < 3 {
+		t.Errorf("cloud storeprint_cloud_ingested_events_total: got %v, want the order's events", got)
+	}
+	for program, text := range served {
+		if !strings.Contains(text, `storeprint_build_info{goversion="go`) {
+			t.Errorf("the %s's storeprint_build_info lacks its labels", program)
+		}
+	}
+
+	uses, err := deploy.Uses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for program, want := range uses {
+		names := sampleNames(served[program])
+		for _, n := range want {
+			if !names[n] {
+				t.Errorf("deploy/ reads %s from the %s, which does not serve it", n, program)
+			}
+		}
+	}
+}
+
+// scrape reads a /metrics with a token.
+func scrape(t testing.TB, url, token string) string {
+	t.Helper()
+	req, err := nethttp.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := httpc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
+	}
+	return string(b)
+}
+
+// sampleNames returns the names of the samples in a text exposition (a
+// histogram's as _bucket, _sum and _count).
+func sampleNames(text string) map[string]bool {
+	out := map[string]bool{}
+	for line := range strings.Lines(text) {
+		if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if i := strings.IndexAny(line, "{ "); i > 0 {
+			out[line[:i]] = true
+		}
+	}
+	return out
+}
+
+// sample returns the value of the sample written exactly as series (name
+// and labels, in the exposition's order).
+func sample(t testing.TB, text, series string) float64 {
+	t.Helper()
+	for line := range strings.Lines(text) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", series, err)
+			}
+			return f
+		}
+	}
+	names := slices.Sorted(func(yield func(string) bool) {
+		for n := range sampleNames(text) {
+			if !yield(n) {
+				return
+			}
+		}
+	})
+	t.Fatalf("no sample %s among %v", series, names)
+	return 0
+}
