@@ -37,7 +37,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		status = http.StatusInternalServerError
 	}
 	if code == cloud.EINTERNAL || code == cloud.EUNAVAILABLE {
-		s.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		s.Logger.Error("request failed", append([]any{"method", r.Method, "path", r.URL.Path, "err", err}, idAttrs(r)...)...)
 	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="storeprint"`)

@@ -296,8 +296,8 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		s.metrics.requests.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
 		s.metrics.duration.WithLabelValues(route).Observe(d.Seconds())
 		// The path and status only: never headers, bodies or tokens.
-		s.Logger.Info("request", "method", r.Method, "path", r.URL.Path, "route", route,
-			"status", sw.status, "duration", d.Round(time.Microsecond))
+		s.Logger.Info("request", append([]any{"method", r.Method, "path", r.URL.Path, "route", route,
+			"status", sw.status, "duration", d.Round(time.Microsecond)}, idAttrs(r)...)...)
 	})
 }
 

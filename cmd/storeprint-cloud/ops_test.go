@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	nethttp "net/http"
 	"os/exec"
@@ -159,4 +160,70 @@ func sample(t testing.TB, text, series string) float64 {
 	})
 	t.Fatalf("no sample %s among %v", series, names)
 	return 0
+}
+
+// The cloud with --log-format json writes one JSON object a line with
+// time, level and msg, the ids from a request's route and a link's
+// gateway and store under the keys the gateway's log uses, and never a
+// token.
+func TestMain_LogFormatJSON(t *testing.T) {
+	t.Parallel()
+	logs := &buffer{}
+	node := startCloud(t, pgtest.NewDatabase(t), "127.0.0.1:0", func(m *Main) { m.LogFormat, m.Stderr = "json", logs })
+	st := createStore(t, node.base, "t-log", "s-log")
+	_, hotAddr := startSim(t)
+	g := startGateway(t, st, strings.TrimPrefix(node.base, "http://"), map[string]string{"hot-1": hotAddr})
+	if code := postOrder(t, g.base, "log-1", "hot"); code != 201 {
+		t.Fatalf("order: %d", code)
+	}
+	waitSynced(t, g, time.Minute)
+	var task struct{}
+	if code := do(t, adminToken, "GET", node.base+"/v1/stores/s-log/tasks/order_nope_station_hot", nil, &task); code != 404 {
+		t.Fatalf("unknown task: got %d, want 404", code)
+	}
+	if code := do(t, "not-a-token-at-all", "GET", node.base+"/v1/stores", nil, nil); code != 401 {
+		t.Fatalf("bad token: got %d, want 401", code)
+	}
+	g.Stop(t, 20*time.Second) // the link's end is logged too
+	node.close()
+
+	text := logs.String()
+	for _, secret := range []string{adminToken, st.token, "not-a-token-at-all"} {
+		if strings.Contains(text, secret) {
+			t.Errorf("the log holds a token:\n%s", text)
+		}
+	}
+	var lines int
+	seen := map[string]bool{}
+	for line := range strings.Lines(text) {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		lines++
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("a line is not a JSON object: %v\n%s", err, line)
+		}
+		for _, k := range []string{"time", "level", "msg"} {
+			if s, _ := rec[k].(string); s == "" {
+				t.Errorf("a line lacks %s: %s", k, line)
+			}
+		}
+		if _, err := time.Parse(time.RFC3339Nano, rec["time"].(string)); err != nil {
+			t.Errorf("time: %v: %s", err, line)
+		}
+		switch {
+		case rec["msg"] == "sync link up" && rec["gateway_id"] == st.gatewayID && rec["store_id"] == st.id:
+			seen["link"] = true
+		case rec["msg"] == "request" && rec["store_id"] == st.id && rec["task_no"] == "order_nope_station_hot":
+			seen["request"] = true
+		case rec["msg"] == "bad token":
+			seen["bad token"] = true
+		}
+	}
+	for _, want := range []string{"link", "request", "bad token"} {
+		if !seen[want] {
+			t.Errorf("no %s line with its ids among %d:\n%s", want, lines, text)
+		}
+	}
 }
