@@ -104,6 +104,7 @@ reserve = "1GiB"`, 1))
 		{"Hostname", `store_id = "s1"`, `store_id = "s1"` + "\nhostnames = [\"http://gateway.local\"]", []string{"hostnames[0]", "without scheme or port"}},
 		{"TLSHalf", `store_id = "s1"`, `store_id = "s1"` + "\ntls_cert = \"c.pem\"", []string{"tls_cert and tls_key"}},
 		{"TLSWord", `store_id = "s1"`, `store_id = "s1"` + "\ntls = \"yes\"", []string{"tls:", "self-signed"}},
+		{"LogFormat", `store_id = "s1"`, `store_id = "s1"` + "\nlog_format = \"xml\"", []string{"log_format", `"xml"`, "text or json"}},
 	} {
 		t.Run("Err"+tc.name, func(t *testing.T) {
 			if !strings.Contains(base, tc.old) {
