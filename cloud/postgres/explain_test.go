@@ -256,6 +256,7 @@ func TestHQQueries_Explain(t *testing.T) {
 			func() error { _, err := audits.FindAuditEvents(actx, cloud.AuditFilter{}); return err },
 			func() error { _, err := audits.FindAuditEvents(actx, cloud.AuditFilter{TenantID: "acme"}); return err },
 			func() error { _, err := audits.FindAuditEvents(actx, cloud.AuditFilter{StoreID: "st-002"}); return err },
+			func() error { _, err := NewFleetService(db).Fleet(actx); return err }, // every node's scrapes
 		}
 		for i, call := range calls {
 			if err := call(); err != nil {
