@@ -289,3 +289,47 @@ func TestUses(t *testing.T) {
 		}
 	}
 }
+
+// Every query of the dashboards is PromQL that promtool parses, once
+// Grafana's variables are given values: each becomes a recording rule of
+// a file promtool check rules reads.
+func TestDashboards_PromQL(t *testing.T) {
+	t.Parallel()
+	bin := promtool(t)
+	names, _ := fs.Glob(deploy.Files, "grafana/*.json")
+	vars := strings.NewReplacer("${DS_PROMETHEUS}", "prom", "$__rate_interval", "5m", "$__interval", "1m", "$__range", "6h",
+		"$job", "storeprint-gateway", "$instance", ".+")
+	type rule struct {
+		Record string `yaml:"record"`
+		Expr   string `yaml:"expr"`
+	}
+	var rules []rule
+	for _, name := range names {
+		b, err := deploy.Files.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			Panels []panel `json:"panels"`
+		}
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range d.Panels {
+			for _, q := range p.Targets {
+				rules = append(rules, rule{Record: "dashboard:query", Expr: vars.Replace(q.Expr)})
+			}
+		}
+	}
+	out, err := yaml.Marshal(map[string]any{"groups": []any{map[string]any{"name": "dashboards", "rules": rules}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := t.TempDir() + "/dashboards.yml"
+	if err := os.WriteFile(file, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "check", "rules", file).CombinedOutput(); err != nil {
+		t.Errorf("promtool check rules on the dashboards' queries: %v\n%s", err, out)
+	}
+}
