@@ -3,17 +3,23 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	nethttp "net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
 	"github.com/storeprint/storeprint/deploy"
+	"github.com/storeprint/storeprint/sync"
 )
 
 // The families the design names, on the program each applies to.
@@ -226,4 +232,130 @@ func TestMain_LogFormatJSON(t *testing.T) {
 			t.Errorf("no %s line with its ids among %d:\n%s", want, lines, text)
 		}
 	}
+}
+
+// The cloud's shipped alerts fire on what a real node serves: with two
+// of three stores not linked and an event dead-lettered between two
+// scrapes, promtool evaluates deploy/prometheus on the node's samples
+// (the first scrape's, then the second's for 30 minutes): many stores
+// offline and dead letters fire, with the node's own labels, and the
+// ingest, alert-waiting and database alerts do not.
+func TestOps_CloudAlertsFire(t *testing.T) {
+	t.Parallel()
+	bin, err := exec.LookPath("promtool")
+	if err != nil {
+		if testing.Short() {
+			t.Skip("promtool is not installed (apt-get install prometheus); -short skips the rules on a real cloud")
+		}
+		t.Fatal("promtool is not installed: apt-get install prometheus (.ci/run does), or go test -short")
+	}
+	node := startCloud(t, pgtest.NewDatabase(t), "127.0.0.1:0")
+	a := createStore(t, node.base, "t-al", "s-al-1")
+	createStore(t, node.base, "t-al", "s-al-2")
+	createStore(t, node.base, "t-al", "s-al-3")
+	l := dialLink(t, node.base, a)
+	l.hello(a, "0123456789abcdef")
+	first := scrape(t, node.base+"/metrics", adminToken)
+	nul := sync.Event{Seq: 1, Kind: sync.KindTask, TaskNo: "order_n_station_hot", At: time.Now().UTC(),
+		Data: json.RawMessage(`{"task_no":"order_n_station_hot","version":1,"status":"queued","last_error":"a\u0000b"}`)}
+	if ack := l.events(nul); len(ack.DeadLetters) != 1 {
+		t.Fatalf("got %+v, want the event dead-lettered", ack)
+	}
+	second := scrape(t, node.base+"/metrics", adminToken)
+
+	const instance = "n1:9090"
+	before := map[string]string{}
+	for sel, v := range storeprintSamples(first) {
+		before[sel] = v
+	}
+	var series []map[string]string
+	for sel, v := range storeprintSamples(second) {
+		was, ok := before[sel]
+		if !ok {
+			was = v
+		}
+		name, labels, _ := strings.Cut(strings.TrimSuffix(sel, "}"), "{")
+		s := fmt.Sprintf(`%s{job="storeprint-cloud",instance=%q`, name, instance)
+		if labels != "" {
+			s += "," + labels
+		}
+		series = append(series, map[string]string{"series": s + "}", "values": was + " " + v + "x30"})
+	}
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "prometheus", "storeprint.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules struct {
+		Groups []struct {
+			Name  string           `yaml:"name"`
+			Rules []map[string]any `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	if err := yaml.Unmarshal(b, &rules); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			delete(r, "annotations") // the unit tests check what they say; this, when they fire
+		}
+	}
+	ruleFile := filepath.Join(dir, "rules.yml")
+	if b, err = yaml.Marshal(rules); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ruleFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fires := func(alert, severity string, labels map[string]string) map[string]any {
+		l := map[string]string{"severity": severity, "job": "storeprint-cloud"}
+		for k, v := range labels {
+			l[k] = v
+		}
+		return map[string]any{"eval_time": "12m", "alertname": alert, "exp_alerts": []any{map[string]any{"exp_labels": l}}}
+	}
+	quiet := func(alert string) map[string]any {
+		return map[string]any{"eval_time": "12m", "alertname": alert, "exp_alerts": []any{}}
+	}
+	b, err = yaml.Marshal(map[string]any{
+		"rule_files":          []string{ruleFile},
+		"evaluation_interval": "1m",
+		"tests": []any{map[string]any{
+			"interval":     "1m",
+			"input_series": series,
+			"alert_rule_test": []any{
+				fires("StoreprintCloudStoresOffline", "page", nil),
+				fires("StoreprintCloudDeadLetters", "ticket", nil),
+				quiet("StoreprintCloudIngestSaturated"),
+				quiet("StoreprintCloudIngestSlow"),
+				quiet("StoreprintCloudAlertWaiting"),
+				quiet("StoreprintCloudCountsFailing"),
+			},
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testFile := filepath.Join(dir, "cloud_test.yml")
+	if err := os.WriteFile(testFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "test", "rules", testFile).CombinedOutput(); err != nil {
+		t.Errorf("promtool test rules on the cloud's samples: %v\n%s", err, out)
+	}
+}
+
+// storeprintSamples returns the storeprint_ samples of a text exposition:
+// series (name and labels as written) to value.
+func storeprintSamples(text string) map[string]string {
+	out := map[string]string{}
+	for line := range strings.Lines(text) {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "storeprint_") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		out[line[:i]] = line[i+1:]
+	}
+	return out
 }
