@@ -222,6 +222,17 @@ func (m *Main) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: m.logLevel()}))
 }
 
+// Stopped reports the error the program stops with on Stderr: on a line
+// of its own, or, with --log-format json, as a JSON log line like every
+// other, so that a log collector reads the last line too.
+func (m *Main) Stopped(err error) {
+	if m.LogFormat == "json" {
+		m.logger().Error("storeprint-cloud stopped", "err", err)
+		return
+	}
+	fmt.Fprintln(m.Stderr, "storeprint-cloud:", err)
+}
+
 // Ready is closed once run serves requests.
 func (m *Main) Ready() <-chan struct{} { return m.ready }
 

@@ -25,7 +25,7 @@ func main() {
 		err = cerr
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "storeprint-cloud:", err)
+		m.Stopped(err)
 		os.Exit(1)
 	}
 }

@@ -359,3 +359,23 @@ func storeprintSamples(text string) map[string]string {
 	}
 	return out
 }
+
+// The error the cloud stops with is a JSON log line with --log-format
+// json, a line of its own without.
+func TestMain_Stopped(t *testing.T) {
+	t.Parallel()
+	for _, format := range []string{"json", "text"} {
+		m, _ := newMain(nil)
+		logs := &buffer{}
+		m.LogFormat, m.Stderr = format, logs
+		m.Stopped(fmt.Errorf("connect to the database: refused"))
+		var rec map[string]any
+		err := json.Unmarshal([]byte(logs.String()), &rec)
+		switch {
+		case format == "json" && (err != nil || rec["level"] != "ERROR" || rec["msg"] != "storeprint-cloud stopped" || rec["err"] != "connect to the database: refused"):
+			t.Errorf("json: got %q (%v), want a JSON error line", logs, err)
+		case format == "text" && logs.String() != "storeprint-cloud: connect to the database: refused\n":
+			t.Errorf("text: got %q", logs)
+		}
+	}
+}

@@ -354,6 +354,17 @@ func (m *Main) Run(ctx context.Context) error {
 	return m.run(ctx)
 }
 
+// Stopped reports the error the program stops with on Stderr: on a line
+// of its own, or, with --log-format json, as a JSON log line like every
+// other, so that a log collector reads the last line too.
+func (m *Main) Stopped(err error) {
+	if m.LogFormat == "json" {
+		m.logger().Error("storeprint-gateway stopped", "err", err)
+		return
+	}
+	fmt.Fprintln(m.Stderr, "storeprint-gateway:", err)
+}
+
 // Ready is closed once the gateway serves requests.
 func (m *Main) Ready() <-chan struct{} { return m.ready }
 

@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"net"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -104,5 +107,39 @@ func TestMain_LogFormatJSON(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A gateway that stops on an error says why in the same shape as the rest
+// of its log: with log_format = "json" and its address taken, its last
+// line is a JSON object naming the error.
+func TestMain_LogFormatJSONStopped(t *testing.T) {
+	t.Parallel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	cfg := writeConfigTop(t, t.TempDir(), `log_format = "json"`+"\n", []printerConf{{id: "hot-1", addr: "127.0.0.1:9"}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = []byte(strings.Replace(string(b), `listen = "127.0.0.1:0"`, fmt.Sprintf("listen = %q", taken.Addr().String()), 1))
+	if err := os.WriteFile(cfg, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exit := testbin.Run(t, 30*time.Second, gatewayBinary(t), "run", "--config", cfg)
+	if exit.Code != 1 {
+		t.Fatalf("got exit status %d, want 1:\n%s", exit.Code, exit.Log)
+	}
+	var last map[string]any
+	for line := range strings.Lines(exit.Log) {
+		if err := json.Unmarshal([]byte(line), &last); err != nil {
+			t.Fatalf("a line is not a JSON object: %v\n%s", err, line)
+		}
+	}
+	if last["level"] != "ERROR" || last["msg"] != "storeprint-gateway stopped" || !strings.Contains(fmt.Sprint(last["err"]), "listen") {
+		t.Fatalf("got last line %v, want the error it stopped with", last)
 	}
 }

@@ -28,7 +28,7 @@ func main() {
 		err = cerr
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "storeprint-gateway:", err)
+		m.Stopped(err)
 		os.Exit(ExitCode(err))
 	}
 }
