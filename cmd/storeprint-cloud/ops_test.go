@@ -109,14 +109,16 @@ func TestOps_Metrics(t *testing.T) {
 	}
 }
 
-// scrape reads a /metrics with a token.
+// scrape reads a /metrics, with a token unless it is "".
 func scrape(t testing.TB, url, token string) string {
 	t.Helper()
 	req, err := nethttp.NewRequest("GET", url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := httpc.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -249,19 +251,22 @@ func TestOps_CloudAlertsFire(t *testing.T) {
 		}
 		t.Fatal("promtool is not installed: apt-get install prometheus (.ci/run does), or go test -short")
 	}
-	node := startCloud(t, pgtest.NewDatabase(t), "127.0.0.1:0")
+	// Scraped as a Prometheus server would, on --metrics-listen without a
+	// token.
+	node := startCloud(t, pgtest.NewDatabase(t), "127.0.0.1:0", func(m *Main) { m.MetricsListen = "127.0.0.1:0" })
+	metricsURL := node.m.HTTP.MetricsURL() + "/metrics"
 	a := createStore(t, node.base, "t-al", "s-al-1")
 	createStore(t, node.base, "t-al", "s-al-2")
 	createStore(t, node.base, "t-al", "s-al-3")
 	l := dialLink(t, node.base, a)
 	l.hello(a, "0123456789abcdef")
-	first := scrape(t, node.base+"/metrics", adminToken)
+	first := scrape(t, metricsURL, "")
 	nul := sync.Event{Seq: 1, Kind: sync.KindTask, TaskNo: "order_n_station_hot", At: time.Now().UTC(),
 		Data: json.RawMessage(`{"task_no":"order_n_station_hot","version":1,"status":"queued","last_error":"a\u0000b"}`)}
 	if ack := l.events(nul); len(ack.DeadLetters) != 1 {
 		t.Fatalf("got %+v, want the event dead-lettered", ack)
 	}
-	second := scrape(t, node.base+"/metrics", adminToken)
+	second := scrape(t, metricsURL, "")
 
 	const instance = "n1:9090"
 	before := map[string]string{}
