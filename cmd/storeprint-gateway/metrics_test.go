@@ -184,3 +184,25 @@ func TestMain_MetricsOperations(t *testing.T) {
 		}
 	})
 }
+
+// storeprint_station_printer says where a station's tickets go now: its
+// printer, then the backup once the printer failed over.
+func TestMain_MetricsStationFailover(t *testing.T) {
+	t.Parallel()
+	hot, pass := startSim(t, printersim.FaultDown), startSim(t, printersim.FaultNone)
+	cfg := writeConfig(t, t.TempDir(), []printerConf{
+		{id: "hot-1", addr: hot.addr, backup: "pass-1", extra: "failover_after = \"1s\"\n"},
+		{id: "pass-1", addr: pass.addr},
+	}, []stationConf{{name: "hot", printer: "hot-1"}, {name: "pass", printer: "pass-1"}})
+	_, base := runGateway(t, cfg)
+	if text := metricsText(t, base); !strings.Contains(text, `storeprint_station_printer{printer="hot-1",station="hot"} 1`) {
+		t.Fatalf("before failover: no hot station on hot-1:\n%s", text)
+	}
+	call(t, "POST", base+"/v1/orders", order("sf-1", "hot"), nil)
+	waitStatus(t, base, "order_sf-1_station_hot", "done", 10*time.Second)
+	text := metricsText(t, base)
+	if !strings.Contains(text, `storeprint_station_printer{printer="pass-1",station="hot"} 1`) ||
+		strings.Contains(text, `storeprint_station_printer{printer="hot-1",station="hot"}`) {
+		t.Fatalf("failed over: want the hot station on pass-1 only:\n%s", text)
+	}
+}

@@ -156,7 +156,7 @@ var (
 	descUp    = prometheus.NewDesc("storeprint_printer_status", "1 for the printer's current status.", []string{"printer", "status"}, nil)
 	descFail  = prometheus.NewDesc("storeprint_printer_failover", "1 while a printer's stations print on its backup.", []string{"printer"}, nil)
 	descStore = prometheus.NewDesc("storeprint_storage_ok", "1 while storage writes succeed.", nil, nil)
-	descRoute = prometheus.NewDesc("storeprint_station_printer", "1 for each station and the printer its configuration prints it on (join with storeprint_queue_depth on printer for the queue by station).", []string{"station", "printer"}, nil)
+	descRoute = prometheus.NewDesc("storeprint_station_printer", "1 for each station and the printer its tickets go to now: its own, or its backup while failed over (join with storeprint_queue_depth on printer for the queue by station).", []string{"station", "printer"}, nil)
 
 	descLinkUp  = prometheus.NewDesc("storeprint_sync_link_up", "1 while the sync link to the cloud is live, 0 while not.", nil, nil)
 	descPending = prometheus.NewDesc("storeprint_sync_pending_events", "Events written and not yet acknowledged by the cloud.", nil, nil)
@@ -193,8 +193,12 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 				v = 1
 			}
 			ch <- prometheus.MustNewConstMetric(descFail, prometheus.GaugeValue, v, p.ID)
+			to := p.ID // where the printer's stations print now
+			if p.Failover != nil && p.Failover.Active && p.Failover.Backup != "" {
+				to = p.Failover.Backup
+			}
 			for _, st := range p.Stations {
-				ch <- prometheus.MustNewConstMetric(descRoute, prometheus.GaugeValue, 1, st, p.ID)
+				ch <- prometheus.MustNewConstMetric(descRoute, prometheus.GaugeValue, 1, st, to)
 			}
 		}
 	}
