@@ -24,8 +24,9 @@ type FleetService struct {
 func NewFleetService(db *DB) *FleetService { return &FleetService{db: db} }
 
 // Fleet implements cloud.FleetService in one round trip: the stores with
-// a live gateway credential and those of them online, then the alerts
-// that need a person by kind (a range of alerts_unacked_raised_idx).
+// a live gateway credential and those of them online (grouped by hash:
+// count(DISTINCT) would sort every store id), then the alerts that need a
+// person by kind (a range of alerts_unacked_raised_idx).
 func (s *FleetService) Fleet(ctx context.Context) (*cloud.Fleet, error) {
 	ttl := s.AlertTTL
 	if ttl <= 0 {
@@ -37,10 +38,12 @@ func (s *FleetService) Fleet(ctx context.Context) (*cloud.Fleet, error) {
 	}
 	b := &pgx.Batch{}
 	b.Queue(`
-		SELECT now(),
-		       count(DISTINCT g.store_id),
-		       count(DISTINCT g.store_id) FILTER (WHERE g.online AND g.last_seen > now() - $1::interval)
-		FROM gateways g WHERE g.revoked_at IS NULL`, cloud.OnlineWindow).QueryRow(func(row pgx.Row) error {
+		SELECT now(), count(*), count(*) FILTER (WHERE s.online)
+		FROM (
+			SELECT g.store_id, bool_or(g.online AND g.last_seen > now() - $1::interval) AS online
+			FROM gateways g WHERE g.revoked_at IS NULL
+			GROUP BY g.store_id
+		) s`, cloud.OnlineWindow).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&f.At, &f.Stores, &f.Online)
 	})
 	b.Queue(`

@@ -72,3 +72,36 @@ func TestFleetService_Fleet(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkFleetService_Fleet counts a chain of 10,000 stores (9,000
+// online) with 2,000 alerts that need a person among 200,000 resolved
+// ones: what every cloud node pays at most every FleetCacheFor.
+func BenchmarkFleetService_Fleet(b *testing.B) {
+	f := setup(b)
+	ctx := context.Background()
+	for _, q := range []string{
+		`INSERT INTO tenants (tenant_id, name) VALUES ('acme', 'Acme')`,
+		`INSERT INTO stores (store_id, tenant_id, name) SELECT 's' || i, 'acme', 'Store ' || i FROM generate_series(1, 10000) i`,
+		`INSERT INTO gateways (store_id, gateway_id, token_hash, online, last_seen)
+		 SELECT 's' || i, 'gw-' || i, '\x00', i % 10 <> 0, now() FROM generate_series(1, 10000) i`,
+		`INSERT INTO alerts (store_id, alert_id, kind, message, raised_at, resolved_at)
+		 SELECT 's' || (i % 10000 + 1), 'a' || i, 'failed', 'task failed', now() - interval '1 hour', CASE WHEN i > 2000 THEN now() END
+		 FROM generate_series(1, 202000) i`,
+		`ANALYZE`,
+	} {
+		if _, err := f.db.pool.Exec(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	fleet := NewFleetService(f.db)
+	b.ResetTimer()
+	for b.Loop() {
+		got, err := fleet.Fleet(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got.Stores != 10000 || got.Online != 9000 || got.AlertsOpen["failed"] != 2000 {
+			b.Fatalf("got %+v", got)
+		}
+	}
+}
