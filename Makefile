@@ -98,7 +98,7 @@ windows: ## cross-compile and vet for Windows
 	GOOS=windows $(GO) build ./...
 	GOOS=windows $(GO) vet ./...
 
-bench: ## benchmarks, in minutes: gateway accept side by side with a durable ceiling, saturated and at paced loads, accept with 100,000 waiting, syncs and bytes written per ticket, memory in a burst, idle CPU, store size and retention, cloud ingest, sync frames read and written, sync replay and idle links, HQ at a small chain scale (BENCH_SMALL_*; make bench-scale for the full size)
+bench: ## benchmarks, in minutes: gateway accept side by side with a durable ceiling, saturated and at paced loads, accept with 100,000 waiting, syncs and bytes written per ticket, memory in a burst, idle CPU, store size and retention, cloud ingest, sync frames read and written, sync replay and idle links, the fleet's counts behind the cloud's /metrics, HQ at a small chain scale (BENCH_SMALL_*; make bench-scale for the full size)
 	$(GO) test -run '^$$' -bench 'BenchmarkAccept(SideBySide|AtRates|Backlog)$$|BenchmarkStoreWrites|BenchmarkBurstRSS|BenchmarkIdleCPU' -benchtime 1x -count 1 -timeout 30m ./cmd/storeprint-gateway/
 	$(GO) test -run '^$$' -bench 'BenchmarkAcceptOrders|BenchmarkTimeToPaper' -benchtime 3s -count 1 ./cmd/storeprint-gateway/
 	$(GO) test -run '^$$' -bench 'BenchmarkDB_Update$$' -benchtime 3s -count 1 ./gateway/badger/
@@ -106,6 +106,7 @@ bench: ## benchmarks, in minutes: gateway accept side by side with a durable cei
 	$(GO) test -run '^$$' -bench 'BenchmarkBytesPerTask|BenchmarkRetention' -benchtime 1x -count 1 -timeout 60m ./gateway/
 	$(GO) test -run '^$$' -bench 'BenchmarkIngest/(first-delivery|replay)/batch' -benchtime 50x -count 1 ./cloud/postgres/
 	$(GO) test -run '^$$' -bench 'BenchmarkIngest/first-delivery/many' -benchtime 4000x -count 1 ./cloud/postgres/
+	$(GO) test -run '^$$' -bench 'BenchmarkFleetService_Fleet' -benchtime 200x -count 1 ./cloud/postgres/
 	$(GO) test -run '^$$' -bench 'BenchmarkEventsFrame' -benchtime 2s -count 1 ./sync/
 	STOREPRINT_BENCH_BACKLOG=500 $(GO) test -run '^$$' -bench 'BenchmarkReplayBacklog|BenchmarkIdleLinks|BenchmarkChainReconnect' -benchtime 1x -count 1 -timeout 30m ./cmd/storeprint-cloud/
 	$(MAKE) --no-print-directory bench-scale BENCH_STORES=$(BENCH_SMALL_STORES) BENCH_TASKS=$(BENCH_SMALL_TASKS)
