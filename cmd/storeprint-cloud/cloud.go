@@ -50,7 +50,8 @@ Flags:
   --alert-ttl D         how long an alert nobody resolved asks for a person on the
                         dashboard before it expires into the store's history
                         (default 24h; Go units or days, e.g. 90m, 2d)
-  --log-format F        text (default) or json
+  --log-format F        text (default) or json: one JSON object a line with time,
+                        level, msg and the ids (docs/operations.md, "Logs")
 
 Environment (a flag wins over its variable):
   STOREPRINT_LISTEN, STOREPRINT_ADMIN_TOKEN, STOREPRINT_METRICS_LISTEN, STOREPRINT_MIGRATE,
