@@ -135,9 +135,9 @@ func (t *transport) checkJobLog(ctx context.Context) error {
 	}
 	if none {
 		t.log.Warn("the printer keeps no job log: running it as job_log = false; a ticket whose answer is lost needs a person",
-			"printer", t.cfg.ID, "answer", fmt.Sprintf("success=%v code=%q (not %s) to a job id never used", r.Success, r.Code, CodeJobNotFound))
+			"printer_id", t.cfg.ID, "answer", fmt.Sprintf("success=%v code=%q (not %s) to a job id never used", r.Success, r.Code, CodeJobNotFound))
 	} else {
-		t.log.Info("the printer keeps a job log again: job_log = true applies", "printer", t.cfg.ID)
+		t.log.Info("the printer keeps a job log again: job_log = true applies", "printer_id", t.cfg.ID)
 	}
 	return nil
 }
