@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package scripts holds the tests of the repository's scripts.
 package scripts
 
