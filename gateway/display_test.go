@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/storeprint/storeprint/gateway/badger"
 	"github.com/storeprint/storeprint/internal/clock"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
+	"github.com/storeprint/storeprint/printerdrivers/printertest"
 	"github.com/storeprint/storeprint/printerdrivers/tcp"
 )
 
@@ -23,19 +23,10 @@ import (
 // hot shows on display kds-hot.
 func setupDisplay(t *testing.T) (*gateway.Gateway, *printersim.Printer, *clock.Fake) {
 	t.Helper()
-	sim, err := printersim.New(printersim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go sim.Serve(ln)
-	t.Cleanup(func() { sim.Close() })
+	sim, addr := printertest.StartTCP(t, printersim.Options{})
 	cfg := &gateway.Config{
 		StoreID: "s1", Listen: "127.0.0.1:0", APITokens: []string{"token-123"},
-		Printers: []gateway.PrinterConfig{{ID: "hot-1", Driver: "tcp", Address: ln.Addr().String(),
+		Printers: []gateway.PrinterConfig{{ID: "hot-1", Driver: "tcp", Address: addr,
 			ConnectTimeout: gateway.Duration{Duration: time.Second}, ConfirmTimeout: gateway.Duration{Duration: 2 * time.Second}}},
 		Displays: []gateway.DisplayConfig{{ID: "kds-hot", Backup: "hot-1"}},
 		Stations: []gateway.StationConfig{{Name: "hot", Display: "kds-hot"}},

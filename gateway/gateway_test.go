@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/gateway/badger"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
+	"github.com/storeprint/storeprint/printerdrivers/printertest"
 	"github.com/storeprint/storeprint/printerdrivers/tcp"
 	"github.com/storeprint/storeprint/sync"
 )
@@ -44,20 +44,11 @@ func (p *pausing) Print(ctx context.Context, job *gateway.PrintJob) error {
 
 func setup(t *testing.T, printer func(gateway.Printer) gateway.Printer) (*gateway.Gateway, *printersim.Printer, gateway.Store) {
 	t.Helper()
-	sim, err := printersim.New(printersim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go sim.Serve(ln)
-	t.Cleanup(func() { sim.Close() })
+	sim, addr := printertest.StartTCP(t, printersim.Options{})
 
 	cfg := &gateway.Config{
 		StoreID: "s1", Listen: "127.0.0.1:0", APITokens: []string{"token-123"},
-		Printers: []gateway.PrinterConfig{{ID: "hot-1", Driver: "tcp", Address: ln.Addr().String(),
+		Printers: []gateway.PrinterConfig{{ID: "hot-1", Driver: "tcp", Address: addr,
 			ConnectTimeout: gateway.Duration{Duration: time.Second}, ConfirmTimeout: gateway.Duration{Duration: time.Second}}},
 		Stations: []gateway.StationConfig{{Name: "hot", Printer: "hot-1"}},
 	}

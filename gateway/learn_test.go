@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"regexp"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/storeprint/storeprint/gateway/badger"
 	"github.com/storeprint/storeprint/internal/clock"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
+	"github.com/storeprint/storeprint/printerdrivers/printertest"
 	"github.com/storeprint/storeprint/printerdrivers/tcp"
 	"github.com/storeprint/storeprint/sync"
 )
@@ -39,20 +39,11 @@ func setupLinked(t *testing.T, grace time.Duration) *linked {
 // setupLinkedClock is setupLinked on the clock clk.
 func setupLinkedClock(t *testing.T, grace time.Duration, clk clock.Clock) *linked {
 	t.Helper()
-	sim, err := printersim.New(printersim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go sim.Serve(ln)
-	t.Cleanup(func() { sim.Close() })
+	sim, addr := printertest.StartTCP(t, printersim.Options{})
 	cfg := &gateway.Config{
 		StoreID: "s1", Listen: "127.0.0.1:0", APITokens: []string{"token-123"},
 		Cloud: &gateway.CloudConfig{URL: "ws://127.0.0.1:9/v1/sync", Insecure: true, GatewayID: "gw-1", Token: "t"},
-		Printers: []gateway.PrinterConfig{{ID: "hot-1", Driver: "tcp", Address: ln.Addr().String(),
+		Printers: []gateway.PrinterConfig{{ID: "hot-1", Driver: "tcp", Address: addr,
 			ConnectTimeout: gateway.Duration{Duration: time.Second}, ConfirmTimeout: gateway.Duration{Duration: time.Second}}},
 		Stations: []gateway.StationConfig{{Name: "hot", Printer: "hot-1"}},
 	}

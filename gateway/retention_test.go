@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"testing"
@@ -19,25 +18,17 @@ import (
 	gwhttp "github.com/storeprint/storeprint/gateway/http"
 	"github.com/storeprint/storeprint/internal/clock"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
+	"github.com/storeprint/storeprint/printerdrivers/printertest"
 	"github.com/storeprint/storeprint/printerdrivers/tcp"
 )
 
 // setupRetention runs a gateway and its store on a fake clock.
 func setupRetention(t testing.TB, fake *clock.Fake, opts badger.Options, cloud bool) (*gateway.Gateway, *printersim.Printer, *badger.DB, string) {
 	t.Helper()
-	sim, err := printersim.New(printersim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go sim.Serve(ln)
-	t.Cleanup(func() { sim.Close() })
+	sim, addr := printertest.StartTCP(t, printersim.Options{})
 	cfg := &gateway.Config{
 		StoreID: "s1", Listen: "127.0.0.1:0", APITokens: []string{"token-123"},
-		Printers: []gateway.PrinterConfig{{ID: "hot-1", Driver: "tcp", Address: ln.Addr().String()}},
+		Printers: []gateway.PrinterConfig{{ID: "hot-1", Driver: "tcp", Address: addr}},
 		Stations: []gateway.StationConfig{{Name: "hot", Printer: "hot-1"}},
 	}
 	if cloud {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	stdsync "sync"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/gateway/badger"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
+	"github.com/storeprint/storeprint/printerdrivers/printertest"
 	"github.com/storeprint/storeprint/printerdrivers/tcp"
 )
 
@@ -47,19 +47,10 @@ func (c *syncCounter) read() (waited, durable int) {
 // acknowledgement on whichever sync comes after it.
 func TestGateway_SyncsPerTicket(t *testing.T) {
 	t.Parallel()
-	sim, err := printersim.New(printersim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go sim.Serve(ln)
-	t.Cleanup(func() { sim.Close() })
+	_, addr := printertest.StartTCP(t, printersim.Options{})
 	cfg := &gateway.Config{
 		StoreID: "s1", Listen: "127.0.0.1:0", APITokens: []string{"token-123"},
-		Printers: []gateway.PrinterConfig{{ID: "hot-1", Driver: "tcp", Address: ln.Addr().String(),
+		Printers: []gateway.PrinterConfig{{ID: "hot-1", Driver: "tcp", Address: addr,
 			ConnectTimeout: gateway.Duration{Duration: 5 * time.Second}, ConfirmTimeout: gateway.Duration{Duration: 5 * time.Second}}},
 		Stations: []gateway.StationConfig{{Name: "hot", Printer: "hot-1"}},
 	}
