@@ -11,7 +11,6 @@ import (
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
-	"github.com/storeprint/storeprint/gateway/badger"
 	"github.com/storeprint/storeprint/internal/clock"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 	"github.com/storeprint/storeprint/printerdrivers/printertest"
@@ -31,15 +30,7 @@ func setupDisplay(t *testing.T) (*gateway.Gateway, *printersim.Printer, *clock.F
 		Displays: []gateway.DisplayConfig{{ID: "kds-hot", Backup: "hot-1"}},
 		Stations: []gateway.StationConfig{{Name: "hot", Display: "kds-hot"}},
 	}
-	cfg.SetDefaults()
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	store, err := badger.Open(t.TempDir(), badger.Options{MinFreeBytes: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := openStore(t, cfg)
 	clk := clock.NewFake(time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC))
 	g, err := gateway.New(cfg, store, map[string]gateway.Printer{"hot-1": tcp.New(cfg.Printers[0], cfg.StoreID)}, gateway.Options{
 		Clock: clk, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -271,15 +262,7 @@ func TestGateway_DisplayStartupHold(t *testing.T) {
 		Displays: []gateway.DisplayConfig{{ID: "kds-hot", Backup: "hot-1"}},
 		Stations: []gateway.StationConfig{{Name: "hot", Display: "kds-hot"}},
 	}
-	cfg.SetDefaults()
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	store, err := badger.Open(t.TempDir(), badger.Options{MinFreeBytes: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := openStore(t, cfg)
 	newGateway := func() *gateway.Gateway {
 		g, err := gateway.New(cfg, store, map[string]gateway.Printer{"hot-1": tcp.New(cfg.Printers[0], cfg.StoreID)}, gateway.Options{
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), StartupGrace: time.Hour,

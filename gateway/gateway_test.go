@@ -42,6 +42,22 @@ func (p *pausing) Print(ctx context.Context, job *gateway.PrintJob) error {
 	return err
 }
 
+// openStore completes and checks cfg as the gateway's start does, and
+// opens a real Badger store for it in the test's temporary directory.
+func openStore(t *testing.T, cfg *gateway.Config) *badger.DB {
+	t.Helper()
+	cfg.SetDefaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	store, err := badger.Open(t.TempDir(), badger.Options{MinFreeBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store
+}
+
 func setup(t *testing.T, printer func(gateway.Printer) gateway.Printer) (*gateway.Gateway, *printersim.Printer, gateway.Store) {
 	t.Helper()
 	sim, addr := printertest.StartTCP(t, printersim.Options{})
@@ -52,15 +68,7 @@ func setup(t *testing.T, printer func(gateway.Printer) gateway.Printer) (*gatewa
 			ConnectTimeout: gateway.Duration{Duration: time.Second}, ConfirmTimeout: gateway.Duration{Duration: time.Second}}},
 		Stations: []gateway.StationConfig{{Name: "hot", Printer: "hot-1"}},
 	}
-	cfg.SetDefaults()
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	store, err := badger.Open(t.TempDir(), badger.Options{MinFreeBytes: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := openStore(t, cfg)
 	p := printer(tcp.New(cfg.Printers[0], cfg.StoreID))
 	g, err := gateway.New(cfg, store, map[string]gateway.Printer{"hot-1": p}, gateway.Options{
 		LeaseMargin: 400 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),

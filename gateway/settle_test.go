@@ -10,7 +10,6 @@ import (
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
-	"github.com/storeprint/storeprint/gateway/badger"
 	"github.com/storeprint/storeprint/printerdrivers/epos"
 	"github.com/storeprint/storeprint/printerdrivers/printertest"
 )
@@ -26,15 +25,7 @@ func TestGateway_SettleAtBoot(t *testing.T) {
 			ConnectTimeout: gateway.Duration{Duration: 200 * time.Millisecond}, ConfirmTimeout: gateway.Duration{Duration: 200 * time.Millisecond}}},
 		Stations: []gateway.StationConfig{{Name: "hot", Printer: "ep-1"}},
 	}
-	cfg.SetDefaults()
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	store, err := badger.Open(t.TempDir(), badger.Options{MinFreeBytes: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := openStore(t, cfg)
 	ctx := context.Background()
 	now := time.Now()
 	nos := []string{"order_b1_station_hot", "order_b2_station_hot"}
