@@ -136,14 +136,7 @@ func (ch *chain) until(t *testing.T, d time.Duration, done func() bool) (time.Du
 	}
 }
 
-func (ch *chain) post(t *testing.T, id string) string {
-	t.Helper()
-	o := &storeprint.Order{OrderID: id, Items: []storeprint.Item{{Name: "面", Qty: 1, Station: "hot"}}}
-	if _, _, err := ch.g.AcceptOrder(context.Background(), o, storeprint.SourcePOS); err != nil {
-		t.Fatal(err)
-	}
-	return storeprint.TaskNo(id, "hot")
-}
+func (ch *chain) post(t *testing.T, id string) string { return postNoodles(t, ch.g, id) }
 
 func (ch *chain) printer(t *testing.T, id string) gateway.PrinterInfo {
 	t.Helper()

@@ -142,10 +142,14 @@ func (s *stepped) within(t *testing.T, d time.Duration, taskNo string, want stor
 	}
 }
 
-func (s *stepped) post(t *testing.T, id string) string {
+func (s *stepped) post(t *testing.T, id string) string { return postNoodles(t, s.g, id) }
+
+// postNoodles posts an order of one item for station hot and returns its
+// ticket's task_no.
+func postNoodles(t *testing.T, g *gateway.Gateway, id string) string {
 	t.Helper()
 	o := &storeprint.Order{OrderID: id, Items: []storeprint.Item{{Name: "面", Qty: 1, Station: "hot"}}}
-	if _, _, err := s.g.AcceptOrder(context.Background(), o, storeprint.SourcePOS); err != nil {
+	if _, _, err := g.AcceptOrder(context.Background(), o, storeprint.SourcePOS); err != nil {
 		t.Fatal(err)
 	}
 	return storeprint.TaskNo(id, "hot")
