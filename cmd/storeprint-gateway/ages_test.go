@@ -1,10 +1,7 @@
 package main
 
 import (
-	"context"
-	"io"
 	"math"
-	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -34,32 +31,8 @@ func TestMain_WaitedSinceAcceptance(t *testing.T) {
 	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
 	clk := &skipClock{}
 	start := func() (string, func()) {
-		m := NewMain()
-		m.Stderr = io.Discard
-		if testing.Verbose() {
-			m.Stderr = os.Stderr
-		}
-		m.Clock = clk
-		if err := m.ParseFlags([]string{"run", "--config", cfg}); err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- m.run(ctx) }()
-		select {
-		case <-m.Ready():
-		case err := <-done:
-			t.Fatalf("gateway did not start: %v", err)
-		}
-		return m.HTTP.URL(), func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("gateway run: %v", err)
-			}
-			if err := m.Close(); err != nil {
-				t.Errorf("gateway close: %v", err)
-			}
-		}
+		m, stop := startGateway(t, cfg, func(m *Main) { m.Clock = clk })
+		return m.HTTP.URL(), stop
 	}
 	base, stop := start()
 	clk.Skip(20 * time.Second) // up a while before the order

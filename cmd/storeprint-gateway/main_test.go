@@ -88,6 +88,15 @@ func writeConfigTop(t testing.TB, dataDir, top string, printers []printerConf, s
 // each opt may change the program before it starts.
 func runGateway(t testing.TB, cfgPath string, opts ...func(*Main)) (*Main, string) {
 	t.Helper()
+	m, stop := startGateway(t, cfgPath, opts...)
+	t.Cleanup(stop)
+	return m, m.HTTP.URL()
+}
+
+// startGateway starts the real program in this process and returns it
+// with the function that stops it, for a test that restarts it.
+func startGateway(t testing.TB, cfgPath string, opts ...func(*Main)) (*Main, func()) {
+	t.Helper()
 	m := NewMain()
 	m.Stderr = io.Discard
 	if testing.Verbose() {
@@ -107,7 +116,7 @@ func runGateway(t testing.TB, cfgPath string, opts ...func(*Main)) (*Main, strin
 	case err := <-done:
 		t.Fatalf("gateway did not start: %v", err)
 	}
-	t.Cleanup(func() {
+	return m, func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("gateway run: %v", err)
@@ -115,8 +124,7 @@ func runGateway(t testing.TB, cfgPath string, opts ...func(*Main)) (*Main, strin
 		if err := m.Close(); err != nil {
 			t.Errorf("gateway close: %v", err)
 		}
-	})
-	return m, m.HTTP.URL()
+	}
 }
 
 // api checks every exchange of these tests against the POS API's OpenAPI
