@@ -37,11 +37,11 @@ func TestChain_KDS(t *testing.T) {
 	apis.Add(gw.Base, gatewayAPI)
 	g := &gatewayProc{Gateway: gw, base: gw.Base}
 
+	// kds waits for HQ to show the screen as want, checking again each
+	// time the gateway says something changed (the screen, its link).
 	kds := func(want string, within time.Duration) {
 		t.Helper()
-		var last string
-		deadline := time.Now().Add(within)
-		for time.Now().Before(deadline) {
+		waitGateway(t, g, within, func() (bool, string) {
 			var stores []struct {
 				ID       string `json:"store_id"`
 				Printers []struct {
@@ -52,7 +52,7 @@ func TestChain_KDS(t *testing.T) {
 				} `json:"printers"`
 			}
 			do(t, adminToken, "GET", node.base+"/v1/stores", nil, &stores)
-			last = "not reported"
+			last := "not reported"
 			for _, s := range stores {
 				for _, p := range s.Printers {
 					if s.ID == st.id && p.ID == "kds-hot" {
@@ -61,15 +61,14 @@ func TestChain_KDS(t *testing.T) {
 				}
 			}
 			if last == want {
-				return
+				return true, last
 			}
 			// The screen speaks while the test waits for it to show as on.
 			if strings.HasPrefix(want, "ready") {
 				do(t, posToken, "POST", g.base+"/v1/displays/kds-hot/poll", map[string]any{}, nil)
 			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		t.Fatalf("HQ shows kds-hot as %s, want %s", last, want)
+			return false, fmt.Sprintf("HQ shows kds-hot as %s, want %s", last, want)
+		})
 	}
 	kds("ready/false/hot", 15*time.Second)
 
