@@ -13,18 +13,16 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/storeprint/storeprint/deploy"
+	"github.com/storeprint/storeprint/internal/testenv"
 )
 
 // promtool returns promtool's path. Without it the test fails, unless
-// -short: .ci/run installs it (Debian's prometheus package).
+// -short outside CI: .ci/run installs it (Debian's prometheus package).
 func promtool(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("promtool")
 	if err != nil {
-		if testing.Short() {
-			t.Skip("promtool is not installed (apt-get install prometheus); -short skips the rules' checks and unit tests")
-		}
-		t.Fatal("promtool is not installed: apt-get install prometheus (.ci/run does), or go test -short to skip the rules' checks and unit tests")
+		testenv.Missing(t, "promtool", err, "apt-get install -y prometheus")
 	}
 	return p
 }

@@ -182,6 +182,7 @@ func TestChain_DataDirRemoved(t *testing.T) {
 // orders neither repeat nor get lost.
 func TestChain_CloudRestored(t *testing.T) {
 	t.Parallel()
+	dbURL := pgtest.NewDatabase(t) // first: it skips under -short without PostgreSQL
 	pgDump, err := pgtest.Tool("pg_dump")
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +191,6 @@ func TestChain_CloudRestored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dbURL := pgtest.NewDatabase(t)
 	node := startCloud(t, dbURL, "127.0.0.1:0")
 	cloudAddr := strings.TrimPrefix(node.base, "http://")
 	st := createStore(t, node.base, "t1", "s-restored")

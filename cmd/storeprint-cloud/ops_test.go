@@ -19,6 +19,7 @@ import (
 
 	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
 	"github.com/storeprint/storeprint/deploy"
+	"github.com/storeprint/storeprint/internal/testenv"
 	"github.com/storeprint/storeprint/sync"
 )
 
@@ -58,7 +59,7 @@ func TestOps_Metrics(t *testing.T) {
 				t.Errorf("promtool check metrics on the %s's /metrics: %v\n%s", program, err, out)
 			}
 		}
-	} else if testing.Short() {
+	} else if testenv.MaySkip() {
 		t.Log("promtool is not installed (apt-get install prometheus): -short skips promtool check metrics")
 	} else {
 		t.Error("promtool is not installed: apt-get install prometheus (.ci/run does), or go test -short to skip promtool check metrics")
@@ -246,10 +247,7 @@ func TestOps_CloudAlertsFire(t *testing.T) {
 	t.Parallel()
 	bin, err := exec.LookPath("promtool")
 	if err != nil {
-		if testing.Short() {
-			t.Skip("promtool is not installed (apt-get install prometheus); -short skips the rules on a real cloud")
-		}
-		t.Fatal("promtool is not installed: apt-get install prometheus (.ci/run does), or go test -short")
+		testenv.Missing(t, "promtool", err, "apt-get install -y prometheus")
 	}
 	// Scraped as a Prometheus server would, on --metrics-listen without a
 	// token.

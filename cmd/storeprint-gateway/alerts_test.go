@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/storeprint/storeprint/internal/testenv"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -24,10 +25,7 @@ func TestMain_AlertsFire(t *testing.T) {
 	t.Parallel()
 	bin, err := exec.LookPath("promtool")
 	if err != nil {
-		if testing.Short() {
-			t.Skip("promtool is not installed (apt-get install prometheus); -short skips the rules on a real gateway")
-		}
-		t.Fatal("promtool is not installed: apt-get install prometheus (.ci/run does), or go test -short")
+		testenv.Missing(t, "promtool", err, "apt-get install -y prometheus")
 	}
 	paper, lost := startSim(t, printersim.FaultPaperEnd), startSim(t, printersim.FaultLostAck)
 	top := "[cloud]\nurl = \"ws://127.0.0.1:1/v1/sync\"\ninsecure = true\ngateway_id = \"gw-alerts\"\ntoken = \"" + cloudToken + "\"\n"

@@ -8,12 +8,14 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/storeprint/storeprint/internal/testenv"
 )
 
 // Path finds the Chromium binary: $CHROMIUM, then chromium on PATH.
 func Path() (string, error) {
 	if p := os.Getenv("CHROMIUM"); p != "" {
-		return p, nil
+		return exec.LookPath(p)
 	}
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {
@@ -25,12 +27,13 @@ func Path() (string, error) {
 
 // New starts a headless Chromium for the test and returns a context for
 // chromedp actions; the browser stops when the test ends. A missing
-// Chromium fails the test: `.ci/run` installs Debian's chromium.
+// Chromium fails the test (`.ci/run` installs Debian's chromium), or
+// skips it under -short outside CI (internal/testenv).
 func New(t testing.TB, width, height int) context.Context {
 	t.Helper()
 	path, err := Path()
 	if err != nil {
-		t.Fatalf("chromium not found (apt-get install -y chromium, or set CHROMIUM): %v", err)
+		testenv.Missing(t, "chromium", err, "apt-get install -y chromium, or set CHROMIUM")
 	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),

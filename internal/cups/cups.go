@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/storeprint/storeprint/internal/testenv"
 )
 
 // Server is a running cupsd, stopped when the test ends.
@@ -28,12 +30,13 @@ type Server struct {
 // Start starts cupsd in the foreground on a domain socket in a new
 // temporary directory, listening on no TCP port, and returns once it
 // answers. It must run as root, as on CI; a missing cupsd fails the test
-// (.ci/run installs Debian's cups).
+// (.ci/run installs Debian's cups), or skips it under -short outside CI
+// (internal/testenv).
 func Start(t testing.TB) *Server {
 	t.Helper()
 	cupsd, err := lookPath("cupsd", "/usr/sbin/cupsd")
 	if err != nil {
-		t.Fatalf("cups: %v (apt-get install -y cups)", err)
+		testenv.Missing(t, "cupsd", err, "apt-get install -y cups")
 	}
 	// The backends run as user lp: the directory must be theirs to enter.
 	dir, err := os.MkdirTemp("", "storeprint-cups-")

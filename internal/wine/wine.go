@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/storeprint/storeprint/internal/testenv"
 )
 
 //go:embed shim/bcryptprimitives.c
@@ -39,7 +41,7 @@ func compiler() (string, error) {
 // name with a slash is a path).
 func find(env string, names ...string) (string, error) {
 	if p := os.Getenv(env); p != "" {
-		return p, nil
+		return exec.LookPath(p)
 	}
 	for _, n := range names {
 		if p, err := exec.LookPath(n); err == nil {
@@ -75,17 +77,18 @@ type Prefix struct {
 // process of the prefix is killed and the prefix removed. Creating a
 // prefix takes a while (10 to 20 s): make one per test run.
 //
-// Wine or MinGW-w64 missing fails the test: .ci/run installs Debian's
-// wine64 and gcc-mingw-w64-x86-64-win32.
+// Wine or MinGW-w64 missing fails the test (.ci/run installs Debian's
+// wine64 and gcc-mingw-w64-x86-64-win32), or skips it under -short
+// outside CI (internal/testenv).
 func NewPrefix(t testing.TB, env ...string) *Prefix {
 	t.Helper()
 	loader, err := Loader()
 	if err != nil {
-		t.Fatalf("wine: %v (apt-get install -y wine64)", err)
+		testenv.Missing(t, "wine", err, "apt-get install -y wine64")
 	}
 	wineserver, err := server()
 	if err != nil {
-		t.Fatalf("wine: %v (apt-get install -y wine64)", err)
+		testenv.Missing(t, "wineserver", err, "apt-get install -y wine64")
 	}
 	dir, err := os.MkdirTemp("", "storeprint-wine-")
 	if err != nil {
@@ -148,7 +151,9 @@ func NewPrefix(t testing.TB, env ...string) *Prefix {
 	server("-w")
 	system32 := filepath.Join(dir, "drive_c", "windows", "system32")
 	if _, err := os.Stat(filepath.Join(system32, "bcryptprimitives.dll")); errors.Is(err, os.ErrNotExist) {
-		if err := buildShim(ctx, filepath.Join(system32, "bcryptprimitives.dll")); err != nil {
+		if err := buildShim(ctx, filepath.Join(system32, "bcryptprimitives.dll")); errors.Is(err, exec.ErrNotFound) {
+			testenv.Missing(t, "MinGW-w64", err, "apt-get install -y gcc-mingw-w64-x86-64-win32")
+		} else if err != nil {
 			t.Fatalf("wine: %v", err)
 		}
 	}

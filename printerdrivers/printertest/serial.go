@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint/internal/testenv"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -41,12 +42,12 @@ type socat struct {
 }
 
 // NewPTYPair plugs in a new pair in a temporary directory and unplugs it
-// with t.Cleanup. It fails the test when socat is not installed.
+// with t.Cleanup. Without socat it fails the test, or skips it under
+// -short outside CI (internal/testenv).
 func NewPTYPair(t testing.TB) *PTYPair {
 	t.Helper()
 	if _, err := exec.LookPath("socat"); err != nil {
-		t.Fatalf("socat is required by the serial tests, which join pty pairs with it, and is not installed: %v "+
-			"(install it: apt-get install socat; .ci/run does)", err)
+		testenv.Missing(t, "socat (the serial tests join pty pairs with it)", err, "apt-get install -y socat")
 	}
 	dir := t.TempDir()
 	p := &PTYPair{A: filepath.Join(dir, "ttyA"), B: filepath.Join(dir, "ttyB")}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"net/url"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/storeprint/storeprint/internal/testenv"
 	"github.com/storeprint/storeprint/schema"
 )
 
@@ -28,6 +30,7 @@ import (
 const EnvURL = "STOREPRINT_TEST_DATABASE_URL"
 
 var (
+	missing  error         // why there is no server, when -short lets the tests skip
 	server   *url.URL      // the server, database "postgres" (or as given)
 	admin    *pgxpool.Pool // creates and drops test databases
 	template string        // the migrated template database
@@ -36,7 +39,8 @@ var (
 // Main starts or finds the server, migrates the template database, runs
 // the tests, then the cleanups, and stops what it started. It exits the
 // process. If no server can be had, the tests fail with a message that
-// says why.
+// says why; under -short outside CI (see internal/testenv) they run, and
+// those that ask for a database skip, saying why.
 func Main(m *testing.M, cleanups ...func()) {
 	code := run(m)
 	for _, c := range cleanups {
@@ -46,10 +50,17 @@ func Main(m *testing.M, cleanups ...func()) {
 }
 
 func run(m *testing.M) int {
+	if !flag.Parsed() {
+		flag.Parse() // testing.Short, before m.Run parses the flags
+	}
 	stop, err := setup()
+	if err != nil && testenv.MaySkip() {
+		missing = err
+		return m.Run()
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "pgtest: no PostgreSQL for the tests: %v\n", err)
-		fmt.Fprintf(os.Stderr, "pgtest: install PostgreSQL (apt-get install -y postgresql) or set %s\n", EnvURL)
+		fmt.Fprintf(os.Stderr, "pgtest: install PostgreSQL (apt-get install -y postgresql) or set %s; go test -short skips the tests that need it\n", EnvURL)
 		return 1
 	}
 	code := m.Run()
@@ -120,6 +131,9 @@ func NewEmptyDatabase(t testing.TB) string {
 
 func newDatabase(t testing.TB, from string) string {
 	t.Helper()
+	if missing != nil {
+		t.Skipf("pgtest: no PostgreSQL (%v): -short skips the tests that need it; to run them: apt-get install -y postgresql, or set %s", missing, EnvURL)
+	}
 	if admin == nil {
 		t.Fatal("pgtest: no server: call pgtest.Main from TestMain")
 	}
