@@ -31,7 +31,7 @@ BENCH_SMALL_TASKS ?= 100
 export STOREPRINT_BENCH_SECONDS ?= 5
 export STOREPRINT_BENCH_ROUNDS ?= 2
 
-.PHONY: help version build demo test unit fuzz lint bench bench-scale windows package screenshots clean model rules
+.PHONY: help version build demo test test-short unit fuzz lint bench bench-scale windows package screenshots clean model rules
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -63,6 +63,9 @@ test: lint windows fuzz unit ## everything CI checks: lint, Windows build, tests
 
 unit: ## the test suite (starts its own PostgreSQL; checks and unit-tests deploy/'s alert rules with promtool)
 	$(GO) test -count=1 -timeout 20m ./...
+
+test-short: ## the fast inner loop: go test -short, no PostgreSQL, Chromium, Wine, CUPS or promtool needed (skips what needs a missing one)
+	$(GO) test -short -count=1 ./...
 
 rules: ## only the alert rules: promtool check rules and promtool test rules on deploy/prometheus (make unit runs them too)
 	promtool check rules $$(ls deploy/prometheus/*.yml | grep -v '_test\.yml$$')
