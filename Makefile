@@ -118,7 +118,7 @@ bench-scale: ## HQ at chain scale: BENCH_STORES x BENCH_TASKS through COPY, each
 	STOREPRINT_BENCH_STORES=$(BENCH_STORES) STOREPRINT_BENCH_TASKS=$(BENCH_TASKS) \
 	  $(GO) test -run '^$$' -bench BenchmarkChainScale -benchtime 1x -count 1 -timeout 3h ./cmd/storeprint-cloud/
 
-screenshots: ## refresh the README's screenshots from the browser tests (needs chromium and CJK fonts)
+screenshots: ## refresh docs/screenshots (README, docs/screens.md) from the browser tests (needs chromium and CJK fonts)
 	@fc-list :lang=zh 2>/dev/null | grep -q . || { echo "installing CJK fonts for the screenshots"; apt-get install -y -qq fonts-noto-cjk >/dev/null; }
 	mkdir -p docs/screenshots
 	STOREPRINT_SCREENSHOTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run '^TestBrowser' ./cmd/...
