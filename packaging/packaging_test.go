@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/storeprint/storeprint/gateway/toml"
+	"github.com/storeprint/storeprint/internal/testenv"
 )
 
 // The version the test stamps, as git describe could say it, and the
@@ -380,6 +381,11 @@ func TestExampleConfigs(t *testing.T) {
 // a commit without a tag sorts below every release, never above them.
 func TestPackageVersion(t *testing.T) {
 	t.Parallel()
+	for _, program := range []string{"make", "dpkg"} {
+		if _, err := exec.LookPath(program); err != nil {
+			testenv.Missing(t, program, err, "apt-get install -y "+program)
+		}
+	}
 	for version, want := range map[string]string{
 		"v1.4.0":            "1.4.0",
 		"1.4.0":             "1.4.0",
