@@ -16,8 +16,8 @@ import (
 	"github.com/storeprint/storeprint/internal/testenv"
 )
 
-// promtool returns promtool's path. Without it the test fails, unless
-// -short outside CI: .ci/run installs it (Debian's prometheus package).
+// promtool returns promtool's path. Without it the test skips, or fails
+// in CI: .ci/run installs it (Debian's prometheus package).
 func promtool(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("promtool")

@@ -26,11 +26,12 @@ func Path() (string, error) {
 }
 
 // New starts a headless Chromium for the test and returns a context for
-// chromedp actions; the browser stops when the test ends. A missing
-// Chromium fails the test (`.ci/run` installs Debian's chromium), or
-// skips it under -short outside CI (internal/testenv).
+// chromedp actions; the browser stops when the test ends. Under -short the
+// test skips; a missing Chromium skips it too, or fails it in CI
+// (internal/testenv; `.ci/run` installs Debian's chromium).
 func New(t testing.TB, width, height int) context.Context {
 	t.Helper()
+	testenv.Short(t, "Chromium")
 	path, err := Path()
 	if err != nil {
 		testenv.Missing(t, "chromium", err, "apt-get install -y chromium, or set CHROMIUM")

@@ -29,9 +29,8 @@ type Server struct {
 
 // Start starts cupsd in the foreground on a domain socket in a new
 // temporary directory, listening on no TCP port, and returns once it
-// answers. It must run as root, as on CI; a missing cupsd fails the test
-// (.ci/run installs Debian's cups), or skips it under -short outside CI
-// (internal/testenv).
+// answers. It must run as root, as on CI; a missing cupsd skips the test,
+// or fails it in CI (internal/testenv; .ci/run installs Debian's cups).
 func Start(t testing.TB) *Server {
 	t.Helper()
 	cupsd, err := lookPath("cupsd", "/usr/sbin/cupsd")

@@ -1,10 +1,10 @@
-// Package testenv decides what a test does when a program it needs is not
-// installed: PostgreSQL, Chromium, Wine, CUPS, socat, promtool.
+// Package testenv decides what a test does without a program it needs:
+// PostgreSQL, Chromium, Wine, CUPS, socat, promtool, dpkg.
 //
-// The whole suite (make test, and CI) needs them all, and a missing one
-// fails the test that needs it with how to install it. The fast inner
-// loop, go test -short ./..., runs on a machine without them: there a
-// missing program skips the tests that need it, saying which and why. In
-// CI (CI=true) a missing program fails even under -short, so that CI
-// never passes by skipping.
+// The fast inner loop, go test -short ./..., leaves out the tests that need
+// PostgreSQL, Chromium or Wine (Short), so it runs in minutes on any
+// machine with Go. Outside CI, a test whose program is not installed
+// skips, saying which and how to install it (Missing). In CI (CI=true,
+// which .ci/run sets) a missing program fails its test: CI never passes by
+// skipping what it could not run.
 package testenv

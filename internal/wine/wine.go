@@ -77,11 +77,12 @@ type Prefix struct {
 // process of the prefix is killed and the prefix removed. Creating a
 // prefix takes a while (10 to 20 s): make one per test run.
 //
-// Wine or MinGW-w64 missing fails the test (.ci/run installs Debian's
-// wine64 and gcc-mingw-w64-x86-64-win32), or skips it under -short
-// outside CI (internal/testenv).
+// Under -short the test skips; Wine or MinGW-w64 missing skips it too, or
+// fails it in CI (internal/testenv; .ci/run installs Debian's wine64 and
+// gcc-mingw-w64-x86-64-win32).
 func NewPrefix(t testing.TB, env ...string) *Prefix {
 	t.Helper()
+	testenv.Short(t, "Wine")
 	loader, err := Loader()
 	if err != nil {
 		testenv.Missing(t, "wine", err, "apt-get install -y wine64")

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint/internal/testenv"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -130,7 +131,7 @@ func installReceiptio(t *testing.T) string {
 	t.Helper()
 	for _, tool := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is needed to run receiptio (bash .ci/run installs nodejs and npm): %v", tool, err)
+			testenv.Missing(t, tool+" (receiptio runs on it)", err, "apt-get install -y nodejs npm")
 		}
 	}
 	pkg, err := os.ReadFile(filepath.Join(receiptioDir, "package.json"))

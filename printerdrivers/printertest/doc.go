@@ -9,6 +9,6 @@
 // simulator on a loopback port; StartSerial puts it at the end of a serial
 // line made of a socat pty pair (PTYPair), where down and drop are the
 // USB-serial device unplugged, as they are for a real serial printer.
-// socat must be installed: without it the serial tests fail, or skip
-// under -short outside CI (internal/testenv).
+// socat must be installed: without it the serial tests skip, and fail in
+// CI (internal/testenv).
 package printertest

@@ -42,8 +42,8 @@ type socat struct {
 }
 
 // NewPTYPair plugs in a new pair in a temporary directory and unplugs it
-// with t.Cleanup. Without socat it fails the test, or skips it under
-// -short outside CI (internal/testenv).
+// with t.Cleanup. Without socat it skips the test, or fails it in CI
+// (internal/testenv).
 func NewPTYPair(t testing.TB) *PTYPair {
 	t.Helper()
 	if _, err := exec.LookPath("socat"); err != nil {

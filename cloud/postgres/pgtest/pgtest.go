@@ -30,7 +30,7 @@ import (
 const EnvURL = "STOREPRINT_TEST_DATABASE_URL"
 
 var (
-	missing  error         // why there is no server, when -short lets the tests skip
+	skip     string        // why there is no server, when the tests skip for it
 	server   *url.URL      // the server, database "postgres" (or as given)
 	admin    *pgxpool.Pool // creates and drops test databases
 	template string        // the migrated template database
@@ -38,9 +38,10 @@ var (
 
 // Main starts or finds the server, migrates the template database, runs
 // the tests, then the cleanups, and stops what it started. It exits the
-// process. If no server can be had, the tests fail with a message that
-// says why; under -short outside CI (see internal/testenv) they run, and
-// those that ask for a database skip, saying why.
+// process. Under -short it starts nothing, and every test that asks for
+// a database skips: the fast inner loop leaves PostgreSQL out. If no
+// server can be had, the tests that ask for one skip, saying why, or, in
+// CI (internal/testenv), they all fail with a message that says why.
 func Main(m *testing.M, cleanups ...func()) {
 	code := run(m)
 	for _, c := range cleanups {
@@ -53,14 +54,18 @@ func run(m *testing.M) int {
 	if !flag.Parsed() {
 		flag.Parse() // testing.Short, before m.Run parses the flags
 	}
+	if testing.Short() {
+		skip = "needs PostgreSQL: -short leaves it out (go test without -short, or make test, runs it)"
+		return m.Run()
+	}
 	stop, err := setup()
 	if err != nil && testenv.MaySkip() {
-		missing = err
+		skip = fmt.Sprintf("pgtest: no PostgreSQL (%v): skipped; to run the tests that need it: apt-get install -y postgresql, or set %s", err, EnvURL)
 		return m.Run()
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "pgtest: no PostgreSQL for the tests: %v\n", err)
-		fmt.Fprintf(os.Stderr, "pgtest: install PostgreSQL (apt-get install -y postgresql) or set %s; go test -short skips the tests that need it\n", EnvURL)
+		fmt.Fprintf(os.Stderr, "pgtest: install PostgreSQL (apt-get install -y postgresql) or set %s; in CI (CI=true) a missing program fails its tests\n", EnvURL)
 		return 1
 	}
 	code := m.Run()
@@ -131,8 +136,8 @@ func NewEmptyDatabase(t testing.TB) string {
 
 func newDatabase(t testing.TB, from string) string {
 	t.Helper()
-	if missing != nil {
-		t.Skipf("pgtest: no PostgreSQL (%v): -short skips the tests that need it; to run them: apt-get install -y postgresql, or set %s", missing, EnvURL)
+	if skip != "" {
+		t.Skip(skip)
 	}
 	if admin == nil {
 		t.Fatal("pgtest: no server: call pgtest.Main from TestMain")
