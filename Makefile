@@ -64,7 +64,7 @@ test: lint windows fuzz unit ## everything CI checks: lint, Windows build, tests
 unit: ## the test suite (starts its own PostgreSQL; checks and unit-tests deploy/'s alert rules with promtool)
 	$(GO) test -count=1 -timeout 20m ./...
 
-test-short: ## the fast inner loop: go test -short, no PostgreSQL, Chromium, Wine, CUPS or promtool needed (skips what needs a missing one)
+test-short: ## the fast inner loop: go test -short, without the tests that need PostgreSQL, Chromium or Wine
 	$(GO) test -short -count=1 ./...
 
 rules: ## only the alert rules: promtool check rules and promtool test rules on deploy/prometheus (make unit runs them too)
