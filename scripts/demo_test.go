@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/storeprint/storeprint/internal/testenv"
 )
 
 const waitTimeout = 3 * time.Minute // make demo builds the binaries first
@@ -37,7 +39,7 @@ func TestDemo(t *testing.T) {
 	t.Parallel()
 	for _, tool := range []string{"script", "make", "curl"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is needed (script is in util-linux; bash .ci/run installs curl): %v", tool, err)
+			testenv.Missing(t, tool, err, "apt-get install -y util-linux make curl")
 		}
 	}
 	base := freePorts(t, 6)
@@ -113,7 +115,7 @@ func TestDemo_Killed(t *testing.T) {
 	t.Parallel()
 	for _, tool := range []string{"script", "make", "curl", "tee"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is needed: %v", tool, err)
+			testenv.Missing(t, tool, err, "apt-get install -y util-linux make curl coreutils")
 		}
 	}
 	bin := t.TempDir()
