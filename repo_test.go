@@ -62,7 +62,7 @@ func TestCommitSubjects(t *testing.T) {
 	if err := exec.Command("git", "cat-file", "-e", subjectsFrom+"^{commit}").Run(); err != nil {
 		t.Skipf("the history does not reach %.12s (not a git checkout, or a shallow clone): nothing to check", subjectsFrom)
 	}
-	out, err := exec.Command("git", "log", "--format=%h %s", subjectsFrom+"..HEAD").Output()
+	out, err := exec.Command("git", "log", "--no-merges", "--format=%h %s", subjectsFrom+"..HEAD").Output()
 	if err != nil {
 		t.Fatalf("git log: %v", err)
 	}
