@@ -51,7 +51,12 @@ type DisplayInfo struct {
 	Stations []string        `json:"stations"`
 	Backup   string          `json:"backup"`
 	Open     int             `json:"open"` // tickets waiting or shown, not bumped
-	Failover *Failover       `json:"failover"`
+	// Shown counts the open tickets the screen shows (delivered), Stale
+	// the open tickets older than their station's stale_after: a cook
+	// forgot them, or the screen is not where anyone looks.
+	Shown    int       `json:"shown"`
+	Stale    int       `json:"stale"`
+	Failover *Failover `json:"failover"`
 	// SilentS is how long the screen has been silent, in seconds.
 	SilentS      int64 `json:"silent_s"`
 	OfflineAfter int64 `json:"offline_after_s"`
@@ -106,15 +111,31 @@ func (g *Gateway) Displays(ctx context.Context) ([]DisplayInfo, error) {
 	err := g.store.View(ctx, func(tx ReadTx) error {
 		out = out[:0]
 		for _, dc := range g.cfg.Displays {
-			open, err := tx.CountOpen(dc.ID)
+			open, err := tx.Open(dc.ID, 0)
 			if err != nil {
 				return err
 			}
-			out = append(out, g.displayInfo(dc.ID, open))
+			info := g.displayInfo(dc.ID, len(open))
+			info.Shown, info.Stale = g.countShown(open)
+			out = append(out, info)
 		}
 		return nil
 	})
 	return out, err
+}
+
+// countShown counts a display's open tickets on the screen, and those
+// older than their station's stale_after (stale on a screen as on paper).
+func (g *Gateway) countShown(open []*Task) (shown, stale int) {
+	for _, t := range open {
+		if t.Status == storeprint.StatusPrinting {
+			shown++
+		}
+		if g.isStale(t) {
+			stale++
+		}
+	}
+	return shown, stale
 }
 
 func (g *Gateway) displayInfo(id string, open int) DisplayInfo {
@@ -231,6 +252,7 @@ func (g *Gateway) ShowTickets(ctx context.Context, id string) (*DisplayTickets, 
 			out.Recalled = append(out.Recalled, t)
 		}
 		out.Display = g.displayInfo(id, n)
+		out.Display.Shown, out.Display.Stale = g.countShown(open)
 		return nil
 	})
 	if p, from := g.route(g.displayStation(id)); from != "" {
@@ -589,7 +611,8 @@ func (g *Gateway) displayStatuses(ctx context.Context) []sync.PrinterStatus {
 	}
 	out := make([]sync.PrinterStatus, 0, len(ds))
 	for _, d := range ds {
-		s := sync.PrinterStatus{ID: d.ID, Status: storeprint.PrinterOffline, Stations: d.Stations, Backup: d.Backup, At: g.now()}
+		s := sync.PrinterStatus{ID: d.ID, Status: storeprint.PrinterOffline, Stations: d.Stations, Backup: d.Backup, At: g.now(),
+			Kind: storeprint.TargetDisplay, Open: d.Open, Shown: d.Shown, Stale: d.Stale}
 		if d.State == DisplayOnline {
 			s.Status = storeprint.PrinterReady
 		}

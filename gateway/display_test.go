@@ -161,13 +161,13 @@ func TestGateway_DisplayOffline(t *testing.T) {
 		}
 		for _, p := range ps {
 			if p.ID == "kds-hot" {
-				return fmt.Sprintf("%s/%t/%s", p.Status, p.Failover, strings.Join(p.Stations, ","))
+				return fmt.Sprintf("%s %s/%t/%s open %d shown %d", p.Kind, p.Status, p.Failover, strings.Join(p.Stations, ","), p.Open, p.Shown)
 			}
 		}
 		return "not reported"
 	}
-	if got := hq(); got != "ready/false/hot" {
-		t.Fatalf("HQ is told %s, want ready/false/hot", got)
+	if got, want := hq(), "display ready/false/hot open 2 shown 1"; got != want {
+		t.Fatalf("HQ is told %s, want %s", got, want)
 	}
 	clk.Advance(9 * time.Second)
 	g.CheckDisplays(ctx)
@@ -180,8 +180,9 @@ func TestGateway_DisplayOffline(t *testing.T) {
 	if d.State != "offline" || d.Failover == nil || !d.Failover.Active || d.Failover.Backup != "hot-1" {
 		t.Fatalf("after 10s: got %+v, want offline, failed over to hot-1", d)
 	}
-	if got := hq(); got != "offline/true/hot" {
-		t.Fatalf("HQ is told %s, want offline/true/hot", got)
+	// Its tickets went to the backup: the screen holds none.
+	if got, want := hq(), "display offline/true/hot open 0 shown 0"; got != want {
+		t.Fatalf("HQ is told %s, want %s", got, want)
 	}
 	for g.Step(ctx, "hot-1") == 0 {
 	}

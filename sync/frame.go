@@ -122,6 +122,16 @@ type PrinterStatus struct {
 	// all the same (it cuts off while printing, or does not confirm).
 	Word storeprint.Word `json:"word,omitempty"`
 	At   time.Time       `json:"at"`
+	// Kind is "display" for a kitchen screen, whose status is ready while
+	// the screen speaks and offline while it is silent; empty (or
+	// "printer") for a printer.
+	Kind storeprint.TargetKind `json:"kind,omitempty"`
+	// A display's tickets: Open waiting or on the screen, not bumped; of
+	// those, Shown on the screen and Stale past their station's
+	// stale_after. Zero for a printer.
+	Open  int `json:"open,omitempty"`
+	Shown int `json:"shown,omitempty"`
+	Stale int `json:"stale,omitempty"`
 }
 
 // Command is one entry of a store's downstream queue. Seq grows by one per
