@@ -52,6 +52,14 @@ type Printer struct {
 	Failover  bool                    `json:"failover"`       // its stations print on the backup
 	Word      storeprint.Word         `json:"word,omitempty"` // its trouble, when it answers ready and is in trouble all the same
 	UpdatedAt time.Time               `json:"updated_at"`
+	// Kind is printer or display (a kitchen screen: ready while it
+	// speaks, offline while it is silent). Open, Shown and Stale count a
+	// display's tickets not bumped: all, on the screen, and past their
+	// station's stale_after.
+	Kind  storeprint.TargetKind `json:"kind"`
+	Open  int                   `json:"open"`
+	Shown int                   `json:"shown"`
+	Stale int                   `json:"stale"`
 }
 
 // Validate checks a printer report.
@@ -66,6 +74,15 @@ func (p *Printer) Validate() error {
 	}
 	if p.Word != "" && !slices.Contains(storeprint.TroubleWords, p.Word) {
 		return Errorf(EINVALID, "printer %q: unknown trouble %q", p.ID, p.Word)
+	}
+	if p.Kind == "" {
+		p.Kind = storeprint.TargetPrinter
+	}
+	if !p.Kind.Valid() {
+		return Errorf(EINVALID, "printer %q: unknown kind %q", p.ID, p.Kind)
+	}
+	if p.Open < 0 || p.Shown < 0 || p.Stale < 0 || p.Shown > p.Open || p.Stale > p.Open {
+		return Errorf(EINVALID, "printer %q: ticket counts open %d, shown %d, stale %d do not add up", p.ID, p.Open, p.Shown, p.Stale)
 	}
 	for _, s := range p.Stations {
 		if err := validID("station", s); err != nil {
@@ -166,18 +183,22 @@ const (
 
 // Alert is something at a store a person must act on.
 type Alert struct {
-	StoreID        string     `json:"store_id"`
-	ID             string     `json:"alert_id"`
-	Kind           string     `json:"kind"` // a task status (failed, attention_required), command_refused, dead_letter or AlertCredentialShared
-	TaskNo         string     `json:"task_no,omitempty"`
-	PrinterID      string     `json:"printer_id,omitempty"`
-	Message        string     `json:"message"`
-	State          string     `json:"state"` // AlertOpen, AlertAcknowledged, AlertResolved, AlertExpired
-	RaisedAt       time.Time  `json:"raised_at"`
-	ExpiresAt      time.Time  `json:"expires_at"` // raised_at plus the alert TTL
-	AcknowledgedAt *time.Time `json:"acknowledged_at,omitempty"`
-	AcknowledgedBy string     `json:"acknowledged_by,omitempty"` // the person
-	ResolvedAt     *time.Time `json:"resolved_at,omitempty"`
+	StoreID   string `json:"store_id"`
+	ID        string `json:"alert_id"`
+	Kind      string `json:"kind"` // a task status (failed, attention_required), command_refused, dead_letter or AlertCredentialShared
+	TaskNo    string `json:"task_no,omitempty"`
+	PrinterID string `json:"printer_id,omitempty"`
+	// PrinterKind is what PrinterID names: printer or display (a kitchen
+	// screen); empty when the alert names none or the store never
+	// reported it.
+	PrinterKind    storeprint.TargetKind `json:"printer_kind,omitempty"`
+	Message        string                `json:"message"`
+	State          string                `json:"state"` // AlertOpen, AlertAcknowledged, AlertResolved, AlertExpired
+	RaisedAt       time.Time             `json:"raised_at"`
+	ExpiresAt      time.Time             `json:"expires_at"` // raised_at plus the alert TTL
+	AcknowledgedAt *time.Time            `json:"acknowledged_at,omitempty"`
+	AcknowledgedBy string                `json:"acknowledged_by,omitempty"` // the person
+	ResolvedAt     *time.Time            `json:"resolved_at,omitempty"`
 }
 
 // SetState derives the alert's state and expiry from its times.

@@ -29,6 +29,7 @@ func TestVocabulary_Checks(t *testing.T) {
 		{"printers_status_check", strs(storeprint.PrinterStates)},
 		{"downstream_kind_check", strs(storeprint.CommandKinds)},
 		{"printers_word_check", append(strs(storeprint.TroubleWords), "")},
+		{"printers_kind_check", strs(storeprint.TargetKinds)},
 		{"link_events_kind_check", cloud.LinkEventKinds},
 	} {
 		t.Run(tc.constraint, func(t *testing.T) {

@@ -297,7 +297,7 @@ func forgetDashboards(ctx context.Context, tx pgx.Tx, tenantID string) error {
 // troubleSQL is true for a printer that needs a person: a fault, its
 // stations on the backup, or trouble in words (it cuts off, it does not
 // confirm). It is the predicate of printers_trouble_idx.
-const troubleSQL = `(p.status NOT IN ('ready', 'unknown') OR p.failover OR p.word <> '')`
+const troubleSQL = `(p.status NOT IN ('ready', 'unknown') OR p.failover OR p.word <> '' OR p.stale > 0)`
 
 // needsPersonSQL is true for an alert that needs a person, given the
 // cutoff placeholder: the predicate of alerts_unacked_raised_idx and a
@@ -385,7 +385,8 @@ func (s *DashboardService) compute(ctx context.Context, tx pgx.Tx, a *cloud.Acto
 		// online: a probe of the gateways' primary key per printer shown.
 		sql := `
 			SELECT p.store_id, p.name, g.store_id IS NOT NULL,
-			       p.printer_id, p.status, p.stations, p.backup, p.failover, p.word, p.updated_at
+			       p.printer_id, p.status, p.stations, p.backup, p.failover, p.word, p.updated_at,
+			       p.kind, p.open, p.shown, p.stale
 			FROM (
 				SELECT p.*, s.name, s.tenant_id
 				FROM printers p JOIN stores s ON s.store_id = p.store_id
@@ -403,7 +404,7 @@ func (s *DashboardService) compute(ctx context.Context, tx pgx.Tx, a *cloud.Acto
 			for rows.Next() {
 				p := &cloud.StorePrinter{}
 				if err := rows.Scan(&p.StoreID, &p.StoreName, &p.StoreOnline, &p.ID, &p.Status, &p.Stations, &p.Backup,
-					&p.Failover, &p.Word, &p.UpdatedAt); err != nil {
+					&p.Failover, &p.Word, &p.UpdatedAt, &p.Kind, &p.Open, &p.Shown, &p.Stale); err != nil {
 					return err
 				}
 				d.Printers = append(d.Printers, p)
@@ -425,7 +426,7 @@ func (s *DashboardService) compute(ctx context.Context, tx pgx.Tx, a *cloud.Acto
 		cut, scope, n := q.arg(cutoff), q.tenant(a, "s.tenant_id"), q.arg(cloud.MaxDashboardQueue)
 		part := func(acked string) string {
 			return `(SELECT al.store_id, s.name, al.alert_id, al.kind, al.task_no, al.printer_id, al.message, al.raised_at,
-			        al.acknowledged_at, al.acknowledged_by
+			        al.acknowledged_at, al.acknowledged_by, ` + alertPrinterKindSQL + ` AS printer_kind
 			 FROM alerts al JOIN stores s ON s.store_id = al.store_id
 			 WHERE al.resolved_at IS NULL AND al.acknowledged_at ` + acked + ` AND al.raised_at >= ` + cut + scope + `
 			 ORDER BY al.raised_at, al.store_id, al.alert_id
@@ -434,7 +435,7 @@ func (s *DashboardService) compute(ctx context.Context, tx pgx.Tx, a *cloud.Acto
 		sql := `
 			WITH shown AS (` + part("IS NULL") + ` UNION ALL ` + part("IS NOT NULL") + `)
 			SELECT o.store_id, o.name, o.alert_id, o.kind, o.task_no, o.printer_id, o.message, o.raised_at,
-			       o.acknowledged_at, o.acknowledged_by,
+			       o.acknowledged_at, o.acknowledged_by, o.printer_kind,
 			       coalesce(t.order_id, ''), coalesce(t.station, ''), coalesce(t.status, ''), coalesce(t.reason, ''),
 			       coalesce(t.last_error, ''), coalesce(t.attempt, 0), t.created_at
 			FROM shown o
@@ -446,7 +447,7 @@ func (s *DashboardService) compute(ctx context.Context, tx pgx.Tx, a *cloud.Acto
 			for rows.Next() {
 				q := &cloud.DashboardAlert{}
 				if err := rows.Scan(&q.StoreID, &q.StoreName, &q.ID, &q.Kind, &q.TaskNo, &q.PrinterID, &q.Message, &q.RaisedAt,
-					&q.AcknowledgedAt, &q.AcknowledgedBy,
+					&q.AcknowledgedAt, &q.AcknowledgedBy, &q.PrinterKind,
 					&q.OrderID, &q.Station, &q.TaskStatus, &q.Reason, &q.LastError, &q.Attempt, &q.AcceptedAt); err != nil {
 					return err
 				}

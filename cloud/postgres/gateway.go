@@ -329,8 +329,9 @@ const presenceSlice = 1000
 
 // UpdatePrinters implements cloud.GatewayService.
 func (s *GatewayService) UpdatePrinters(ctx context.Context, storeID, gatewayID string, printers []*cloud.Printer) error {
-	var ids, statuses, stations, backups, words []string
+	var ids, statuses, stations, backups, words, kinds []string
 	var failovers []bool
+	var opens, shown, stale []int32
 	for _, p := range printers {
 		if err := p.Validate(); err != nil {
 			return err
@@ -341,6 +342,8 @@ func (s *GatewayService) UpdatePrinters(ctx context.Context, storeID, gatewayID 
 		backups = append(backups, p.Backup)
 		failovers = append(failovers, p.Failover)
 		words = append(words, string(p.Word))
+		kinds = append(kinds, string(p.Kind))
+		opens, shown, stale = append(opens, int32(p.Open)), append(shown, int32(p.Shown)), append(stale, int32(p.Stale))
 	}
 	// One statement: refuse a revoked gateway or one of another store, and
 	// upsert every printer.
@@ -349,15 +352,18 @@ func (s *GatewayService) UpdatePrinters(ctx context.Context, storeID, gatewayID 
 		WITH gw AS (
 			SELECT 1 FROM gateways WHERE store_id = $1 AND gateway_id = $2 AND revoked_at IS NULL
 		), up AS (
-			INSERT INTO printers (store_id, printer_id, status, stations, backup, failover, word, updated_at)
-			SELECT $1, u.id, u.status, string_to_array(u.stations, ','), u.backup, u.failover, u.word, now()
-			FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::bool[], $8::text[]) AS u(id, status, stations, backup, failover, word)
+			INSERT INTO printers (store_id, printer_id, status, stations, backup, failover, word, kind, open, shown, stale, updated_at)
+			SELECT $1, u.id, u.status, string_to_array(u.stations, ','), u.backup, u.failover, u.word, u.kind, u.open, u.shown, u.stale, now()
+			FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::bool[], $8::text[], $9::text[], $10::int[], $11::int[], $12::int[])
+				AS u(id, status, stations, backup, failover, word, kind, open, shown, stale)
 			WHERE EXISTS (SELECT 1 FROM gw)
 			ON CONFLICT (store_id, printer_id) DO UPDATE
 			SET status = EXCLUDED.status, stations = EXCLUDED.stations, backup = EXCLUDED.backup,
-			    failover = EXCLUDED.failover, word = EXCLUDED.word, updated_at = EXCLUDED.updated_at
+			    failover = EXCLUDED.failover, word = EXCLUDED.word, kind = EXCLUDED.kind,
+			    open = EXCLUDED.open, shown = EXCLUDED.shown, stale = EXCLUDED.stale, updated_at = EXCLUDED.updated_at
 		)
-		SELECT EXISTS (SELECT 1 FROM gw)`, storeID, gatewayID, ids, statuses, stations, backups, failovers, words).Scan(&ok)
+		SELECT EXISTS (SELECT 1 FROM gw)`, storeID, gatewayID, ids, statuses, stations, backups, failovers, words,
+		kinds, opens, shown, stale).Scan(&ok)
 	if err != nil {
 		return fmt.Errorf("update printers of store %s: %w", storeID, interpret(err))
 	}

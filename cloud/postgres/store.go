@@ -167,14 +167,16 @@ func queueStoreStatus(b *pgx.Batch, byID map[string]*cloud.StoreStatus, ids []st
 		return rows.Err()
 	})
 	b.Queue(`
-		SELECT p.store_id, p.printer_id, p.status, p.stations, p.backup, p.failover, p.word, p.updated_at
+		SELECT p.store_id, p.printer_id, p.status, p.stations, p.backup, p.failover, p.word, p.updated_at,
+		       p.kind, p.open, p.shown, p.stale
 		FROM printers p
 		WHERE p.store_id = ANY($1)
 		ORDER BY p.store_id, p.printer_id`, ids).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			p := &cloud.Printer{}
 			var storeID string
-			if err := rows.Scan(&storeID, &p.ID, &p.Status, &p.Stations, &p.Backup, &p.Failover, &p.Word, &p.UpdatedAt); err != nil {
+			if err := rows.Scan(&storeID, &p.ID, &p.Status, &p.Stations, &p.Backup, &p.Failover, &p.Word, &p.UpdatedAt,
+				&p.Kind, &p.Open, &p.Shown, &p.Stale); err != nil {
 				return err
 			}
 			byID[storeID].Printers = append(byID[storeID].Printers, p)
@@ -200,12 +202,18 @@ func queueStoreStatus(b *pgx.Batch, byID map[string]*cloud.StoreStatus, ids []st
 }
 
 const alertColumns = `al.alert_id, al.kind, al.task_no, al.printer_id, al.message, al.raised_at,
-	al.acknowledged_at, al.acknowledged_by, al.resolved_at`
+	al.acknowledged_at, al.acknowledged_by, al.resolved_at, ` + alertPrinterKindSQL
+
+// alertPrinterKindSQL is the kind of an alert's printer (printer or
+// display), empty for an alert about none: a probe of the printers'
+// primary key.
+const alertPrinterKindSQL = `coalesce((SELECT pk.kind FROM printers pk
+	WHERE pk.store_id = al.store_id AND pk.printer_id = al.printer_id), '')`
 
 func (s *StoreService) scanAlert(row pgx.Row, storeID string, now time.Time) (*cloud.Alert, error) {
 	al := &cloud.Alert{StoreID: storeID}
 	if err := row.Scan(&al.ID, &al.Kind, &al.TaskNo, &al.PrinterID, &al.Message, &al.RaisedAt,
-		&al.AcknowledgedAt, &al.AcknowledgedBy, &al.ResolvedAt); err != nil {
+		&al.AcknowledgedAt, &al.AcknowledgedBy, &al.ResolvedAt, &al.PrinterKind); err != nil {
 		return nil, interpret(err)
 	}
 	al.SetState(s.alertTTL(), now)

@@ -703,7 +703,8 @@ func (l *link) handle(ctx context.Context, f *sync.Frame) error {
 	case sync.FrameStatus:
 		ps := make([]*cloud.Printer, 0, len(f.Printers))
 		for _, p := range f.Printers {
-			ps = append(ps, &cloud.Printer{ID: p.ID, Status: storeprint.PrinterState(p.Status), Stations: p.Stations, Backup: p.Backup, Failover: p.Failover, Word: p.Word, UpdatedAt: p.At})
+			ps = append(ps, &cloud.Printer{ID: p.ID, Status: storeprint.PrinterState(p.Status), Stations: p.Stations, Backup: p.Backup, Failover: p.Failover, Word: p.Word, UpdatedAt: p.At,
+				Kind: p.Kind, Open: p.Open, Shown: p.Shown, Stale: p.Stale})
 		}
 		if err := s.Gateways.UpdatePrinters(ctx, l.gw.StoreID, l.gw.ID, ps); err != nil {
 			if cloud.ErrorCode(err) == cloud.EINTERNAL {
