@@ -46,6 +46,7 @@ func TestChain_KDS(t *testing.T) {
 				ID       string `json:"store_id"`
 				Printers []struct {
 					ID       string   `json:"printer_id"`
+					Kind     string   `json:"kind"`
 					Status   string   `json:"status"`
 					Failover bool     `json:"failover"`
 					Stations []string `json:"stations"`
@@ -56,7 +57,7 @@ func TestChain_KDS(t *testing.T) {
 			for _, s := range stores {
 				for _, p := range s.Printers {
 					if s.ID == st.id && p.ID == "kds-hot" {
-						last = fmt.Sprintf("%s/%t/%s", p.Status, p.Failover, strings.Join(p.Stations, ","))
+						last = fmt.Sprintf("%s/%s/%t/%s", p.Kind, p.Status, p.Failover, strings.Join(p.Stations, ","))
 					}
 				}
 			}
@@ -64,13 +65,13 @@ func TestChain_KDS(t *testing.T) {
 				return true, last
 			}
 			// The screen speaks while the test waits for it to show as on.
-			if strings.HasPrefix(want, "ready") {
+			if strings.HasPrefix(want, "display/ready") {
 				do(t, posToken, "POST", g.base+"/v1/displays/kds-hot/poll", map[string]any{}, nil)
 			}
 			return false, fmt.Sprintf("HQ shows kds-hot as %s, want %s", last, want)
 		})
 	}
-	kds("ready/false/hot", 15*time.Second)
+	kds("display/ready/false/hot", 15*time.Second)
 
 	// Two tickets bumped: HQ has their time to bump for station hot.
 	for _, id := range []string{"k1", "k2"} {
@@ -108,6 +109,16 @@ func TestChain_KDS(t *testing.T) {
 		chromedp.Click(`[data-bump-times="`+st.id+`"]`),
 		chromedp.WaitVisible(`#bump-times [data-bump-station="hot"].total`))
 
-	// The screen falls silent: HQ shows it offline, its station failed over.
-	kds("offline/true/hot", 20*time.Second)
+	// The screen falls silent: HQ shows it offline, its station failed over,
+	// in a screen's words (not as an unreachable printer), red.
+	kds("display/offline/true/hot", 20*time.Second)
+	chip := `#stores span.chip[data-printer="kds-hot"][data-kind="display"]`
+	within(t, ctx, 20*time.Second, "the silent screen on the dashboard",
+		chromedp.Poll[chromedp.Void](`(() => { const c = document.querySelector(`+"`"+chip+"`"+`);
+			return c !== null && c.classList.contains("bad") && c.textContent.includes("Screen offline"); })()`))
+	if got := eval[string](t, ctx, `document.querySelector(`+"`"+chip+"`"+`).textContent`); strings.Contains(got, "unreachable") {
+		t.Fatalf("got the screen shown as %q, want no printer's words", got)
+	}
+	within(t, ctx, 20*time.Second, "the silent screen among those in trouble",
+		chromedp.WaitVisible(`#printers .card[data-printer="kds-hot"][data-kind="display"]`))
 }

@@ -12,12 +12,12 @@ const T = {
     signin_help: "Enter your HQ token.", token: "HQ token", bad_token: "That token was not accepted.",
     stale: "No answer from the cloud since {time} — what you see may be out of date.",
     unreachable: "The cloud does not answer. Trying again…",
-    queue_title: "Needs a person", printers_title: "Printers in trouble", stores_title: "Stores", search_title: "Find a ticket",
-    s_online: "Stores online", s_trouble: "Stores in trouble", s_printers: "Printers in trouble", s_alerts: "Tickets need a person",
+    queue_title: "Needs a person", printers_title: "Printers and screens in trouble", stores_title: "Stores", search_title: "Find a ticket",
+    s_online: "Stores online", s_trouble: "Stores in trouble", s_printers: "Printers and screens in trouble", s_alerts: "Tickets need a person",
     col_store: "Store", col_gateway: "Gateway", col_printers: "Printers", col_alerts: "Needs a person", col_printed: "Printed today",
     col_failed: "Failed", col_flagged: "Flagged", col_duplicates: "Duplicates prevented", col_median: "Median time to paper",
     stores_note: "Showing {shown} of {total} stores, those in trouble first.",
-    no_queue: "Nothing needs a person.", no_printers: "Every printer is fine.", no_stores: "No stores yet.",
+    no_queue: "Nothing needs a person.", no_printers: "Every printer and screen is fine.", no_stores: "No stores yet.",
     online: "Online", offline: "Offline", never: "never seen", seen: "seen {ago}",
     ago_s: "{n} s ago", ago_m: "{n} min ago", ago_h: "{n} h ago", ago_d: "{n} d ago",
     details: "Details", waited: "flagged {ago}", accepted_ago: "accepted {ago}",
@@ -55,18 +55,20 @@ const T = {
     no_bumps: "No ticket bumped on a kitchen screen today.", b_station: "Station", b_hour: "Hour", b_count: "Tickets", b_median: "Median", b_p90: "90% within", b_day: "Today",
     st_open: "needs a person", st_acknowledged: "acknowledged", st_resolved: "resolved", st_expired: "expired",
     raised: "raised {time}", resolved_at: "resolved {time}", acked_at: "acknowledged by {who} {time}",
+    screen_on: "Screen on", screen_offline: "Screen offline", screen_counts: "{open} open · {shown} shown",
+    screen_stale: "{n} waiting too long", screen: "screen {id}",
   },
   zh: {
     title: "storeprint 总部", connection: "连接", signout: "退出", signin_title: "登录", signin: "登录",
     signin_help: "请输入总部令牌。", token: "总部令牌", bad_token: "令牌无效。",
     stale: "自 {time} 起云端无响应，页面内容可能已过时。",
     unreachable: "云端无响应，正在重试…",
-    queue_title: "需要处理", printers_title: "故障打印机", stores_title: "门店", search_title: "查找小票",
-    s_online: "在线门店", s_trouble: "异常门店", s_printers: "故障打印机", s_alerts: "待处理小票",
+    queue_title: "需要处理", printers_title: "故障打印机与屏幕", stores_title: "门店", search_title: "查找小票",
+    s_online: "在线门店", s_trouble: "异常门店", s_printers: "故障打印机与屏幕", s_alerts: "待处理小票",
     col_store: "门店", col_gateway: "网关", col_printers: "打印机", col_alerts: "待处理", col_printed: "今日已打印",
     col_failed: "失败", col_flagged: "待确认", col_duplicates: "已拦截重复", col_median: "出票中位时长",
     stores_note: "显示 {shown} / {total} 家门店，异常门店在前。",
-    no_queue: "暂无需要处理的小票。", no_printers: "所有打印机正常。", no_stores: "暂无门店。",
+    no_queue: "暂无需要处理的小票。", no_printers: "所有打印机和屏幕正常。", no_stores: "暂无门店。",
     online: "在线", offline: "离线", never: "从未连接", seen: "{ago}在线",
     ago_s: "{n} 秒前", ago_m: "{n} 分钟前", ago_h: "{n} 小时前", ago_d: "{n} 天前",
     details: "详情", waited: "{ago}标记", accepted_ago: "{ago}接单",
@@ -103,6 +105,8 @@ const T = {
     no_bumps: "今日厨房屏幕上尚无划单。", b_station: "档口", b_hour: "时段", b_count: "单数", b_median: "中位数", b_p90: "90% 以内", b_day: "今日",
     st_open: "待处理", st_acknowledged: "已认领", st_resolved: "已解决", st_expired: "已过期",
     raised: "{time} 发出", resolved_at: "{time} 解决", acked_at: "{who} {time} 认领",
+    screen_on: "屏幕在线", screen_offline: "屏幕离线", screen_counts: "未划单 {open} · 已显示 {shown}",
+    screen_stale: "{n} 张等待过久", screen: "屏幕 {id}",
   },
 };
 
@@ -293,7 +297,7 @@ function renderStale() {
 }
 
 function printerState(p) {
-  if (p.word) return "bad";
+  if (p.word || p.stale > 0) return "bad";
   if (p.status === "ready" && !p.failover) return "ok";
   if (p.status === "unknown" && !p.failover) return "unknown";
   return "bad";
@@ -307,8 +311,25 @@ function say(word) {
 }
 
 function printerWords(p) {
+  if (p.kind === "display") return screenWords(p);
   const state = say(p.word || "printer." + p.status) || t(p.status);
   return state + (p.failover ? " · " + t("failover", { backup: p.backup || "?" }) : "");
+}
+
+// screenWords says a kitchen display's state in its own words: on or
+// offline (a silent screen is no unreachable printer), its tickets not
+// bumped, those waiting too long, and where its stations print.
+function screenWords(p) {
+  return [t(p.status === "ready" ? "screen_on" : "screen_offline"),
+    t("screen_counts", { open: p.open || 0, shown: p.shown || 0 }),
+    p.stale > 0 && t("screen_stale", { n: p.stale }),
+    p.failover && t("failover", { backup: p.backup || "?" })].filter(Boolean).join(" · ");
+}
+
+// targetName names what an alert is about: a printer by its id, a kitchen
+// display as a screen.
+function targetName(id, kind) {
+  return kind === "display" ? t("screen", { id }) : id;
 }
 
 // details is the technical side of something, folded away.
@@ -360,7 +381,7 @@ function render() {
       (a.kind === "command_refused" || a.kind === "gateway_credential_shared") && el("div", {}, a.message),
       el("div", { class: "muted" }, a.accepted_at && el("span", { class: "accepted" }, t("accepted_ago", { ago: ago(a.accepted_at) }) + " · "),
         el("span", { class: "age" }, t("waited", { ago: ago(a.raised_at) })),
-        (a.printer_id ? " · " + a.printer_id : "") + (a.task_no ? " · " + a.task_no : "")),
+        (a.printer_id ? " · " + targetName(a.printer_id, a.printer_kind) : "") + (a.task_no ? " · " + a.task_no : "")),
       details(a.store_id + "/" + a.alert_id, a.kind === "dead_letter" ? a.message : a.last_error),
       acked && el("div", { class: "state warn" }, t("acked_by", { who: a.acknowledged_by, ago: ago(a.acknowledged_at) })),
       wasSent && el("div", { class: "state warn" }, t("sent")),
@@ -388,8 +409,9 @@ function render() {
   printers.replaceChildren();
   if (dash.printers_in_trouble.length === 0) printers.append(el("p", { class: "muted" }, t("no_printers")));
   for (const p of dash.printers_in_trouble) {
-    printers.append(el("div", { class: "card bad", "data-store": p.store_id, "data-printer": p.printer_id, "data-status": p.status },
-      el("h3", {}, p.store_name + " · " + p.printer_id),
+    printers.append(el("div", { class: "card bad", "data-store": p.store_id, "data-printer": p.printer_id, "data-status": p.status,
+      "data-kind": p.kind || "printer" },
+      el("h3", {}, p.store_name + " · " + targetName(p.printer_id, p.kind)),
       el("div", { class: "state bad" }, printerWords(p)),
       p.stations.length > 0 && el("div", { class: "muted" }, t("stations") + ": " + p.stations.join(", ")),
       el("div", { class: "muted" }, p.store_online ? t("reported", { ago: ago(p.updated_at) }) : t("stale_state"))));
@@ -409,7 +431,7 @@ function render() {
         st.online ? t("online") : t("offline"),
         lastSeen(st)),
       el("td", {}, st.printers.map(p => el("span", { class: "chip " + printerState(p), "data-store": st.store_id,
-        "data-printer": p.printer_id, "data-status": p.status }, p.printer_id + " · " + printerWords(p)))),
+        "data-printer": p.printer_id, "data-status": p.status, "data-kind": p.kind || "printer" }, p.printer_id + " · " + printerWords(p)))),
       el("td", { class: "num" + (st.open_alerts > 0 ? " bad" : "") }, alertsButton(st)),
       el("td", { class: "num", "data-count": "printed" }, d.printed),
       el("td", { class: "num" + (d.failed > 0 ? " bad" : ""), "data-count": "failed" }, d.failed),
@@ -441,7 +463,7 @@ function storeRow(st) {
       st.online ? t("online") : t("offline"),
       lastSeen(st)),
     el("td", {}, st.printers.map(p => el("span", { class: "chip " + printerState(p), "data-store": st.store_id,
-      "data-printer": p.printer_id, "data-status": p.status }, p.printer_id + " · " + printerWords(p)))),
+      "data-printer": p.printer_id, "data-status": p.status, "data-kind": p.kind || "printer" }, p.printer_id + " · " + printerWords(p)))),
   ];
 }
 
