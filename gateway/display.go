@@ -34,14 +34,21 @@ const ConfirmedByBump = storeprint.ConfirmBump
 
 // displayState is what the gateway knows of a screen now. It lives in
 // memory: after a restart a screen has offline_after to speak again.
+// Which tickets are shown and which recalled is kept with the tasks
+// (status printing, Task.RecalledAt); recalled indexes the latter, read
+// back at start (loadRecalled).
 type displayState struct {
 	cfg      *DisplayConfig
 	started  time.Duration // monotonic reading at start
 	seen     since         // its last word
 	dark     bool          // the watcher saw it silent past offline_after
 	recalled []string      // bumped tickets shown again, oldest first
-	bumped   []string      // its last bumps, newest last (for R)
+	bumped   []string      // its last bumps since the start, newest last (for R)
 }
+
+// metaRecalled counts the tickets recalled to a screen and not bumped
+// again, so a start looks for them only when there are some.
+const metaRecalled = "display_recalled"
 
 // DisplayInfo is a display as GET /v1/displays shows it.
 type DisplayInfo struct {
@@ -249,7 +256,9 @@ func (g *Gateway) ShowTickets(ctx context.Context, id string) (*DisplayTickets, 
 			if err != nil {
 				return err
 			}
-			out.Recalled = append(out.Recalled, t)
+			if t.RecalledAt != nil {
+				out.Recalled = append(out.Recalled, t)
+			}
 		}
 		out.Display = g.displayInfo(id, n)
 		out.Display.Shown, out.Display.Stale = g.countShown(open)
@@ -360,23 +369,27 @@ func (g *Gateway) Bump(ctx context.Context, taskNo string, a DisplayAction) (*Ta
 	}
 	var out *Task
 	var recalled, changed bool
-	g.mu.Lock()
-	recalled = slices.Contains(d.recalled, taskNo)
-	g.mu.Unlock()
 	now := g.now()
 	var age time.Duration
 	err = g.store.Update(ctx, func(tx Tx) error {
-		out, changed = nil, false
+		out, changed, recalled = nil, false, false
 		t, err := tx.Task(taskNo)
 		if err != nil {
 			return err
 		}
 		out = t
 		if t.Status == storeprint.StatusDone {
-			if !recalled {
+			if t.RecalledAt == nil || t.PrinterID != a.DisplayID {
 				return nil // bumped already: nothing changes
 			}
-			changed = true
+			recalled, changed = true, true
+			t.RecalledAt = nil
+			if err := tx.PutTask(t); err != nil {
+				return err
+			}
+			if err := countRecalled(tx, -1); err != nil {
+				return err
+			}
 			return tx.AppendAudit(&AuditEntry{
 				Action: storeprint.ActionBump, Operator: a.Operator, TaskNo: t.TaskNo,
 				Reason: "bumped again on display " + a.DisplayID + " after a recall", After: g.bumpSnapshot(t, a),
@@ -446,15 +459,17 @@ func (g *Gateway) bumpSnapshot(t *Task, a DisplayAction) string {
 
 // Recall shows a bumped ticket on its screen again, audited. The task
 // stays done (its bump confirmed it); the screen lists it among the
-// recalled until it is bumped again. Recalled tickets are kept in memory:
-// a restart puts them away.
+// recalled until it is bumped again. The recall is kept with the task
+// (RecalledAt): a restart keeps it on the screen.
 func (g *Gateway) Recall(ctx context.Context, taskNo string, a DisplayAction) (*Task, error) {
 	d, err := g.displayOf(a.DisplayID)
 	if err != nil {
 		return nil, err
 	}
 	var out *Task
+	now := g.now()
 	err = g.store.Update(ctx, func(tx Tx) error {
+		out = nil
 		t, err := tx.Task(taskNo)
 		if err != nil {
 			return err
@@ -462,6 +477,15 @@ func (g *Gateway) Recall(ctx context.Context, taskNo string, a DisplayAction) (*
 		out = t
 		if t.Status != storeprint.StatusDone || t.PrinterID != a.DisplayID {
 			return Errorf(ECONFLICT, "task %s was not bumped on display %s (it is %s on %s); only a bumped ticket can be recalled", t.TaskNo, a.DisplayID, t.Status, t.PrinterID)
+		}
+		if t.RecalledAt == nil {
+			t.RecalledAt = &now
+			if err := tx.PutTask(t); err != nil {
+				return err
+			}
+			if err := countRecalled(tx, 1); err != nil {
+				return err
+			}
 		}
 		return tx.AppendAudit(&AuditEntry{
 			Action: storeprint.ActionRecall, Operator: a.Operator, TaskNo: t.TaskNo,
@@ -478,6 +502,69 @@ func (g *Gateway) Recall(ctx context.Context, taskNo string, a DisplayAction) (*
 	g.mu.Unlock()
 	g.changes.signal()
 	return out, nil
+}
+
+// countRecalled moves the count of recalled tickets by delta, never
+// below zero.
+func countRecalled(tx Tx, delta int) error {
+	n, err := tx.Meta(metaRecalled)
+	if err != nil {
+		return err
+	}
+	tx.SetMeta(metaRecalled, uint64(max(int64(n)+int64(delta), 0)))
+	return nil
+}
+
+// recalledScan is the page of tasks loadRecalled reads at once.
+const recalledScan = 1000
+
+// loadRecalled reads back at start the tickets recalled to a screen and
+// not bumped again. It reads the tasks only when the count says there are
+// some, and sets the count to what it found (a recalled ticket that
+// retention deleted is no longer counted).
+func (g *Gateway) loadRecalled(ctx context.Context) error {
+	var n uint64
+	if err := g.store.View(ctx, func(tx ReadTx) error {
+		var err error
+		n, err = tx.Meta(metaRecalled)
+		return err
+	}); err != nil || n == 0 {
+		return err
+	}
+	var found []*Task
+	for after := ""; ; {
+		var page []*Task
+		if err := g.store.View(ctx, func(tx ReadTx) error {
+			var err error
+			page, err = tx.TasksAfter(after, recalledScan)
+			return err
+		}); err != nil {
+			return err
+		}
+		for _, t := range page {
+			if t.RecalledAt != nil && t.Status == storeprint.StatusDone && g.isDisplay(t.PrinterID) {
+				found = append(found, t)
+			}
+		}
+		if len(page) < recalledScan {
+			break
+		}
+		after = page[len(page)-1].TaskNo
+	}
+	slices.SortStableFunc(found, func(a, b *Task) int { return a.RecalledAt.Compare(*b.RecalledAt) })
+	g.mu.Lock()
+	for _, t := range found {
+		d := g.displays[t.PrinterID]
+		d.recalled = append(d.recalled, t.TaskNo)
+	}
+	g.mu.Unlock()
+	if uint64(len(found)) == n {
+		return nil
+	}
+	return g.store.Update(ctx, func(tx Tx) error {
+		tx.SetMeta(metaRecalled, uint64(len(found)))
+		return nil
+	})
 }
 
 // CheckDisplays fails over every display that has been silent for its

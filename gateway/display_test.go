@@ -11,6 +11,7 @@ import (
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/gateway/badger"
 	"github.com/storeprint/storeprint/internal/clock"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 	"github.com/storeprint/storeprint/printerdrivers/printertest"
@@ -286,5 +287,111 @@ func TestGateway_DisplayStartupHold(t *testing.T) {
 	g.Learned()
 	if show, _ := g.ShowTickets(ctx, "kds-hot"); len(show.Open) != 2 || show.Open[0].TaskNo != carried {
 		t.Fatalf("after the cloud spoke: got %+v, want %s first", show.Open, carried)
+	}
+}
+
+// A restart keeps what the screen showed: a recalled ticket is on the
+// screen again, a shown one counts as delivered (it is not delivered a
+// second time), a waiting one waits; bumped again, the recalled one stays
+// away after the next restart.
+func TestGateway_DisplayRestart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, addr := printertest.StartTCP(t, printersim.Options{})
+	cfg := &gateway.Config{
+		StoreID: "s1", Listen: "127.0.0.1:0", APITokens: []string{"token-123"},
+		Printers: []gateway.PrinterConfig{{ID: "hot-1", Driver: "tcp", Address: addr}},
+		Displays: []gateway.DisplayConfig{{ID: "kds-hot", Backup: "hot-1"}},
+		Stations: []gateway.StationConfig{{Name: "hot", Display: "kds-hot"}},
+	}
+	cfg.SetDefaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	clk := clock.NewFake(time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC))
+	var db *badger.DB
+	start := func() *gateway.Gateway {
+		t.Helper()
+		var err error
+		if db, err = badger.Open(dir, badger.Options{MinFreeBytes: 1}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		g, err := gateway.New(cfg, db, map[string]gateway.Printer{"hot-1": tcp.New(cfg.Printers[0], cfg.StoreID)}, gateway.Options{
+			Clock: clk, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Boot(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	restart := func() *gateway.Gateway {
+		t.Helper()
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(2 * time.Second)
+		return start()
+	}
+	screen := func(g *gateway.Gateway) string {
+		t.Helper()
+		show, err := g.ShowTickets(ctx, "kds-hot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var open, recalled []string
+		for _, task := range show.Open {
+			open = append(open, task.TaskNo+":"+string(task.Status))
+		}
+		for _, task := range show.Recalled {
+			recalled = append(recalled, task.TaskNo)
+		}
+		return fmt.Sprintf("open %v shown %d recalled %v", open, show.Display.Shown, recalled)
+	}
+	at := gateway.DisplayAction{DisplayID: "kds-hot", Operator: "device:dev-1", Device: "dev-1"}
+
+	g := start()
+	recalled, shown, waiting := postHot(t, g, "1"), postHot(t, g, "2"), postHot(t, g, "3")
+	if n, err := g.Shown(ctx, "kds-hot", []string{recalled, shown}); err != nil || n != 2 {
+		t.Fatalf("shown: got %d %v, want 2 delivered", n, err)
+	}
+	if _, err := g.Bump(ctx, recalled, at); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Recall(ctx, recalled, at); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("open [%s:printing %s:queued] shown 1 recalled [%s]", shown, waiting, recalled)
+	if got := screen(g); got != want {
+		t.Fatalf("before the restart: got %s, want %s", got, want)
+	}
+
+	g = restart()
+	if got := screen(g); got != want {
+		t.Fatalf("after a restart: got %s, want %s", got, want)
+	}
+	if n, err := g.Shown(ctx, "kds-hot", []string{shown, waiting}); err != nil || n != 1 {
+		t.Fatalf("shown after the restart: got %d %v, want only %s delivered", n, err, waiting)
+	}
+	if rs, _ := g.Receipts(ctx, shown); len(rs) != 1 || rs[0].State != storeprint.ReceiptSubmitted {
+		t.Fatalf("got receipts %+v of %s, want its one attempt, delivered", rs, shown)
+	}
+	if _, err := g.Bump(ctx, recalled, at); err != nil {
+		t.Fatal(err)
+	}
+	want = fmt.Sprintf("open [%s:printing %s:printing] shown 2 recalled []", shown, waiting)
+	if got := screen(g); got != want {
+		t.Fatalf("bumped again: got %s, want %s", got, want)
+	}
+	g = restart()
+	if got := screen(g); got != want {
+		t.Fatalf("after the second restart: got %s, want %s", got, want)
+	}
+	if task, _ := g.Task(ctx, recalled); task.Status != storeprint.StatusDone || task.RecalledAt != nil {
+		t.Fatalf("got %s recalled_at %v, want done and not recalled", task.Status, task.RecalledAt)
 	}
 }

@@ -265,6 +265,9 @@ func (g *Gateway) boot(ctx context.Context) error {
 	if err := g.Recover(ctx); err != nil {
 		return fmt.Errorf("recover: %w", err)
 	}
+	if err := g.loadRecalled(ctx); err != nil {
+		return fmt.Errorf("read recalled tickets: %w", err)
+	}
 	return nil
 }
 

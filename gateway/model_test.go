@@ -30,8 +30,9 @@ import (
 // the real dispatcher stepped by hand) with random sequences of what a
 // shift brings: orders (replays and conflicts among them), voids, make-up
 // prints, copies, "it printed", stale prints, failover acknowledgements and
-// moves back, printer faults, time passing, the wall clock stepping, and
-// crashes at any point of an attempt followed by a restart. After every
+// moves back, printer faults, time passing, the wall clock stepping, a
+// kitchen screen showing, bumping, recalling and going dark, and crashes
+// at any point of an attempt followed by a restart. After every
 // action it checks the promise:
 //
 //	(b) nothing of a voided order prints after the void answered;
@@ -44,6 +45,8 @@ import (
 //	(i) a failover goes to a printer that is ready when it starts: the
 //	    first of the chain hot-1 → pass-1 → expo-1 that is neither out of
 //	    paper, offline, cover open, in trouble nor failed over itself;
+//	(j) the kitchen screen shows the tickets recalled to it and not bumped
+//	    again, across restarts, and counts those it showed;
 //
 // and at the end (a) no stall: with every printer healthy for longer
 // than the longest backoff, every waiting ticket prints or leaves its
@@ -129,6 +132,7 @@ type model struct {
 	papers    []paper
 	confirmed map[string]bool // task_no/process id the printer confirmed
 	bumped    map[string]bool // task_no a cook bumped on the screen
+	recalled  map[string]bool // task_no recalled to the screen, not bumped again
 	action    int
 
 	voidedAt map[string]int    // order id → action that voided it
@@ -157,7 +161,7 @@ func newModel(t *rapid.T, dir string) *model {
 		t: t, dir: dir, clock: clock.NewFake(time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC)),
 		log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 		printers:  map[string]*fakePrinter{},
-		confirmed: map[string]bool{}, bumped: map[string]bool{},
+		confirmed: map[string]bool{}, bumped: map[string]bool{}, recalled: map[string]bool{},
 		voidedAt: map[string]int{}, content: map[string]string{}, born: map[string]born{},
 		failovers: map[string]bool{},
 		jitter:    rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "jitter seed"), 0)),
@@ -619,6 +623,7 @@ func (m *model) bump(t *rapid.T) {
 		if task.Status != storeprint.StatusDone {
 			m.bumped[task.TaskNo] = true
 		}
+		delete(m.recalled, task.TaskNo) // a recalled ticket bumped again is put away
 	case gateway.ErrorCode(err) == gateway.ECONFLICT:
 		if task.PrinterID == "kds-cold" && task.Status.Open() {
 			t.Fatalf("bump of %s (%s on the screen) refused: %v", task.TaskNo, task.Status, err)
@@ -641,6 +646,7 @@ func (m *model) recall(t *rapid.T) {
 		if !m.bumped[task.TaskNo] || got.Status != storeprint.StatusDone {
 			t.Fatalf("recall of %s (%s, bumped %t) accepted", task.TaskNo, got.Status, m.bumped[task.TaskNo])
 		}
+		m.recalled[task.TaskNo] = true
 	case gateway.ErrorCode(err) != gateway.ECONFLICT:
 		t.Fatalf("recall %s: %v", task.TaskNo, err)
 	}
@@ -711,6 +717,35 @@ func (m *model) check(t *rapid.T) {
 	confirmed := m.confirmed
 	bumped := m.bumped
 	m.mu.Unlock()
+
+	// (j) the screen shows every ticket recalled and not bumped again, and
+	// no other, across restarts; each of its open tickets it showed counts
+	// as shown.
+	show, err := m.g.ShowTickets(ctx, "kds-cold")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var onScreen, want []string
+	for _, task := range show.Recalled {
+		onScreen = append(onScreen, task.TaskNo)
+	}
+	for no := range m.recalled {
+		want = append(want, no)
+	}
+	slices.Sort(onScreen)
+	slices.Sort(want)
+	if !slices.Equal(onScreen, want) {
+		t.Fatalf("(j) the screen shows %v recalled, want %v", onScreen, want)
+	}
+	shown := 0
+	for _, task := range tasks {
+		if task.PrinterID == "kds-cold" && task.Status == storeprint.StatusPrinting {
+			shown++
+		}
+	}
+	if show.Display.Shown != shown {
+		t.Fatalf("(j) the screen counts %d shown, want %d", show.Display.Shown, shown)
+	}
 
 	// (b) nothing of a voided order prints after the void answered.
 	plain := map[string]int{}

@@ -44,6 +44,11 @@ type Task struct {
 	// must present the attempt number and token while the lease is valid.
 	LeaseToken   string    `json:"lease_token,omitempty"`
 	LeaseExpires time.Time `json:"lease_expires,omitzero"`
+
+	// RecalledAt is set while a bumped ticket is called back to its
+	// kitchen screen: the screen shows it again until it is bumped again.
+	// It is kept with the task, so a restart keeps it on the screen.
+	RecalledAt *time.Time `json:"recalled_at,omitempty"`
 }
 
 // Ticket is what goes on paper for one attempt of a task.

@@ -97,6 +97,12 @@ func appendStoredTask(b []byte, st *storedTask) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if t.RecalledAt != nil {
+		b = append(b, `,"recalled_at":`...)
+		if b, err = jsonenc.Time(b, *t.RecalledAt); err != nil {
+			return nil, err
+		}
+	}
 	if st.EventSeq != 0 {
 		b = append(b, `,"event_seq":`...)
 		b = strconv.AppendUint(b, st.EventSeq, 10)

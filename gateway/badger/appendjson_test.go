@@ -21,7 +21,7 @@ func TestAppendJSON_Fields(t *testing.T) {
 	for _, c := range []struct {
 		v    any
 		want int
-	}{{gateway.Task{}, 28}, {storeprint.Item{}, 4}, {sync.TaskEvent{}, 15}, {sync.Event{}, 5}} {
+	}{{gateway.Task{}, 29}, {storeprint.Item{}, 4}, {sync.TaskEvent{}, 15}, {sync.Event{}, 5}} {
 		if n := len(reflect.VisibleFields(reflect.TypeOf(c.v))) - unexported(reflect.TypeOf(c.v)); n != c.want {
 			t.Errorf("%T has %d exported fields, the encoder (gateway/badger/appendjson.go, sync/append.go) knows %d: add the new ones there and here", c.v, n, c.want)
 		}
@@ -93,7 +93,7 @@ func drawTask(t *rapid.T) *storedTask {
 		AutoReprints: n.Draw(t, "auto"), StaleOK: rapid.Bool().Draw(t, "stale_ok"), BackupFrom: s.Draw(t, "backup_from"),
 		Seq: rapid.Uint64().Draw(t, "seq"), Version: rapid.Uint64().Draw(t, "version"), CreatedAt: jsonTime().Draw(t, "created"),
 		NextAt: jsonTime().Draw(t, "next"), PrintedAt: optTime().Draw(t, "printed"), UpdatedAt: jsonTime().Draw(t, "updated"),
-		LeaseToken: s.Draw(t, "lease"), LeaseExpires: jsonTime().Draw(t, "expires"),
+		LeaseToken: s.Draw(t, "lease"), LeaseExpires: jsonTime().Draw(t, "expires"), RecalledAt: optTime().Draw(t, "recalled"),
 	}, EventSeq: rapid.Uint64Range(0, 3).Draw(t, "event_seq")}
 }
 
