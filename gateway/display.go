@@ -42,6 +42,7 @@ type displayState struct {
 	started  time.Duration // monotonic reading at start
 	seen     since         // its last word
 	dark     bool          // the watcher saw it silent past offline_after
+	stale    int           // its stale tickets at the watcher's last look
 	recalled []string      // bumped tickets shown again, oldest first
 	bumped   []string      // its last bumps since the start, newest last (for R)
 }
@@ -61,9 +62,12 @@ type DisplayInfo struct {
 	// Shown counts the open tickets the screen shows (delivered), Stale
 	// the open tickets older than their station's stale_after: a cook
 	// forgot them, or the screen is not where anyone looks.
-	Shown    int       `json:"shown"`
-	Stale    int       `json:"stale"`
-	Failover *Failover `json:"failover"`
+	Shown int `json:"shown"`
+	Stale int `json:"stale"`
+	// StaleTasks are the stale ones, oldest first: the LAN page marks
+	// them in their station's queue.
+	StaleTasks []string  `json:"stale_tasks"`
+	Failover   *Failover `json:"failover"`
 	// SilentS is how long the screen has been silent, in seconds.
 	SilentS      int64 `json:"silent_s"`
 	OfflineAfter int64 `json:"offline_after_s"`
@@ -123,7 +127,8 @@ func (g *Gateway) Displays(ctx context.Context) ([]DisplayInfo, error) {
 				return err
 			}
 			info := g.displayInfo(dc.ID, len(open))
-			info.Shown, info.Stale = g.countShown(open)
+			info.Shown, info.StaleTasks = g.countShown(open)
+			info.Stale = len(info.StaleTasks)
 			out = append(out, info)
 		}
 		return nil
@@ -131,15 +136,18 @@ func (g *Gateway) Displays(ctx context.Context) ([]DisplayInfo, error) {
 	return out, err
 }
 
-// countShown counts a display's open tickets on the screen, and those
-// older than their station's stale_after (stale on a screen as on paper).
-func (g *Gateway) countShown(open []*Task) (shown, stale int) {
+// countShown counts a display's open tickets on the screen, and lists
+// those older than their station's stale_after: on a screen as on paper,
+// a ticket that waited that long needs someone to look (a cook forgot to
+// bump it, or nobody watches the screen). They stay on the screen.
+func (g *Gateway) countShown(open []*Task) (shown int, stale []string) {
+	stale = []string{}
 	for _, t := range open {
 		if t.Status == storeprint.StatusPrinting {
 			shown++
 		}
 		if g.isStale(t) {
-			stale++
+			stale = append(stale, t.TaskNo)
 		}
 	}
 	return shown, stale
@@ -148,7 +156,7 @@ func (g *Gateway) countShown(open []*Task) (shown, stale int) {
 func (g *Gateway) displayInfo(id string, open int) DisplayInfo {
 	d := g.displays[id]
 	info := DisplayInfo{
-		ID: id, Backup: d.cfg.Backup, Open: open, Stations: []string{},
+		ID: id, Backup: d.cfg.Backup, Open: open, Stations: []string{}, StaleTasks: []string{},
 		OfflineAfter: int64(d.cfg.OfflineAfter.Seconds()), AmberAfter: int64(d.cfg.AmberAfter.Seconds()), RedAfter: int64(d.cfg.RedAfter.Seconds()),
 	}
 	for _, st := range g.cfg.Stations {
@@ -261,7 +269,8 @@ func (g *Gateway) ShowTickets(ctx context.Context, id string) (*DisplayTickets, 
 			}
 		}
 		out.Display = g.displayInfo(id, n)
-		out.Display.Shown, out.Display.Stale = g.countShown(open)
+		out.Display.Shown, out.Display.StaleTasks = g.countShown(open)
+		out.Display.Stale = len(out.Display.StaleTasks)
 		return nil
 	})
 	if p, from := g.route(g.displayStation(id)); from != "" {
@@ -586,6 +595,7 @@ func (g *Gateway) checkDisplays(ctx context.Context) time.Duration {
 			d.dark = true
 		}
 		g.mu.Unlock()
+		g.watchStale(ctx, d)
 		if left > 0 {
 			next = min(next, left)
 			continue
@@ -603,6 +613,32 @@ func (g *Gateway) checkDisplays(ctx context.Context) time.Duration {
 		}
 	}
 	return max(next, 10*time.Millisecond)
+}
+
+// watchStale tells the LAN page and HQ when a display's stale tickets
+// change: a ticket goes stale with time passing, which no other change
+// announces.
+func (g *Gateway) watchStale(ctx context.Context, d *displayState) {
+	var stale []string
+	if err := g.store.View(ctx, func(tx ReadTx) error {
+		open, err := tx.Open(d.cfg.ID, maxDisplayTickets)
+		_, stale = g.countShown(open)
+		return err
+	}); err != nil {
+		g.log.Error("read display tickets", "display", d.cfg.ID, "err", err)
+		return
+	}
+	g.mu.Lock()
+	was := d.stale
+	d.stale = len(stale)
+	g.mu.Unlock()
+	if len(stale) == was {
+		return
+	}
+	if len(stale) > was {
+		g.log.Warn("tickets on a screen too long, not bumped", "display", d.cfg.ID, "stale", len(stale), "oldest", stale[0])
+	}
+	g.changes.signal()
 }
 
 // watchDisplays runs checkDisplays until ctx is done.

@@ -395,3 +395,67 @@ func TestGateway_DisplayRestart(t *testing.T) {
 		t.Fatalf("got %s recalled_at %v, want done and not recalled", task.Status, task.RecalledAt)
 	}
 }
+
+// A ticket on a screen that nobody bumped within its station's
+// stale_after is stale, as a printer's ticket that could not print: the
+// LAN page and HQ are told, at the moment it goes stale. It stays on the
+// screen and a bump still puts it away.
+func TestGateway_DisplayStale(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g, _, clk := setupDisplay(t)
+	no := postHot(t, g, "1")
+	if _, err := g.Shown(ctx, "kds-hot", []string{no}); err != nil {
+		t.Fatal(err)
+	}
+	// look lets time pass with the screen speaking, and runs the watcher.
+	look := func(by time.Duration) gateway.DisplayInfo {
+		t.Helper()
+		for step := time.Duration(0); step < by; step += 5 * time.Second {
+			clk.Advance(5 * time.Second)
+			if err := g.DisplayHeard(ctx, "kds-hot"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		g.CheckDisplays(ctx)
+		return displayState(t, g)
+	}
+	hq := func() int {
+		ps, err := g.PrinterStatuses(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			if p.ID == "kds-hot" {
+				return p.Stale
+			}
+		}
+		return -1
+	}
+	if d := look(29 * time.Minute); d.Stale != 0 || d.State != "online" {
+		t.Fatalf("after 29 min: got %+v, want online, nothing stale", d)
+	}
+	gen := g.Generation()
+	d := look(2 * time.Minute)
+	if d.Stale != 1 || len(d.StaleTasks) != 1 || d.StaleTasks[0] != no || d.Shown != 1 {
+		t.Fatalf("after 31 min: got %+v, want %s stale, still shown", d, no)
+	}
+	if g.Generation() == gen {
+		t.Fatal("the ticket went stale and nothing was told of it")
+	}
+	if got := hq(); got != 1 {
+		t.Fatalf("HQ is told %d stale, want 1", got)
+	}
+	if task, _ := g.Task(ctx, no); task.Status != storeprint.StatusPrinting {
+		t.Fatalf("got %s, want it still on the screen (printing)", task.Status)
+	}
+	if _, err := g.Bump(ctx, no, gateway.DisplayAction{DisplayID: "kds-hot", Operator: "admin"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := look(0); d.Stale != 0 || d.Open != 0 {
+		t.Fatalf("after the bump: got %+v, want nothing stale or open", d)
+	}
+	if got := hq(); got != 0 {
+		t.Fatalf("HQ is told %d stale after the bump, want 0", got)
+	}
+}
