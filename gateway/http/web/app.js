@@ -32,6 +32,7 @@ const T = {
     q_failback: "Move {printer}'s stations back to it?", done_msg: "Done", table: "Table",
     queued: "queued", printing: "printing", retry_wait: "waiting to retry", attention_required: "needs a person", failed: "failed",
     backup_from: "printing for printer {printer}, which failed", display: "Screen", display_backup: "backup {printer}",
+    display_stale: "{n} on the screen too long: nobody bumped them", on_screen_stale: "on the screen too long, not bumped",
     cloud_up: "HQ linked", cloud_behind: "HQ linked · {n} to send", cloud_down: "HQ offline · printing goes on · {n} to send",
     credential_shared: "This gateway's HQ credential is in use on another box too: their links to HQ keep replacing each other. Keep the credential on one box: stop the other, or give it its own gateway credential.",
     pair_title: "Pair this device", pair_help: "Enter the six digits shown on the gateway's page and a name for this device.",
@@ -70,6 +71,7 @@ const T = {
     q_failback: "把 {printer} 的档口切回？", done_msg: "完成", table: "桌号",
     queued: "排队中", printing: "打印中", retry_wait: "等待重试", attention_required: "需要处理", failed: "失败",
     backup_from: "代故障打印机 {printer} 打印", display: "屏幕", display_backup: "备用 {printer}",
+    display_stale: "{n} 张在屏幕上过久未划单", on_screen_stale: "在屏幕上过久未划单",
     cloud_up: "总部已连接", cloud_behind: "总部已连接 · 待同步 {n} 条", cloud_down: "总部离线 · 照常打印 · 待同步 {n} 条",
     credential_shared: "本网关的总部凭证也在另一台设备上使用：两者与总部的连接不断互相替换。请只在一台设备上使用该凭证：停用另一台，或为它创建自己的网关凭证。",
     pair_title: "配对本设备", pair_help: "请输入网关页面上显示的六位配对码，并为本设备命名。",
@@ -332,11 +334,16 @@ function render() {
   }
 
   // Kitchen screens beside the printers: red while silent.
+  // A ticket on a screen past its station's stale_after is stale, as a
+  // printer's ticket that could not print: red, named in its queue.
+  const staleOnScreen = new Set();
   for (const d of board.displays || []) {
-    const ok = d.state === "online";
-    printers.append(el("div", { class: "card " + (ok ? "ok" : "bad"), "data-display": d.id, "data-state": d.state },
+    for (const no of d.stale_tasks || []) staleOnScreen.add(no);
+    const ok = d.state === "online" && !(d.stale > 0);
+    printers.append(el("div", { class: "card " + (ok ? "ok" : "bad"), "data-display": d.id, "data-state": d.state, "data-stale": String(d.stale || 0) },
       el("h3", {}, t("display") + " " + d.id),
-      el("div", { class: "state " + (ok ? "ok" : "bad") }, say(d.word) || d.state),
+      el("div", { class: "state " + (d.state === "online" ? "ok" : "bad") }, say(d.word) || d.state),
+      d.stale > 0 && el("div", { class: "state bad" }, t("display_stale", { n: d.stale })),
       el("div", { class: "muted" }, d.open + " " + t("queue") + (d.stations.length ? " · " + d.stations.join(", ") : "") +
         (d.backup ? " · " + t("display_backup", { printer: d.backup }) : ""))));
   }
@@ -351,7 +358,9 @@ function render() {
       el("h3", {}, t("station_heading", { name: s.name, printer: s.printer })),
       s.backup_from && el("div", { class: "muted" }, t("backup_from", { printer: s.backup_from })),
       s.queue.length === 0 ? el("div", { class: "muted" }, t("empty")) :
-        el("ul", { class: "queue" }, s.queue.map(q => el("li", { "data-task": q.task_no }, (q.table ? q.table + " · " : "") + itemsText(q) + " — " + (say(q.word) || t(q.status)),
+        el("ul", { class: "queue" }, s.queue.map(q => el("li", { "data-task": q.task_no, class: staleOnScreen.has(q.task_no) ? "bad" : "",
+          "data-stale": staleOnScreen.has(q.task_no) ? "true" : "false" }, (q.table ? q.table + " · " : "") + itemsText(q) + " — " +
+          (staleOnScreen.has(q.task_no) ? t("on_screen_stale") : (say(q.word) || t(q.status))),
           el("span", { class: "muted age" }, " · " + ageWords(q))))),
       held > 0 && may("staff") && el("div", { class: "row" }, el("button", { class: "big", type: "button", "data-action": "print-stale",
         onclick: () => act("q_stale", { station: s.name }, "POST", "/v1/stations/" + encodeURIComponent(s.name) + "/print-stale") }, t("print_stale") + " (" + held + ")"))));
