@@ -47,6 +47,7 @@ import (
 //	    paper, offline, cover open, in trouble nor failed over itself;
 //	(j) the kitchen screen shows the tickets recalled to it and not bumped
 //	    again, across restarts, and counts those it showed;
+//	(k) the screen is online only while it spoke within offline_after;
 //
 // and at the end (a) no stall: with every printer healthy for longer
 // than the longest backoff, every waiting ticket prints or leaves its
@@ -133,6 +134,8 @@ type model struct {
 	confirmed map[string]bool // task_no/process id the printer confirmed
 	bumped    map[string]bool // task_no a cook bumped on the screen
 	recalled  map[string]bool // task_no recalled to the screen, not bumped again
+	heard     time.Duration   // when the screen last spoke, on the monotonic clock
+	heardSet  bool            // it spoke since the gateway's start
 	action    int
 
 	voidedAt map[string]int    // order id → action that voided it
@@ -218,6 +221,7 @@ func (m *model) open() {
 		m.t.Fatal(err)
 	}
 	m.g = g
+	m.heardSet = false // a start forgets when the screen last spoke
 	r := restart{mono: m.clock.Mono(), wall: m.clock.Now(), from: m.lastSeq()}
 	if err := g.Boot(context.Background()); err != nil {
 		m.t.Fatalf("boot: %v", err)
@@ -577,6 +581,7 @@ func (m *model) show(t *rapid.T) {
 		}
 		t.Fatalf("screen heard: %v", err)
 	}
+	m.heard, m.heardSet = m.clock.Mono(), true
 	st, err := m.g.ShowTickets(ctx, "kds-cold")
 	if err != nil {
 		t.Fatal(err)
@@ -745,6 +750,23 @@ func (m *model) check(t *rapid.T) {
 	}
 	if show.Display.Shown != shown {
 		t.Fatalf("(j) the screen counts %d shown, want %d", show.Display.Shown, shown)
+	}
+
+	// (k) the screen is online while it spoke within offline_after since
+	// the start, and offline (red) otherwise.
+	online := m.heardSet && m.clock.Mono()-m.heard < m.cfg.Displays[0].OfflineAfter.Duration
+	if got := show.Display.State == gateway.DisplayOnline; got != online {
+		t.Fatalf("(k) the screen is %s, want online %t (spoke %t, %s ago)", show.Display.State, online, m.heardSet, m.clock.Mono()-m.heard)
+	}
+	// (g) on the screen too: no ticket is stale there before it waited
+	// stale_after.
+	for _, no := range show.Display.StaleTasks {
+		if byNo[no] == nil {
+			t.Fatalf("(g) %s stale on the screen, a task the store does not hold", no)
+		}
+		if waited, limit := m.waited(byNo[no]), staleFor("cold"); waited < limit {
+			t.Fatalf("(g) %s stale on the screen after waiting %s, under its %s", no, waited, limit)
+		}
 	}
 
 	// (b) nothing of a voided order prints after the void answered.
