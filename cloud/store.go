@@ -62,6 +62,9 @@ type Printer struct {
 	Stale int                   `json:"stale"`
 }
 
+// MaxDisplayTickets bounds the open tickets a display may report.
+const MaxDisplayTickets = 1 << 20
+
 // Validate checks a printer report.
 func (p *Printer) Validate() error {
 	if err := validID("printer_id", p.ID); err != nil {
@@ -81,7 +84,7 @@ func (p *Printer) Validate() error {
 	if !p.Kind.Valid() {
 		return Errorf(EINVALID, "printer %q: unknown kind %q", p.ID, p.Kind)
 	}
-	if p.Open < 0 || p.Shown < 0 || p.Stale < 0 || p.Shown > p.Open || p.Stale > p.Open {
+	if p.Open < 0 || p.Open > MaxDisplayTickets || p.Shown < 0 || p.Stale < 0 || p.Shown > p.Open || p.Stale > p.Open {
 		return Errorf(EINVALID, "printer %q: ticket counts open %d, shown %d, stale %d do not add up", p.ID, p.Open, p.Shown, p.Stale)
 	}
 	for _, s := range p.Stations {
