@@ -49,13 +49,15 @@ type incarnation struct {
 	learn    []string              // tasks it must learn, until it says it learned them
 	learned  bool                  // it said so at least once
 	snapshot int                   // tasks of the snapshots it sent
+	rank     int64                 // higher: newer; its task states win
 }
 
 // store is a store's printers and downstream queue.
 type store struct {
 	printers  map[string]*cloud.Printer
 	reports   int
-	tasks     map[string]sync.TaskEvent
+	tasks     map[string]heldTask
+	ranks     int64 // the highest rank an incarnation of its gateways took
 	commands  []*cloud.Command
 	downAcked uint64
 }
@@ -148,7 +150,7 @@ func (c *Cloud) notify(channel, payload string) {
 func (c *Cloud) store(storeID string) *store {
 	s := c.stores[storeID]
 	if s == nil {
-		s = &store{printers: map[string]*cloud.Printer{}, tasks: map[string]sync.TaskEvent{}}
+		s = &store{printers: map[string]*cloud.Printer{}, tasks: map[string]heldTask{}}
 		c.stores[storeID] = s
 	}
 	return s

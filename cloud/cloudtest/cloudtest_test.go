@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
@@ -22,8 +23,9 @@ func setup(t *testing.T) (*cloudtest.Cloud, *cloud.Gateway, string) {
 }
 
 func event(seq uint64, taskNo string) sync.Event {
-	b, _ := json.Marshal(sync.TaskEvent{TaskNo: taskNo, Version: seq, Status: storeprint.StatusQueued})
-	return sync.Event{Seq: seq, Kind: sync.KindTask, TaskNo: taskNo, Data: b}
+	b, _ := json.Marshal(sync.TaskEvent{TaskNo: taskNo, Version: seq, OrderID: "o1", Station: "hot", PrinterID: "hot-1",
+		Status: storeprint.StatusQueued})
+	return sync.Event{Seq: seq, Kind: sync.KindTask, TaskNo: taskNo, At: time.Now(), Data: b}
 }
 
 func TestCloud_Ingest(t *testing.T) {

@@ -3,12 +3,15 @@
 // and cloud.GatewayService, and sync/server's Notifier, so a real
 // sync/server.Server runs real websocket links against it.
 //
-// It keeps the rules the link relies on (a cursor per gateway incarnation
+// It keeps the ingest rules of the PostgreSQL cloud, held to them by the
+// conformance suite in cloud/ingesttest: a cursor per gateway incarnation
 // at the highest contiguous seq stored, replays stored once, the send
-// window, a snapshot for a cloud behind the gateway, states for a gateway
-// behind the cloud, revocation, a downstream queue with its ack) and none
-// of the rest (tenants, actors, audit, ownership of tasks, redelivery of
-// lost orders): the cloud's own rules are tested in cloud/postgres. It
-// records what the links did for tests to check, and signals every change
-// so that a test waits with Wait, never with a sleep.
+// window, a task's state moving only to a higher (rank, version) within
+// the version bound and the transition table, ownership of tasks, dead
+// letters, a snapshot for a cloud behind the gateway, states for a
+// gateway behind the cloud, revocation, and a downstream queue with its
+// ack. It keeps none of the rest (tenants, actors, audit, alerts,
+// receipts, redelivery of lost orders). It records what the links did for
+// tests to check, and signals every change so that a test waits with
+// Wait, never with a sleep.
 package cloudtest

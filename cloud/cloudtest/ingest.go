@@ -2,8 +2,9 @@ package cloudtest
 
 import (
 	"context"
-	"encoding/json"
+	"fmt"
 	"slices"
+	"time"
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
@@ -28,24 +29,27 @@ func (c *Cloud) Open(ctx context.Context, gatewayID, storeID string, h cloud.Lin
 		return nil, err
 	}
 	w := &cloud.LinkWelcome{DownAfter: h.DownCursor}
+	s := c.store(storeID)
 	inc := g.incarnations[h.Incarnation]
 	if inc == nil {
 		for _, other := range g.incarnations {
 			w.Reset = w.Reset || len(other.arrived) > 0
 		}
-		inc = &incarnation{stored: map[uint64]sync.Event{}}
+		s.ranks++
+		inc = &incarnation{stored: map[uint64]sync.Event{}, rank: s.ranks}
 		g.incarnations[h.Incarnation] = inc
 	}
 	if h.Resync && inc.wire() > h.LastSeq {
-		inc.learn = append(inc.learn, inc.tasksAfter(h.LastSeq+inc.offset)...)
+		inc.learn = inc.tasksAfter(h.LastSeq + inc.offset)
 		inc.offset = inc.cursor - h.LastSeq
+		s.ranks++
+		inc.rank = s.ranks // its states win from now on
 	}
 	if h.Resync && len(inc.learn) > 0 {
 		w.Behind = true
-		s := c.store(storeID)
 		for _, no := range inc.learn {
 			if t, ok := s.tasks[no]; ok {
-				w.States = append(w.States, t)
+				w.States = append(w.States, t.TaskEvent)
 			}
 		}
 	}
@@ -123,7 +127,7 @@ func (c *Cloud) Ingest(ctx context.Context, gatewayID, storeID, name string, eve
 		}
 		inc.stored[at] = e
 		inc.arrived = append(inc.arrived, e)
-		if reason := s.apply(e); reason != "" {
+		if reason := c.apply(s, gatewayID, inc.rank, e); reason != "" {
 			res.DeadLetters = append(res.DeadLetters, sync.DeadLetter{Seq: e.Seq, Reason: reason})
 		}
 	}
@@ -135,25 +139,79 @@ func (c *Cloud) Ingest(ctx context.Context, gatewayID, storeID, name string, eve
 	return res, nil
 }
 
-// apply applies a task event version-forward and returns why it cannot,
-// or "".
-func (s *store) apply(e sync.Event) string {
-	if e.Kind != sync.KindTask {
-		return ""
+// apply applies an event by the rules the PostgreSQL cloud keeps and
+// returns why it cannot, or "": a task's state moves only to a higher
+// (rank, version), within sync.MaxVersionJump of the one held from the
+// same incarnation and, where the state before it is known, by the
+// transition table; a task or receipt of a task another live gateway of
+// the store owns is refused. c.mu is held.
+func (c *Cloud) apply(s *store, gatewayID string, rank int64, e sync.Event) string {
+	d, err := sync.DecodeEvent(&e)
+	switch {
+	case err != nil:
+		return "the event could not be read: " + err.Error()
+	case d.Task != nil:
+		return c.take(s, gatewayID, rank, *d.Task, true)
+	case d.Receipt != nil:
+		return c.own(s, gatewayID, d.Receipt.TaskNo)
 	}
-	var t sync.TaskEvent
-	if err := json.Unmarshal(e.Data, &t); err != nil || t.TaskNo == "" {
-		return "malformed task event"
-	}
-	s.take(t)
 	return ""
 }
 
-// take keeps a task's state if it is newer than the one held.
-func (s *store) take(t sync.TaskEvent) {
-	if held, ok := s.tasks[t.TaskNo]; !ok || t.Version > held.Version {
-		s.tasks[t.TaskNo] = t
+// heldTask is the cloud's state of a task with what its rules need.
+type heldTask struct {
+	sync.TaskEvent
+	rank  int64  // the rank of the incarnation whose state it is; 0 after a take-over
+	owner string // the gateway that reported it first, or took it over
+}
+
+// take applies a task state if it is newer than the one held and
+// returns why it is refused, if it is; checked applies the version bound
+// and the transition table (events; a snapshot's states meet only
+// ownership and order). c.mu is held.
+func (c *Cloud) take(s *store, gatewayID string, rank int64, t sync.TaskEvent, checked bool) string {
+	if reason := c.own(s, gatewayID, t.TaskNo); reason != "" {
+		return reason
 	}
+	h, ok := s.tasks[t.TaskNo]
+	if ok && (rank < h.rank || (rank == h.rank && t.Version <= h.Version)) {
+		return "" // an older state, replayed late
+	}
+	if checked {
+		var base uint64
+		from := storeprint.StatusNew
+		if ok && h.rank == rank {
+			base, from = h.Version, h.Status
+		}
+		if t.Version-base > sync.MaxVersionJump {
+			return fmt.Sprintf("task %s: version %d is more than %d past version %d, the last the cloud has from this gateway",
+				t.TaskNo, t.Version, sync.MaxVersionJump, base)
+		}
+		if t.Version == base+1 {
+			if err := storeprint.CheckTransition(from, t.Status); err != nil {
+				return fmt.Sprintf("task %s, version %d: %v", t.TaskNo, t.Version, err)
+			}
+		}
+	}
+	s.tasks[t.TaskNo] = heldTask{TaskEvent: t, rank: rank, owner: gatewayID}
+	return ""
+}
+
+// own applies the ownership rule and returns why the gateway may not
+// change the task, if so. A task whose owner is revoked passes to the
+// gateway, and its states count from then on. c.mu is held.
+func (c *Cloud) own(s *store, gatewayID, taskNo string) string {
+	h, ok := s.tasks[taskNo]
+	if !ok || h.owner == gatewayID {
+		return ""
+	}
+	if g := c.gateways[h.owner]; g != nil && g.RevokedAt == nil {
+		return fmt.Sprintf("task %s belongs to gateway %s of this store, whose credential is live; gateway %s may not change it",
+			taskNo, h.owner, gatewayID)
+	}
+	h.owner, h.rank, h.Version = gatewayID, 0, 0
+	s.tasks[taskNo] = h
+	return ""
 }
 
 // Snapshot implements cloud.Ingester: tasks version-forward; the final
@@ -167,7 +225,9 @@ func (c *Cloud) Snapshot(ctx context.Context, gatewayID, storeID, name string, p
 	}
 	s := c.store(storeID)
 	for _, t := range p.Tasks {
-		s.take(t)
+		if sync.CheckTask(&t, time.Now()) == nil {
+			c.take(s, gatewayID, inc.rank, t, false)
+		}
 	}
 	inc.snapshot += len(p.Tasks)
 	if p.Final {
@@ -218,5 +278,5 @@ func (c *Cloud) Task(storeID, taskNo string) (sync.TaskEvent, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t, ok := c.store(storeID).tasks[taskNo]
-	return t, ok
+	return t.TaskEvent, ok
 }
