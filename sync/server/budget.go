@@ -45,7 +45,7 @@ func (l *link) readBounded(ctx context.Context) (typ int, b []byte, size int64, 
 	if err != nil {
 		return 0, nil, 0, err
 	}
-	held := min(readAheadSize(frameChunk), s.ReadAheadBytes)
+	held := min(s.firstPart(), s.ReadAheadBytes)
 	if err := s.readAhead.Acquire(ctx, held); err != nil {
 		return 0, nil, 0, err
 	}
@@ -86,7 +86,36 @@ func (l *link) readBounded(ctx context.Context) (typ int, b []byte, size int64, 
 	}
 	size = readAheadSize(len(b))
 	s.readAhead.Release(held - size)
+	s.noteFrame(len(b))
 	return typ, b, size, nil
+}
+
+// usualFrame is the size a frame's first part is made for before the
+// node read any: a frame of the sync client's default 500 events.
+const usualFrame = 256 << 10
+
+// firstPart is the budget a frame waits for before it is read: room for a
+// frame as large as the ones the node reads (frameHint) and one part
+// more, within the reserve. Gateways send frames of about one size, so
+// with many links reading at once each waits for room for a whole frame,
+// in turn, instead of taking a part and finding no room for the rest,
+// which would close its link.
+func (s *Server) firstPart() int64 {
+	hint := max(s.frameHint.Load(), usualFrame)
+	parts := (hint + frameChunk - 1) / frameChunk
+	return max(readAheadSize(frameChunk), min(readAheadSize(int(parts+1)*frameChunk), s.reserve()))
+}
+
+// noteFrame moves frameHint with the length of a frame read: up to a
+// larger one at once, down towards smaller ones slowly, so that a link's
+// small frames (its printers' status) leave room for the events frames.
+// Links race on it; a lost update only delays the hint.
+func (s *Server) noteFrame(n int) {
+	h, m := s.frameHint.Load(), int64(n)
+	if m < h {
+		m = h - (h-m)/64
+	}
+	s.frameHint.Store(m)
 }
 
 // tooLarge tells the gateway why its link closes.

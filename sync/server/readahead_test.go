@@ -55,20 +55,35 @@ func setupLink(t *testing.T, readAhead int64) (*cloudtest.Cloud, *testLink) {
 // setupRecorded is setupLink with the batches the server stores.
 func setupRecorded(t *testing.T, readAhead int64) (*cloudtest.Cloud, *testLink, <-chan int) {
 	t.Helper()
-	ctx := context.Background()
+	c, url, batches := startServer(t, readAhead)
+	return c, dialLink(t, c, url, "store-1"), batches
+}
+
+// startServer starts a server on an in-memory cloud (readAhead as its
+// ReadAheadBytes, 0 for the default) and returns the cloud, the server's
+// URL and the batches it stores.
+func startServer(t *testing.T, readAhead int64) (*cloudtest.Cloud, string, <-chan int) {
+	t.Helper()
 	c := cloudtest.New()
-	gw, token, err := c.CreateGateway(ctx, "store-1", cloud.Note{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	batches := make(chan int, 100)
 	srv := &server.Server{Gateways: c, Ingester: recordingIngester{c, batches}, Commands: c, Notifier: c,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Poll: time.Hour, PingWait: 10 * time.Minute, ReadAheadBytes: readAhead}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	t.Cleanup(srv.Close)
+	return c, hs.URL, batches
+}
+
+// dialLink opens a link for a new gateway of the store and reads its
+// welcome.
+func dialLink(t *testing.T, c *cloudtest.Cloud, url, storeID string) *testLink {
+	t.Helper()
+	gw, token, err := c.CreateGateway(context.Background(), storeID, cloud.Note{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	h := http.Header{"Authorization": {"Bearer " + token}, sync.HeaderGateway: {gw.ID}}
-	conn, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(hs.URL, "http")+sync.Path, h)
+	conn, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(url, "http")+sync.Path, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +111,7 @@ func setupRecorded(t *testing.T, readAhead int64) (*cloudtest.Cloud, *testLink, 
 	if f := l.next(t); f.Type != sync.FrameWelcome {
 		t.Fatalf("got %s frame, want welcome", f.Type)
 	}
-	return c, l, batches
+	return l
 }
 
 func (l *testLink) send(t *testing.T, f *sync.Frame) {
@@ -224,6 +239,48 @@ func TestServer_ReadAhead(t *testing.T) {
 			}
 		}
 	})
+	// A link's frame of the size it sent before waits for room for all
+	// of it in the node's budget, however full other links' frames keep
+	// it, rather than being read in part and its link closed for want of
+	// room for the rest: with a chain's gateways reconnecting at once,
+	// the node's links take turns instead of breaking.
+	t.Run("UsualFrameWaitsForRoom", func(t *testing.T) {
+		t.Parallel()
+		const budget, chunk = 4 << 20, 64 << 10 // the server's part of a frame
+		c, url, _ := startServer(t, budget)
+		x := dialLink(t, c, url, "store-x")
+		xn := eventsOfSize(t, 150<<10) // more than two parts
+		x.send(t, events(1, xn))
+		x.wantAck(t, uint64(xn))
+
+		release := c.Hold()
+		defer release()
+		// Frames of one part each, waiting for the cloud, leave free less
+		// than a part and the reserve (an eighth of the budget) past one
+		// part of X's frame, yet room for the whole of it.
+		an := eventsOfSize(t, 50<<10)
+		b, _ := sync.Encode(events(1, an))
+		held := int64(2 * len(b)) // what each holds: its bytes and its decoded events
+		frames := 0
+		for budget-int64(frames)*held >= 2*chunk+2*chunk+budget/8 {
+			frames++
+		}
+		if free := budget - int64(frames)*held; free < 2*4*chunk {
+			t.Fatalf("%d bytes left free, want room for X's frame", free)
+		}
+		for i := 0; i < frames; i += 16 { // within a link's read-ahead frames
+			a := dialLink(t, c, url, fmt.Sprintf("store-a%d", i))
+			for j := range uint64(min(16, frames-i)) {
+				a.send(t, events(1+j*uint64(an), an))
+			}
+			a.ping(t) // the pong comes once the frames before it were read
+		}
+		x.send(t, events(uint64(xn)+1, xn))
+		x.ping(t)
+		release()
+		x.wantAck(t, uint64(2*xn))
+	})
+
 	// A frame larger than what the node's read budget has free closes
 	// its link, before it is read whole.
 	t.Run("FrameOverTheBudgetClosesItsLink", func(t *testing.T) {
@@ -250,4 +307,50 @@ func TestServer_ReadAhead(t *testing.T) {
 			t.Fatalf("got %v, want close 1009", err)
 		}
 	})
+}
+
+// eventsOfSize returns the number of events of a frame of events about
+// size bytes long.
+func eventsOfSize(t *testing.T, size int) int {
+	t.Helper()
+	for n := 10; ; n += 10 {
+		b, err := sync.Encode(events(1, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) >= size {
+			return n
+		}
+	}
+}
+
+// ping pings the cloud and waits for its pong, which comes once the
+// frames sent before were read.
+func (l *testLink) ping(t *testing.T) {
+	t.Helper()
+	if err := l.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-l.pongs:
+	case _, ok := <-l.frames:
+		if !ok {
+			t.Fatal("the link broke")
+		}
+		t.Fatal("got a frame, want a pong")
+	}
+}
+
+// wantAck reads the cloud's acks until one for cursor.
+func (l *testLink) wantAck(t *testing.T, cursor uint64) {
+	t.Helper()
+	for {
+		f := l.next(t)
+		if f.Type != sync.FrameAck || f.Cursor > cursor {
+			t.Fatalf("got %s frame with cursor %d, want acks up to %d", f.Type, f.Cursor, cursor)
+		}
+		if f.Cursor == cursor {
+			return
+		}
+	}
 }

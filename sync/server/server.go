@@ -77,7 +77,8 @@ type Server struct {
 	badCreds  *authlimit.Limiter
 	upgrader  websocket.Upgrader
 	links     atomic.Int64
-	started   time.Time // the zero of the links' heard clocks (monotonic)
+	frameHint atomic.Int64 // the length of the frames links read (see noteFrame)
+	started   time.Time    // the zero of the links' heard clocks (monotonic)
 
 	mu   stdsync.Mutex
 	open map[*link]struct{} // links whose connect is recorded
