@@ -46,8 +46,13 @@ func (l *link) readBounded(ctx context.Context) (typ int, b []byte, size int64, 
 		return 0, nil, 0, err
 	}
 	held := min(s.firstPart(), s.ReadAheadBytes)
-	if err := s.readAhead.Acquire(ctx, held); err != nil {
-		return 0, nil, 0, err
+	if !s.readAhead.TryAcquire(held) {
+		stop := l.keepAlive()
+		err := s.readAhead.Acquire(ctx, held)
+		stop()
+		if err != nil {
+			return 0, nil, 0, err
+		}
 	}
 	// Waiting for room was the node's time, not the gateway's.
 	l.conn.SetReadDeadline(time.Now().Add(s.PingWait))
@@ -59,17 +64,8 @@ func (l *link) readBounded(ctx context.Context) (typ int, b []byte, size int64, 
 	for {
 		part := frameChunk
 		if need := readAheadSize(len(b) + part); need > held {
-			for !s.readAhead.TryAcquire(need - held + s.reserve()) {
-				if l.queued.Load() <= 0 {
-					l.tooLarge(len(b))
-					return 0, nil, 0, fmt.Errorf("%w: %d bytes read and more coming", errOverBudget, len(b))
-				}
-				select {
-				case <-l.drained:
-				case <-ctx.Done():
-					return 0, nil, 0, ctx.Err()
-				}
-				l.conn.SetReadDeadline(time.Now().Add(s.PingWait))
+			if err := l.growBy(ctx, need-held, len(b)); err != nil {
+				return 0, nil, 0, err
 			}
 			s.readAhead.Release(s.reserve())
 			held = need
@@ -88,6 +84,58 @@ func (l *link) readBounded(ctx context.Context) (typ int, b []byte, size int64, 
 	s.readAhead.Release(held - size)
 	s.noteFrame(len(b))
 	return typ, b, size, nil
+}
+
+// growBy takes n more of the budget (and the reserve, given back at once)
+// for a frame of which read bytes were read: at once, or once the link's
+// own frames waiting to be handled are, or not at all (the link closes).
+func (l *link) growBy(ctx context.Context, n int64, read int) error {
+	s := l.s
+	var stop func()
+	defer func() {
+		if stop != nil {
+			stop()
+		}
+	}()
+	for !s.readAhead.TryAcquire(n + s.reserve()) {
+		if l.queued.Load() <= 0 {
+			l.tooLarge(read)
+			return fmt.Errorf("%w: %d bytes read and more coming", errOverBudget, read)
+		}
+		if stop == nil {
+			stop = l.keepAlive()
+		}
+		select {
+		case <-l.drained:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		l.conn.SetReadDeadline(time.Now().Add(s.PingWait))
+	}
+	return nil
+}
+
+// keepAlive sends the gateway an unsolicited pong every PingWait/3 until
+// stopped, while the link's reader waits for room in the node's budget:
+// the gateway's pings wait unread behind its frame meanwhile, and a
+// gateway that hears nothing takes its link for dead and opens another,
+// which waits its turn again. (A pong may be sent unsolicited, as a
+// heartbeat; the gateway's read deadline moves on with every pong.)
+func (l *link) keepAlive() (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(max(l.s.PingWait/3, time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				_ = l.conn.WriteControl(websocket.PongMessage, nil, time.Now().Add(time.Second))
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // usualFrame is the size a frame's first part is made for before the

@@ -281,6 +281,43 @@ func TestServer_ReadAhead(t *testing.T) {
 		x.wantAck(t, uint64(2*xn))
 	})
 
+	// While a link's reader waits for room in the budget, its gateway's
+	// pings wait unread behind its frames: the node tells the gateway it
+	// is alive with pongs of its own, so the link is not taken for dead.
+	t.Run("KeepAliveWhileWaitingForRoom", func(t *testing.T) {
+		t.Parallel()
+		c := cloudtest.New()
+		srv := &server.Server{Gateways: c, Ingester: c, Commands: c, Notifier: c,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Poll: time.Hour, PingWait: 3 * time.Second, ReadAheadBytes: 1 << 20}
+		hs := httptest.NewServer(srv)
+		t.Cleanup(hs.Close)
+		t.Cleanup(srv.Close)
+		l := dialLink(t, c, hs.URL, "store-1")
+		release := c.Hold()
+		defer release()
+		n := eventsOfSize(t, 100<<10)
+		frames := make([][]byte, 10) // twice the budget
+		for i := range frames {
+			frames[i], _ = sync.Encode(events(1+uint64(i*n), n))
+		}
+		go func() {
+			for _, b := range frames {
+				if l.conn.WriteMessage(websocket.TextMessage, b) != nil {
+					return
+				}
+			}
+		}()
+		fallback := time.NewTimer(30 * time.Second)
+		defer fallback.Stop()
+		select {
+		case <-l.pongs: // unasked for
+		case <-fallback.C:
+			t.Fatal("got no pong while the link waited for room")
+		}
+		release()
+		l.wantAck(t, uint64(len(frames)*n))
+	})
+
 	// A frame larger than what the node's read budget has free closes
 	// its link, before it is read whole.
 	t.Run("FrameOverTheBudgetClosesItsLink", func(t *testing.T) {
