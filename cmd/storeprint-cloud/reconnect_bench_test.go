@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	nethttp "net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -480,7 +481,7 @@ func rawInsert(b *testing.B, dbURL, table string, stores []store, events []sync.
 		SELECT $1, $2, u.seq, u.kind, u.task_no, u.at, u.data::json
 		FROM unnest($3::bigint[], $4::text[], $5::text[], $6::timestamptz[], $7::text[]) AS u(seq, kind, task_no, at, data)
 		ON CONFLICT (store_id, gateway_id, seq) DO NOTHING`
-	start, pg0 := time.Now(), postgresCPU()
+	start, pg0 := time.Now(), postgresCPU(dbURL)
 	var wg stdsync.WaitGroup
 	for _, c := range pool {
 		wg.Add(1)
@@ -509,7 +510,7 @@ func rawInsert(b *testing.B, dbURL, table string, stores []store, events []sync.
 	}
 	close(jobs)
 	wg.Wait()
-	el, pg := time.Since(start), postgresCPU()-pg0 // before the connections close, and their processes end
+	el, pg := time.Since(start), postgresCPU(dbURL)-pg0 // before the connections close, and their processes end
 	close(errs)
 	if err := <-errs; err != nil {
 		b.Fatalf("raw insert: %v", err)
@@ -578,11 +579,11 @@ func BenchmarkChainReconnect(b *testing.B) {
 		rawTable(b, dbURL, "raw_events")
 
 		runtime.GC()
-		cpu0, self0, pg1 := []time.Duration{nodes[0].cpu(), nodes[1].cpu()}, selfCPU(), postgresCPU()
+		cpu0, self0, pg1 := []time.Duration{nodes[0].cpu(), nodes[1].cpu()}, selfCPU(), postgresCPU(dbURL)
 		b.StartTimer()
 		res := replayAll(b, nodes, stores, events)
 		b.StopTimer()
-		cpu1, self1, pgLink := []time.Duration{nodes[0].cpu(), nodes[1].cpu()}, selfCPU(), postgresCPU()-pg1
+		cpu1, self1, pgLink := []time.Duration{nodes[0].cpu(), nodes[1].cpu()}, selfCPU(), postgresCPU(dbURL)-pg1
 		checkIngested(b, dbURL, gateways, backlog)
 
 		p50, p99 := res.quantile(0.5), res.quantile(0.99)
@@ -647,15 +648,37 @@ func envInt(b *testing.B, name string, def int) int {
 	return n
 }
 
-// postgresCPU is the CPU time so far (user and system) of every
-// PostgreSQL server process of this machine that can be read (Linux: 0
-// elsewhere). The benchmark's cluster is the only one running.
-func postgresCPU() time.Duration {
-	var total time.Duration
+// postgresCPU is the CPU time so far (user and system) of the server
+// processes of the PostgreSQL cluster dbURL names, that can be read
+// (Linux: 0 elsewhere): its postmaster (found by its port) and its
+// children. Other clusters on the machine (other tests) are not counted.
+func postgresCPU(dbURL string) time.Duration {
+	u, err := url.Parse(dbURL)
+	if err != nil || u.Port() == "" {
+		return 0
+	}
+	port := []byte("\x00-p\x00" + u.Port() + "\x00")
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	master := ""
 	for _, d := range dirs {
 		cmd, err := os.ReadFile(d + "/cmdline")
-		if err != nil || !bytes.HasPrefix(cmd, []byte("postgres")) {
+		if err == nil && bytes.Contains(cmd, port) && bytes.Contains(cmd, []byte("postgres\x00")) {
+			master = filepath.Base(d)
+			break
+		}
+	}
+	if master == "" {
+		return 0
+	}
+	var total time.Duration
+	for _, d := range dirs {
+		stat, err := os.ReadFile(d + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if filepath.Base(d) != master && (len(f) < 2 || f[1] != master) {
 			continue
 		}
 		cpu, _ := testbin.StatCPU(d + "/stat")
