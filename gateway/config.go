@@ -31,6 +31,7 @@ type Config struct {
 
 	Storage  StorageConfig   `toml:"storage"`
 	Cloud    *CloudConfig    `toml:"cloud"`
+	Cluster  *ClusterConfig  `toml:"cluster"` // several nodes, one store (cluster.go)
 	Printers []PrinterConfig `toml:"printers"`
 	Stations []StationConfig `toml:"stations"`
 	Displays []DisplayConfig `toml:"displays"` // kitchen screens (display.go)
@@ -561,6 +562,11 @@ func (c *Config) Validate() error {
 	}
 	if err := c.validateLAN(); err != nil {
 		return err
+	}
+	if c.Cluster != nil {
+		if err := c.Cluster.validate(); err != nil {
+			return err
+		}
 	}
 	if len(c.Printers) == 0 {
 		return Errorf(EINVALID, "printers: at least one [[printers]] entry is required")

@@ -97,6 +97,7 @@ type Gateway struct {
 	workers  map[string]*worker
 	changes  changes
 	startup  *startupHold // nil when standalone
+	leader   LeaderFence  // nil unless the store is a cluster's
 
 	wg stdsync.WaitGroup
 }
@@ -198,6 +199,7 @@ func New(cfg *Config, store Store, printers map[string]Printer, opts Options) (*
 	}
 	g.backoff = backoff.Backoff{Steps: opts.Backoff, Rand: opts.Rand}
 	g.times = newTimes(opts.Clock, g.backoff.Longest()+opts.StatusPoll)
+	g.leader, _ = store.(LeaderFence)
 	g.store = notifyingStore{Store: store, c: &g.changes, times: g.times, now: g.now}
 	if opts.StartupGrace == 0 {
 		opts.StartupGrace = DefaultStartupGrace

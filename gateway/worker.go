@@ -484,6 +484,14 @@ func (g *Gateway) fence(tx ReadTx, l *lease, checkExpiry bool) (*Task, error) {
 // printer, and writes the prepared receipt durably in the same transaction.
 func (g *Gateway) prepare(ctx context.Context, l *lease, payload []byte) error {
 	sum := sha256.Sum256(payload)
+	if g.leader != nil {
+		// On a cluster: only the leader prints. The prepared receipt's
+		// commit below needs a majority too, so a deposed leader that
+		// passed this check still writes no byte.
+		if err := g.leader.CheckLeader(ctx); err != nil {
+			return &fenceError{superseded, "this node no longer leads the cluster: " + err.Error()}
+		}
+	}
 	now := g.now()
 	return g.store.Update(ctx, func(tx Tx) error {
 		t, err := g.fence(tx, l, true)
