@@ -1,0 +1,505 @@
+package raft
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	stdsync "sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	hraft "github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+
+	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/gateway/badger"
+)
+
+// Options configure a node.
+type Options struct {
+	Cluster *gateway.ClusterConfig
+	// Dir keeps the node's log and snapshots (the gateway's data_dir/raft).
+	Dir string
+	// Store is the node's own store: the state the log builds.
+	Store  *badger.DB
+	Logger *slog.Logger
+	// Listener, when set, is used instead of listening on Cluster.Listen
+	// (tests put a proxy in front of a node).
+	Listener net.Listener
+	// HeartbeatTimeout is how long a follower waits for its leader before
+	// it stands for election (and the leader's lease: see CheckLeader);
+	// default 1s. Takeover takes about twice this.
+	HeartbeatTimeout time.Duration
+	// ApplyTimeout bounds how long an update waits for a majority
+	// (default 10s).
+	ApplyTimeout time.Duration
+}
+
+// Node is one node of a store's cluster: the replicated gateway.Store the
+// gateway runs on, and the node's place in the cluster.
+type Node struct {
+	opts   Options
+	id     string
+	peers  []gateway.Peer
+	db     *badger.DB
+	fsm    *fsm
+	raft   *hraft.Raft
+	trans  *hraft.NetworkTransport
+	stream *stream
+	logs   *raftboltdb.BoltStore
+	log    *slog.Logger
+
+	mu       stdsync.Mutex // serialises the leader's updates: one recorded write-set at a time
+	readyFor uint64        // the term whose earlier entries this leader has applied (see Update)
+
+	leadMu   stdsync.Mutex
+	leadFn   func(ctx context.Context)
+	stopLead context.CancelFunc
+	leadDone chan struct{}
+
+	closing chan struct{}
+	wg      stdsync.WaitGroup
+	once    stdsync.Once
+}
+
+var (
+	_ gateway.Store       = (*Node)(nil)
+	_ gateway.LeaderFence = (*Node)(nil)
+)
+
+// Open starts the node: it opens its log in opts.Dir, listens on the
+// cluster's address and, on first start, bootstraps the cluster from the
+// configured peers (every node does the same, with the same peers).
+func Open(opts Options) (*Node, error) {
+	c := opts.Cluster
+	peers, err := c.ParsePeers()
+	if err != nil {
+		return nil, err
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.HeartbeatTimeout == 0 {
+		opts.HeartbeatTimeout = time.Second
+	}
+	if opts.ApplyTimeout == 0 {
+		opts.ApplyTimeout = 10 * time.Second
+	}
+	n := &Node{opts: opts, id: c.NodeID, peers: peers, db: opts.Store, log: opts.Logger.With("node_id", c.NodeID), closing: make(chan struct{})}
+	n.fsm = &fsm{db: opts.Store, log: n.log}
+	applied, err := opts.Store.Applied()
+	if err != nil {
+		return nil, err
+	}
+	n.fsm.index.Store(applied)
+	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cluster log dir: %w", err)
+	}
+	ln := opts.Listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", c.Listen); err != nil {
+			return nil, fmt.Errorf("cluster.listen: %w", err)
+		}
+	}
+	addrs := map[string]string{}
+	for _, p := range peers {
+		addrs[p.Address] = p.ID
+	}
+	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: logWriter{n.log}})
+	n.stream = newStream(ln, c.Secret, c.NodeID, addrs, n.log)
+	n.trans = hraft.NewNetworkTransportWithConfig(&hraft.NetworkTransportConfig{
+		Stream: n.stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: hlog,
+		ServerAddressProvider: addressBook(peers),
+	})
+	fail := func(err error) (*Node, error) {
+		n.trans.Close()
+		if n.logs != nil {
+			n.logs.Close()
+		}
+		return nil, err
+	}
+	n.logs, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(opts.Dir, "log.bolt")})
+	if err != nil {
+		return fail(fmt.Errorf("open cluster log: %w", err))
+	}
+	snaps, err := hraft.NewFileSnapshotStoreWithLogger(opts.Dir, 2, hlog)
+	if err != nil {
+		return fail(fmt.Errorf("open cluster snapshots: %w", err))
+	}
+	conf := hraft.DefaultConfig()
+	conf.LocalID = hraft.ServerID(c.NodeID)
+	conf.Logger = hlog
+	conf.HeartbeatTimeout = opts.HeartbeatTimeout
+	conf.ElectionTimeout = opts.HeartbeatTimeout
+	conf.LeaderLeaseTimeout = opts.HeartbeatTimeout / 2
+	conf.CommitTimeout = 5 * time.Millisecond
+	// The store is durable by itself and knows the last entry it applied:
+	// it is not rebuilt from a snapshot at each start.
+	conf.NoSnapshotRestoreOnStart = true
+	conf.SnapshotThreshold = 4096
+	conf.TrailingLogs = 4096
+	existing, err := hraft.HasExistingState(n.logs, n.logs, snaps)
+	if err != nil {
+		return fail(err)
+	}
+	n.raft, err = hraft.NewRaft(conf, n.fsm, n.logs, n.logs, snaps, n.trans)
+	if err != nil {
+		return fail(fmt.Errorf("start cluster node: %w", err))
+	}
+	if !existing {
+		var servers []hraft.Server
+		for _, p := range peers {
+			servers = append(servers, hraft.Server{Suffrage: hraft.Voter, ID: hraft.ServerID(p.ID), Address: hraft.ServerAddress(p.Address)})
+		}
+		if err := n.raft.BootstrapCluster(hraft.Configuration{Servers: servers}).Error(); err != nil && !errors.Is(err, hraft.ErrCantBootstrap) {
+			n.raft.Shutdown()
+			return fail(fmt.Errorf("bootstrap cluster: %w", err))
+		}
+	}
+	n.wg.Add(1)
+	go n.watch()
+	return n, nil
+}
+
+// ID returns the node's id.
+func (n *Node) ID() string { return n.id }
+
+// Witness reports whether the node is the cluster's witness.
+func (n *Node) Witness() bool { return n.opts.Cluster.Witness }
+
+// Addr returns the address the node listens on for the cluster.
+func (n *Node) Addr() net.Addr { return n.stream.Addr() }
+
+// WhileLeader sets the function that runs while this node leads: it
+// starts, with a context cancelled when leadership is lost, once the
+// node has applied every entry of the terms before, and the node waits
+// for it to return before it runs it again. A witness never runs it: it
+// hands leadership to a gateway node at once.
+func (n *Node) WhileLeader(fn func(ctx context.Context)) {
+	n.leadMu.Lock()
+	n.leadFn = fn
+	n.leadMu.Unlock()
+}
+
+// IsLeader reports whether this node leads now.
+func (n *Node) IsLeader() bool { return n.raft.State() == hraft.Leader }
+
+// watch follows leadership: it starts and stops the leader's function.
+func (n *Node) watch() {
+	defer n.wg.Done()
+	tick := time.NewTicker(n.opts.HeartbeatTimeout / 4)
+	defer tick.Stop()
+	for {
+		select {
+		case <-n.closing:
+			n.stopLeading()
+			return
+		case <-n.raft.LeaderCh():
+		case <-tick.C:
+		}
+		if n.IsLeader() {
+			n.startLeading()
+		} else {
+			n.stopLeading()
+		}
+	}
+}
+
+func (n *Node) startLeading() {
+	if n.Witness() {
+		n.log.Info("the witness was elected: handing leadership to a gateway node")
+		if err := n.raft.LeadershipTransfer().Error(); err != nil {
+			n.log.Warn("leadership transfer", "err", err)
+		}
+		return
+	}
+	n.leadMu.Lock()
+	defer n.leadMu.Unlock()
+	if n.stopLead != nil {
+		select {
+		case <-n.leadDone:
+			n.stopLead = nil // it returned on its own: run it again
+		default:
+			return // already running
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	n.stopLead, n.leadDone = cancel, done
+	fn := n.leadFn
+	term := n.raft.CurrentTerm()
+	n.log.Info("this node leads the cluster", "term", term)
+	go func() {
+		defer close(done)
+		if err := n.ready(ctx); err != nil {
+			n.log.Warn("leader could not catch up with the log", "err", err)
+			return
+		}
+		if fn != nil {
+			fn(ctx)
+		}
+	}()
+}
+
+func (n *Node) stopLeading() {
+	n.leadMu.Lock()
+	cancel, done := n.stopLead, n.leadDone
+	n.stopLead, n.leadDone = nil, nil
+	n.leadMu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel()
+	<-done
+	n.log.Info("this node no longer leads the cluster")
+}
+
+// ready waits until this leader has applied every entry of the terms
+// before its own: only then does what it records read the store as the
+// log left it.
+func (n *Node) ready(ctx context.Context) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.readyLocked(ctx)
+}
+
+func (n *Node) readyLocked(ctx context.Context) error {
+	term := n.raft.CurrentTerm()
+	if n.readyFor == term {
+		return nil
+	}
+	if err := n.raft.Barrier(n.opts.ApplyTimeout).Error(); err != nil {
+		return unavailable(err)
+	}
+	if n.raft.CurrentTerm() != term || !n.IsLeader() {
+		return notLeader(n.leaderID())
+	}
+	n.readyFor = term
+	return ctx.Err()
+}
+
+// Update implements gateway.Store. On the leader it records fn's writes
+// against the node's store, appends them to the log as one entry and
+// returns once the entry is on a majority of the nodes and applied here;
+// elsewhere it refuses (EUNAVAILABLE, naming the leader).
+func (n *Node) Update(ctx context.Context, fn func(gateway.Tx) error) error {
+	if !n.IsLeader() {
+		return notLeader(n.leaderID())
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if err := n.readyLocked(ctx); err != nil {
+		return err
+	}
+	ws, err := n.db.Record(ctx, fn)
+	if err != nil {
+		return err
+	}
+	if len(ws.Keys) == 0 {
+		return nil // nothing written: nothing to replicate
+	}
+	b, err := ws.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	timeout := n.opts.ApplyTimeout
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
+		timeout = max(time.Until(dl), time.Millisecond)
+	}
+	// Once handed to the log the entry may commit even if this node
+	// stops leading: the caller learns the outcome only as far as this
+	// node knows it (an unavailable answer may hide a committed entry,
+	// which an idempotent retry finds).
+	f := n.raft.Apply(b, timeout)
+	if err := f.Error(); err != nil {
+		n.readyFor = 0
+		return unavailable(err)
+	}
+	if err, ok := f.Response().(error); ok && err != nil {
+		return err
+	}
+	return nil
+}
+
+// View implements gateway.Store: it reads this node's store, which on a
+// follower may be a moment behind the leader's.
+func (n *Node) View(ctx context.Context, fn func(gateway.ReadTx) error) error {
+	return n.db.View(ctx, fn)
+}
+
+// Health implements gateway.Store.
+func (n *Node) Health() error {
+	if p := n.fsm.failed.Load(); p != nil {
+		return gateway.Errorf(gateway.EUNAVAILABLE, "this node's store is behind the cluster's log: %v", *p)
+	}
+	return n.db.Health()
+}
+
+// CheckLeader implements gateway.LeaderFence: nil only when a majority
+// of the nodes confirms, now, that this node leads.
+func (n *Node) CheckLeader(ctx context.Context) error {
+	if !n.IsLeader() {
+		return notLeader(n.leaderID())
+	}
+	f := n.raft.VerifyLeader()
+	errc := make(chan error, 1)
+	go func() { errc <- f.Error() }()
+	select {
+	case err := <-errc:
+		if err != nil {
+			return unavailable(err)
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stops the node (not its store, which its opener closes).
+func (n *Node) Close() error {
+	var err error
+	n.once.Do(func() {
+		close(n.closing)
+		n.wg.Wait()
+		err = n.raft.Shutdown().Error()
+		n.trans.Close()
+		n.stream.Close()
+		if cerr := n.logs.Close(); err == nil {
+			err = cerr
+		}
+	})
+	return err
+}
+
+func (n *Node) leaderID() string {
+	_, id := n.raft.LeaderWithID()
+	return string(id)
+}
+
+func notLeader(leader string) error {
+	if leader == "" {
+		return gateway.Errorf(gateway.EUNAVAILABLE, "no cluster leader: the nodes are electing one")
+	}
+	return gateway.Errorf(gateway.EUNAVAILABLE, "this node does not lead the cluster (the leader is %s)", leader)
+}
+
+func unavailable(err error) error {
+	switch {
+	case errors.Is(err, hraft.ErrNotLeader), errors.Is(err, hraft.ErrLeadershipLost), errors.Is(err, hraft.ErrLeadershipTransferInProgress):
+		return gateway.Errorf(gateway.EUNAVAILABLE, "this node lost the cluster's leadership: %v", err)
+	case errors.Is(err, hraft.ErrRaftShutdown):
+		return gateway.Errorf(gateway.EUNAVAILABLE, "the cluster node is shutting down")
+	case errors.Is(err, hraft.ErrEnqueueTimeout):
+		return gateway.Errorf(gateway.EUNAVAILABLE, "no majority of the cluster answered in time")
+	}
+	return gateway.Errorf(gateway.EUNAVAILABLE, "cluster: %v", err)
+}
+
+// State is the node's view of its cluster (GET /v1/cluster).
+func (n *Node) State() gateway.ClusterState {
+	st := gateway.ClusterState{NodeID: n.id, Leader: n.leaderID(), Term: n.raft.CurrentTerm(), Members: []gateway.ClusterMember{}}
+	switch n.raft.State() {
+	case hraft.Leader:
+		st.Role = gateway.RoleLeader
+	case hraft.Candidate:
+		st.Role = gateway.RoleCandidate
+	default:
+		st.Role = gateway.RoleFollower
+	}
+	if n.Witness() {
+		st.Role = gateway.RoleWitness
+	}
+	leading := st.Role == gateway.RoleLeader
+	recent := 3 * n.opts.HeartbeatTimeout
+	for _, p := range n.peers {
+		m := gateway.ClusterMember{NodeID: p.ID, Address: p.Address, State: gateway.MemberUnknown}
+		at, heard := n.stream.lastHeard(p.ID)
+		switch {
+		case p.ID == n.id:
+			m.State = gateway.MemberUp
+		case heard && time.Since(at) < recent:
+			m.State = gateway.MemberUp
+		case leading || p.ID == st.Leader:
+			// The leader hears from every node at each heartbeat, a
+			// follower from its leader.
+			m.State = gateway.MemberDown
+		}
+		st.Members = append(st.Members, m)
+	}
+	return st
+}
+
+// DialLeader opens an authenticated connection to the leader for a POS
+// request (see Forwarder).
+func (n *Node) DialLeader(ctx context.Context) (net.Conn, error) {
+	addr, id := n.raft.LeaderWithID()
+	if id == "" {
+		return nil, notLeader("")
+	}
+	if string(id) == n.id {
+		return nil, gateway.Errorf(gateway.EUNAVAILABLE, "this node leads the cluster")
+	}
+	c, err := n.stream.dial(ctx, string(addr), kindHTTP)
+	if err != nil {
+		return nil, gateway.Errorf(gateway.EUNAVAILABLE, "the cluster leader %s does not answer: %v", id, err)
+	}
+	return c, nil
+}
+
+// Forwarded is the listener of the POS requests followers pass to this
+// node: the gateway's HTTP server serves it beside its own listener.
+func (n *Node) Forwarded() net.Listener { return httpListener{n.stream} }
+
+// addressBook finds a node's address in this node's own peers: the
+// configuration, not the replicated membership, says where a node is.
+type addressBook []gateway.Peer
+
+func (b addressBook) ServerAddr(id hraft.ServerID) (hraft.ServerAddress, error) {
+	for _, p := range b {
+		if p.ID == string(id) {
+			return hraft.ServerAddress(p.Address), nil
+		}
+	}
+	return "", fmt.Errorf("node %s is not in cluster.peers", id)
+}
+
+// WaitApplied waits until this node's store has applied the log up to
+// index.
+func (n *Node) WaitApplied(ctx context.Context, index uint64) error {
+	for {
+		ch := n.fsm.changed()
+		if n.fsm.index.Load() >= index {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Applied is the index of the last log entry this node's store applied.
+func (n *Node) Applied() uint64 { return n.fsm.index.Load() }
+
+// logWriter passes raft's log lines to the gateway's log.
+type logWriter struct{ l *slog.Logger }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	sc := bufio.NewScanner(strings.NewReader(string(p)))
+	for sc.Scan() {
+		if line := strings.TrimSpace(sc.Text()); line != "" {
+			w.l.Warn("raft: " + line)
+		}
+	}
+	return len(p), nil
+}
+
+var _ io.Writer = logWriter{}

@@ -1,0 +1,316 @@
+package raft_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	stdsync "sync"
+	"testing"
+	"time"
+
+	"github.com/storeprint/storeprint"
+	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/gateway/badger"
+	"github.com/storeprint/storeprint/gateway/raft"
+	"github.com/storeprint/storeprint/printerdrivers/printersim"
+	"github.com/storeprint/storeprint/printerdrivers/printertest"
+	"github.com/storeprint/storeprint/printerdrivers/tcp"
+)
+
+const secret = "a-cluster-secret-for-tests"
+
+// proxy is a TCP proxy from one node to another: cut, it closes what it
+// carries and drops every new connection, as a pulled cable would.
+type proxy struct {
+	ln     net.Listener
+	target string
+	mu     stdsync.Mutex
+	cut    bool
+	conns  []net.Conn
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{ln: ln, target: target}
+	t.Cleanup(func() { ln.Close(); p.setCut(true) })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.carry(c)
+		}
+	}()
+	return p
+}
+
+func (p *proxy) carry(c net.Conn) {
+	p.mu.Lock()
+	if p.cut {
+		p.mu.Unlock()
+		c.Close()
+		return
+	}
+	u, err := net.Dial("tcp", p.target)
+	if err != nil {
+		p.mu.Unlock()
+		c.Close()
+		return
+	}
+	p.conns = append(p.conns, c, u)
+	p.mu.Unlock()
+	go func() { io.Copy(u, c); u.Close() }()
+	io.Copy(c, u)
+	c.Close()
+}
+
+func (p *proxy) setCut(cut bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = cut
+	if cut {
+		for _, c := range p.conns {
+			c.Close()
+		}
+		p.conns = nil
+	}
+}
+
+func (p *proxy) addr() string { return p.ln.Addr().String() }
+
+// node is one node of a test cluster, with its gateway (nil for the
+// witness).
+type node struct {
+	id      string
+	node    *raft.Node
+	store   *badger.DB
+	gw      *gateway.Gateway
+	leading chan string // receives the node's id each time it starts leading
+	// out[id] carries this node's traffic to node id.
+	out map[string]*proxy
+}
+
+type cluster struct {
+	nodes   map[string]*node
+	leaders chan string
+}
+
+var ids = []string{"gw-a", "gw-b", "wit"}
+
+// setup starts two gateways and a witness on real Badger stores, each
+// node reaching the others through a proxy of its own, and printing on
+// one simulated printer. fp is the gateways' failpoint hook.
+func setup(t *testing.T, sim string, fp func(nodeID, name string)) *cluster {
+	t.Helper()
+	lns := map[string]net.Listener{}
+	for _, id := range ids {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns[id] = ln
+	}
+	c := &cluster{nodes: map[string]*node{}, leaders: make(chan string, 16)}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	for _, id := range ids {
+		n := &node{id: id, out: map[string]*proxy{}}
+		var peers []string
+		for _, other := range ids {
+			addr := lns[other].Addr().String()
+			if other != id {
+				n.out[other] = newProxy(t, addr)
+				addr = n.out[other].addr()
+			}
+			peers = append(peers, other+"="+addr)
+		}
+		cc := &gateway.ClusterConfig{NodeID: id, Listen: lns[id].Addr().String(), Peers: peers, Secret: secret, Witness: id == "wit"}
+		cfg := &gateway.Config{
+			StoreID: "s1", Listen: "127.0.0.1:0", APITokens: []string{"token-123"}, Cluster: cc,
+			Printers: []gateway.PrinterConfig{{ID: "hot-1", Driver: "tcp", Address: sim, OnUncertain: "hold",
+				ConnectTimeout: gateway.Duration{Duration: time.Second}, ConfirmTimeout: gateway.Duration{Duration: time.Second}}},
+			Stations: []gateway.StationConfig{{Name: "hot", Printer: "hot-1"}},
+		}
+		cfg.SetDefaults()
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		store, err := badger.Open(dir, badger.Options{MinFreeBytes: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.store = store
+		n.node, err = raft.Open(raft.Options{Cluster: cc, Dir: dir + "/raft", Store: store, Logger: log.With("node", id),
+			Listener: lns[id], HeartbeatTimeout: 500 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !cc.Witness {
+			opts := gateway.Options{LeaseMargin: 400 * time.Millisecond, Logger: log.With("node", id)}
+			if fp != nil {
+				opts.Failpoint = func(name string) { fp(id, name) }
+			}
+			n.gw, err = gateway.New(cfg, n.node, map[string]gateway.Printer{"hot-1": tcp.New(cfg.Printers[0], cfg.StoreID)}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gw := n.gw
+			n.node.WhileLeader(func(ctx context.Context) {
+				c.leaders <- id
+				gw.Run(ctx)
+			})
+		}
+		t.Cleanup(func() { n.node.Close(); store.Close() })
+		c.nodes[id] = n
+	}
+	return c
+}
+
+// isolate cuts a node off from the others, both ways.
+func (c *cluster) isolate(id string) {
+	for _, n := range c.nodes {
+		for to, p := range n.out {
+			if n.id == id || to == id {
+				p.setCut(true)
+			}
+		}
+	}
+}
+
+func (c *cluster) nextLeader(t *testing.T, ctx context.Context) *node {
+	t.Helper()
+	select {
+	case id := <-c.leaders:
+		return c.nodes[id]
+	case <-ctx.Done():
+		t.Fatal("no leader elected")
+	}
+	return nil
+}
+
+func order(id string) *storeprint.Order {
+	return &storeprint.Order{OrderID: id, Items: []storeprint.Item{{Name: "noodles", Qty: 1, Station: "hot"}}}
+}
+
+// waitTask waits until a node's store holds the task in one of the
+// statuses, following the gateway's changes.
+func waitTask(t *testing.T, ctx context.Context, n *node, taskNo string, want ...storeprint.Status) *gateway.Task {
+	t.Helper()
+	for {
+		if err := n.node.WaitApplied(ctx, n.node.Applied()+1); err != nil {
+			task, _ := n.gw.Task(context.Background(), taskNo)
+			t.Fatalf("%s: task %s: got %+v, want status %v", n.id, taskNo, task, want)
+		}
+		task, err := n.gw.Task(ctx, taskNo)
+		if err == nil {
+			for _, s := range want {
+				if task.Status == s {
+					return task
+				}
+			}
+		}
+	}
+}
+
+func TestNode_Takeover(t *testing.T) {
+	sim, addr := printertest.StartTCP(t, printersim.Options{})
+	// The first leader stops right after the prepared receipt of order o2
+	// is durable, as if it died there: an attempt in flight.
+	stuck := make(chan string, 1)
+	release := make(chan struct{})
+	defer close(release)
+	var once stdsync.Once
+	c := setup(t, addr, func(nodeID, name string) {
+		if name != gateway.FailpointAfterPrepared || len(sim.Printed()) != 1 {
+			return
+		}
+		hold := false
+		once.Do(func() { hold = true })
+		if hold {
+			stuck <- nodeID
+			<-release
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	first := c.nextLeader(t, ctx)
+	t.Run("AcceptedEverywhere", func(t *testing.T) {
+		res, created, err := first.gw.AcceptOrder(ctx, order("o1"), storeprint.SourcePOS)
+		if err != nil || !created {
+			t.Fatalf("accept: %v, created %v", err, created)
+		}
+		if _, err := sim.WaitPrinted(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		done := waitTask(t, ctx, first, res.Tasks[0].TaskNo, storeprint.StatusDone)
+		for _, n := range c.nodes {
+			if err := n.node.WaitApplied(ctx, first.node.Applied()); err != nil {
+				t.Fatal(err)
+			}
+			var got *gateway.Task
+			if err := n.store.View(ctx, func(tx gateway.ReadTx) error {
+				var err error
+				got, err = tx.Task(done.TaskNo)
+				return err
+			}); err != nil {
+				t.Fatalf("%s: %v", n.id, err)
+			}
+			if got.Status != storeprint.StatusDone || got.Version != done.Version {
+				t.Errorf("%s: got %s v%d, want done v%d", n.id, got.Status, got.Version, done.Version)
+			}
+		}
+	})
+
+	res, _, err := first.gw.AcceptOrder(ctx, order("o2"), storeprint.SourcePOS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := <-stuck; id != first.id {
+		t.Fatalf("attempt in flight on %s, want the leader %s", id, first.id)
+	}
+	c.isolate(first.id)
+	next := c.nextLeader(t, ctx)
+	if next.id == first.id {
+		t.Fatalf("the cut-off leader %s was elected again", next.id)
+	}
+	t.Run("InFlightUncertain", func(t *testing.T) {
+		task := waitTask(t, ctx, next, res.Tasks[0].TaskNo, storeprint.StatusAttention)
+		if task.Reason == "" {
+			t.Errorf("held without a reason: %+v", task)
+		}
+	})
+	t.Run("NothingLost", func(t *testing.T) {
+		if _, err := next.gw.Task(ctx, storeprint.TaskNo("o1", "hot")); err != nil {
+			t.Fatalf("o1 on the new leader: %v", err)
+		}
+		res3, _, err := next.gw.AcceptOrder(ctx, order("o3"), storeprint.SourcePOS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitTask(t, ctx, next, res3.Tasks[0].TaskNo, storeprint.StatusDone)
+	})
+	t.Run("DeposedFenced", func(t *testing.T) {
+		if err := first.node.CheckLeader(ctx); err == nil {
+			t.Fatal("the cut-off leader passes the fence")
+		} else if gateway.ErrorCode(err) != gateway.EUNAVAILABLE {
+			t.Errorf("got %v, want unavailable", err)
+		}
+		_, _, err := first.gw.AcceptOrder(ctx, order("o4"), storeprint.SourcePOS)
+		if gateway.ErrorCode(err) != gateway.EUNAVAILABLE {
+			t.Errorf("order on the cut-off node: got %v, want unavailable", err)
+		}
+	})
+	if got := sim.Printed(); len(got) != 2 {
+		t.Errorf("printed %d tickets, want 2 (o1, o3): %+v", len(got), got)
+	}
+}

@@ -1,0 +1,275 @@
+package raft
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	stdsync "sync"
+	"time"
+
+	hraft "github.com/hashicorp/raft"
+)
+
+// The nodes' own traffic runs over TCP on the cluster's listen address.
+// Every connection opens with a handshake that proves both ends hold the
+// cluster's secret, without sending it:
+//
+//	server → client: its nonce (32 bytes)
+//	client → server: kind (1 byte), its nonce (32), its node id (1 byte
+//	                 length, then the id), HMAC-SHA256(secret, "client" |
+//	                 kind | server nonce | client nonce | node id)
+//	server → client: HMAC-SHA256(secret, "server" | kind | client nonce |
+//	                 server nonce | node id)
+//
+// A MAC that does not match (compared in constant time) closes the
+// connection before anything else is read from it. The kind says what
+// the connection carries: the consensus protocol, or a POS request a
+// follower passes to the leader (HTTP).
+const (
+	kindRaft byte = 1
+	kindHTTP byte = 2
+
+	nonceSize        = 32
+	handshakeTimeout = 5 * time.Second
+)
+
+// ErrRefused is a connection whose peer did not prove it holds the
+// cluster's secret.
+var ErrRefused = errors.New("cluster handshake refused: the peer does not hold the cluster's secret")
+
+func mac(secret []byte, side string, kind byte, a, b []byte, nodeID string) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(side))
+	m.Write([]byte{kind})
+	m.Write(a)
+	m.Write(b)
+	m.Write([]byte(nodeID))
+	return m.Sum(nil)
+}
+
+// stream is the cluster's authenticated TCP layer: a raft.StreamLayer for
+// the consensus traffic, and the listener of the POS requests passed on
+// by followers.
+type stream struct {
+	ln     net.Listener
+	secret []byte
+	nodeID string
+	log    *slog.Logger
+	addrs  map[string]string // peer address → node id
+
+	raftc, httpc chan net.Conn
+	closed       chan struct{}
+	once         stdsync.Once
+
+	mu    stdsync.Mutex
+	heard map[string]time.Time // node id → last bytes read from it
+}
+
+var _ hraft.StreamLayer = (*stream)(nil)
+
+func newStream(ln net.Listener, secret, nodeID string, addrs map[string]string, log *slog.Logger) *stream {
+	s := &stream{
+		ln: ln, secret: []byte(secret), nodeID: nodeID, log: log, addrs: addrs,
+		raftc: make(chan net.Conn), httpc: make(chan net.Conn), closed: make(chan struct{}),
+		heard: map[string]time.Time{},
+	}
+	go s.serve()
+	return s
+}
+
+// serve accepts connections and hands each, once authenticated, to the
+// consensus layer or the POS listener.
+func (s *stream) serve() {
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			select {
+			case <-s.closed:
+				return
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			s.log.Error("cluster listener stopped", "err", err)
+			return
+		}
+		go s.accept(c)
+	}
+}
+
+func (s *stream) accept(c net.Conn) {
+	kind, peer, err := s.serverHandshake(c)
+	if err != nil {
+		s.log.Warn("cluster connection refused", "remote", c.RemoteAddr().String(), "err", err)
+		c.Close()
+		return
+	}
+	conn := &heardConn{Conn: c, s: s, peer: peer}
+	conn.note()
+	ch := s.raftc
+	if kind == kindHTTP {
+		ch = s.httpc
+	}
+	select {
+	case ch <- conn:
+	case <-s.closed:
+		c.Close()
+	}
+}
+
+func (s *stream) serverHandshake(c net.Conn) (byte, string, error) {
+	c.SetDeadline(time.Now().Add(handshakeTimeout))
+	defer c.SetDeadline(time.Time{})
+	sn := make([]byte, nonceSize)
+	rand.Read(sn)
+	if _, err := c.Write(sn); err != nil {
+		return 0, "", err
+	}
+	head := make([]byte, 1+nonceSize+1)
+	if _, err := io.ReadFull(c, head); err != nil {
+		return 0, "", err
+	}
+	kind, cn := head[0], head[1:1+nonceSize]
+	if kind != kindRaft && kind != kindHTTP {
+		return 0, "", ErrRefused
+	}
+	rest := make([]byte, int(head[1+nonceSize])+sha256.Size)
+	if _, err := io.ReadFull(c, rest); err != nil {
+		return 0, "", err
+	}
+	id, got := string(rest[:len(rest)-sha256.Size]), rest[len(rest)-sha256.Size:]
+	if !hmac.Equal(got, mac(s.secret, "client", kind, sn, cn, id)) {
+		return 0, "", ErrRefused
+	}
+	if _, err := c.Write(mac(s.secret, "server", kind, cn, sn, id)); err != nil {
+		return 0, "", err
+	}
+	return kind, id, nil
+}
+
+func (s *stream) dial(ctx context.Context, address string, kind byte) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", address)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.clientHandshake(c, kind); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("%s: %w", address, err)
+	}
+	conn := &heardConn{Conn: c, s: s, peer: s.addrs[address]}
+	conn.note()
+	return conn, nil
+}
+
+func (s *stream) clientHandshake(c net.Conn, kind byte) error {
+	c.SetDeadline(time.Now().Add(handshakeTimeout))
+	defer c.SetDeadline(time.Time{})
+	sn := make([]byte, nonceSize)
+	if _, err := io.ReadFull(c, sn); err != nil {
+		return err
+	}
+	cn := make([]byte, nonceSize)
+	rand.Read(cn)
+	msg := append([]byte{kind}, cn...)
+	msg = append(msg, byte(len(s.nodeID)))
+	msg = append(msg, s.nodeID...)
+	msg = append(msg, mac(s.secret, "client", kind, sn, cn, s.nodeID)...)
+	if _, err := c.Write(msg); err != nil {
+		return err
+	}
+	got := make([]byte, sha256.Size)
+	if _, err := io.ReadFull(c, got); err != nil {
+		return ErrRefused // the server closes on a wrong MAC
+	}
+	if !hmac.Equal(got, mac(s.secret, "server", kind, cn, sn, s.nodeID)) {
+		return ErrRefused
+	}
+	return nil
+}
+
+// Dial implements raft.StreamLayer.
+func (s *stream) Dial(address hraft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return s.dial(ctx, string(address), kindRaft)
+}
+
+// Accept implements net.Listener for the consensus layer.
+func (s *stream) Accept() (net.Conn, error) {
+	select {
+	case c := <-s.raftc:
+		return c, nil
+	case <-s.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+// Close stops listening.
+func (s *stream) Close() error {
+	var err error
+	s.once.Do(func() {
+		close(s.closed)
+		err = s.ln.Close()
+	})
+	return err
+}
+
+// Addr is the cluster's listen address.
+func (s *stream) Addr() net.Addr { return s.ln.Addr() }
+
+// lastHeard returns when the node last sent this one anything.
+func (s *stream) lastHeard(nodeID string) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.heard[nodeID]
+	return t, ok
+}
+
+// heardConn notes when its peer was last heard from.
+type heardConn struct {
+	net.Conn
+	s    *stream
+	peer string
+}
+
+func (c *heardConn) note() {
+	if c.peer == "" {
+		return
+	}
+	c.s.mu.Lock()
+	c.s.heard[c.peer] = time.Now()
+	c.s.mu.Unlock()
+}
+
+func (c *heardConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.note()
+	}
+	return n, err
+}
+
+// httpListener is the listener of POS requests passed on by followers:
+// the leader's HTTP server serves it beside its own.
+type httpListener struct{ s *stream }
+
+func (l httpListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.s.httpc:
+		return c, nil
+	case <-l.s.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l httpListener) Close() error   { return nil }
+func (l httpListener) Addr() net.Addr { return l.s.ln.Addr() }
