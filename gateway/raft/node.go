@@ -64,6 +64,9 @@ type Node struct {
 	stopLead context.CancelFunc
 	leadDone chan struct{}
 
+	obsMu   stdsync.Mutex
+	changed chan struct{} // closed at the next change of leader
+
 	closing chan struct{}
 	wg      stdsync.WaitGroup
 	once    stdsync.Once
@@ -163,8 +166,29 @@ func Open(opts Options) (*Node, error) {
 			return fail(fmt.Errorf("bootstrap cluster: %w", err))
 		}
 	}
-	n.wg.Add(1)
+	obs := make(chan hraft.Observation, 16)
+	n.raft.RegisterObserver(hraft.NewObserver(obs, false, func(o *hraft.Observation) bool {
+		_, ok := o.Data.(hraft.LeaderObservation)
+		return ok
+	}))
+	n.wg.Add(2)
 	go n.watch()
+	go func() {
+		defer n.wg.Done()
+		for {
+			select {
+			case <-obs:
+				n.obsMu.Lock()
+				if n.changed != nil {
+					close(n.changed)
+					n.changed = nil
+				}
+				n.obsMu.Unlock()
+			case <-n.closing:
+				return
+			}
+		}
+	}()
 	return n, nil
 }
 
@@ -186,6 +210,17 @@ func (n *Node) WhileLeader(fn func(ctx context.Context)) {
 	n.leadMu.Lock()
 	n.leadFn = fn
 	n.leadMu.Unlock()
+}
+
+// LeaderChanged returns a channel closed at the next change of leader
+// this node sees.
+func (n *Node) LeaderChanged() <-chan struct{} {
+	n.obsMu.Lock()
+	defer n.obsMu.Unlock()
+	if n.changed == nil {
+		n.changed = make(chan struct{})
+	}
+	return n.changed
 }
 
 // IsLeader reports whether this node leads now.
@@ -214,8 +249,20 @@ func (n *Node) watch() {
 
 func (n *Node) startLeading() {
 	if n.Witness() {
-		n.log.Info("the witness was elected: handing leadership to a gateway node")
-		if err := n.raft.LeadershipTransfer().Error(); err != nil {
+		// To the node heard from last: a live gateway, not one that is gone.
+		var to gateway.Peer
+		var last time.Time
+		for _, p := range n.peers {
+			if at, ok := n.stream.lastHeard(p.ID); ok && p.ID != n.id && at.After(last) {
+				to, last = p, at
+			}
+		}
+		n.log.Info("the witness was elected: handing leadership to a gateway node", "to", to.ID)
+		f := n.raft.LeadershipTransfer()
+		if to.ID != "" {
+			f = n.raft.LeadershipTransferToServer(hraft.ServerID(to.ID), hraft.ServerAddress(to.Address))
+		}
+		if err := f.Error(); err != nil {
 			n.log.Warn("leadership transfer", "err", err)
 		}
 		return
@@ -240,6 +287,10 @@ func (n *Node) startLeading() {
 		defer close(done)
 		if err := n.ready(ctx); err != nil {
 			n.log.Warn("leader could not catch up with the log", "err", err)
+			return
+		}
+		if err := n.pinIncarnation(ctx); err != nil {
+			n.log.Warn("leader could not write the store's incarnation", "err", err)
 			return
 		}
 		if fn != nil {
@@ -283,6 +334,28 @@ func (n *Node) readyLocked(ctx context.Context) error {
 	}
 	n.readyFor = term
 	return ctx.Err()
+}
+
+// metaClustered is set once the cluster's first leader has written its
+// incarnation for every node.
+const metaClustered = "clustered"
+
+// pinIncarnation makes the first leader's incarnation the cluster's: each
+// node's store got its own when it was created, and the cloud must see
+// one store.
+func (n *Node) pinIncarnation(ctx context.Context) error {
+	return n.Update(ctx, func(tx gateway.Tx) error {
+		if v, err := tx.Meta(metaClustered); err != nil || v != 0 {
+			return err
+		}
+		inc, err := tx.Meta(gateway.MetaIncarnation)
+		if err != nil {
+			return err
+		}
+		tx.SetMeta(gateway.MetaIncarnation, inc)
+		tx.SetMeta(metaClustered, 1)
+		return nil
+	})
 }
 
 // Update implements gateway.Store. On the leader it records fn's writes
