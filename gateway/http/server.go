@@ -38,6 +38,7 @@ type Server struct {
 	link    func() any                 // the sync link's state, when there is one
 	storage func() any                 // the data disk and the last recovery
 	backup  func(io.Writer) error      // GET /v1/backup
+	cluster Cluster                    // nil when the gateway runs alone (cluster.go)
 	routes  []string                   // "METHOD /path" of every route, for the OpenAPI document's tests
 	roles   map[string]storeprint.Role // the role each route needs
 	allow   map[string][]string        // path → its methods, for a JSON 405
@@ -143,6 +144,7 @@ func (s *Server) register() {
 	s.handle("GET /v1/backup", admin, s.api(s.getBackup))
 	s.pageRoutes()
 	s.displayRoutes()
+	s.clusterRoutes()
 	s.mux.HandleFunc("/", s.notFound)
 }
 
