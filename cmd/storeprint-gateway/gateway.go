@@ -20,6 +20,7 @@ import (
 	"github.com/storeprint/storeprint/gateway/badger"
 	gwhttp "github.com/storeprint/storeprint/gateway/http"
 	"github.com/storeprint/storeprint/gateway/prometheus"
+	"github.com/storeprint/storeprint/gateway/raft"
 	"github.com/storeprint/storeprint/gateway/toml"
 	"github.com/storeprint/storeprint/internal/clock"
 	"github.com/storeprint/storeprint/internal/version"
@@ -212,6 +213,7 @@ type Main struct {
 	Gateway *gateway.Gateway
 	HTTP    *gwhttp.Server
 	Sync    *synclink.Client // nil when the config has no [cloud]
+	Node    *raft.Node       // nil when the config has no [cluster]
 
 	// logHandler, when set, takes the log instead of Stderr (a Windows
 	// service has no standard error).
@@ -419,7 +421,14 @@ func (m *Main) run(ctx context.Context) error {
 		}
 		m.printers[pc.ID] = p
 	}
-	m.Gateway, err = gateway.New(cfg, m.Store, m.printers, gateway.Options{
+	var store gateway.Store = m.Store
+	if cfg.Cluster != nil {
+		if m.Node, err = openNode(cfg, m.Store, log); err != nil {
+			return err
+		}
+		store = m.Node
+	}
+	m.Gateway, err = gateway.New(cfg, store, m.printers, gateway.Options{
 		Logger: log, Observer: metrics, Failpoint: m.Failpoint, Clock: m.Clock,
 	})
 	if err != nil {
@@ -435,8 +444,12 @@ func (m *Main) run(ctx context.Context) error {
 		}
 		return d.FreeBytes, d.ReserveBytes, true
 	})
-	if err := m.holdRecovered(ctx, log); err != nil {
-		return err
+	if m.Node == nil {
+		if err := m.holdRecovered(ctx, log); err != nil {
+			return err
+		}
+	} else if m.Store.Recovery() != nil {
+		log.Warn("this node's data dir was recovered; the cluster's log brings it up to date")
 	}
 	m.HTTP = gwhttp.NewServer(m.Gateway, cfg.APITokens, metrics.Handler(), log)
 	m.HTTP.SetStorage(m.storageState)
@@ -450,16 +463,25 @@ func (m *Main) run(ctx context.Context) error {
 		ps.cloudprnt = cloudprnt.NewServer(cloudprnt.ServerOptions{Logger: log, Now: ps.now})
 	}
 	m.HTTP.HandleCloudPRNT(ps.cloudprnt)
+	if m.Node != nil {
+		m.HTTP.SetCluster(m.Node)
+	}
 	if err := m.HTTP.Listen(cfg.Listen); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
 	gctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	gdone := make(chan error, 1)
-	go func() { gdone <- m.Gateway.Run(gctx) }()
-	go m.Gateway.NewSweeper(gateway.SweeperOptions{Reclaim: m.Store.ReclaimSpace}).Run(gctx)
 	sdone := make(chan struct{})
-	if cfg.Cloud != nil {
+	if m.Node != nil {
+		// Only the leader prints, sweeps and links to the cloud; a new
+		// leader first settles what the one before it left in flight.
+		m.Node.WhileLeader(func(lctx context.Context) { m.lead(lctx, log) })
+	} else {
+		go func() { gdone <- m.Gateway.Run(gctx) }()
+		go m.Gateway.NewSweeper(gateway.SweeperOptions{Reclaim: m.Store.ReclaimSpace}).Run(gctx)
+	}
+	if cfg.Cloud != nil && m.Node == nil {
 		// The link runs beside the print path and never blocks it.
 		m.Sync = &synclink.Client{
 			URL: cfg.Cloud.URL, GatewayID: cfg.Cloud.GatewayID, Token: cfg.Cloud.Token,
@@ -505,6 +527,12 @@ func (m *Main) run(ctx context.Context) error {
 		err = serr
 	}
 	cancel()
+	if m.Node != nil {
+		if nerr := m.Node.Close(); nerr != nil && err == nil {
+			err = nerr
+		}
+		return err
+	}
 	select {
 	case gerr := <-gdone:
 		if gerr != nil && err == nil {

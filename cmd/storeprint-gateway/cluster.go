@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	stdsync "sync"
+	"time"
+
+	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/gateway/badger"
+	"github.com/storeprint/storeprint/gateway/raft"
+	"github.com/storeprint/storeprint/internal/version"
+	synclink "github.com/storeprint/storeprint/sync/client"
+)
+
+// ClusterHeartbeat is how long a follower waits for its leader before it
+// stands for election: a lost leader is replaced in about twice this.
+var ClusterHeartbeat = time.Second
+
+// openNode starts this node of the store's cluster; its log and
+// snapshots live in data_dir/raft.
+func openNode(cfg *gateway.Config, db *badger.DB, log *slog.Logger) (*raft.Node, error) {
+	return raft.Open(raft.Options{
+		Cluster: cfg.Cluster, Dir: filepath.Join(cfg.DataDir, "raft"), Store: db, Logger: log,
+		HeartbeatTimeout: ClusterHeartbeat,
+	})
+}
+
+// lead runs what only the cluster's leader runs, until ctx ends with its
+// leadership: the printers' workers (after settling the attempts the
+// leader before may have started, as after a crash), the retention sweep
+// and the sync link.
+func (m *Main) lead(ctx context.Context, log *slog.Logger) {
+	log.Info("leading the cluster: printing", "node_id", m.Node.ID())
+	var wg stdsync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		m.Gateway.NewSweeper(gateway.SweeperOptions{Reclaim: m.Store.ReclaimSpace}).Run(ctx)
+	}()
+	if cfg := m.Config; cfg.Cloud != nil {
+		link := &synclink.Client{
+			URL: cfg.Cloud.URL, GatewayID: cfg.Cloud.GatewayID, Token: cfg.Cloud.Token,
+			StoreID: cfg.StoreID, Version: version.String(), Gateway: m.Gateway, Logger: log, Clock: m.Clock,
+			OnChange: m.Gateway.Notify,
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			link.Run(ctx)
+		}()
+	}
+	if err := m.Gateway.Run(ctx); err != nil {
+		log.Error("dispatcher", "err", err)
+	}
+	wg.Wait()
+	log.Info("no longer leading the cluster: printing stopped", "node_id", m.Node.ID())
+}

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/printerdrivers/printersim"
+)
+
+// clusterNode is one node of a test cluster run in this process.
+type clusterNode struct {
+	id   string
+	m    *Main
+	base string
+	stop func()
+}
+
+// startCluster runs two gateways and a witness on one store, all
+// printing on hot.
+func startCluster(t *testing.T, hot *sim) map[string]*clusterNode {
+	t.Helper()
+	ids := []string{"gw-a", "gw-b", "wit"}
+	addrs := map[string]string{}
+	for _, id := range ids {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addrs[id] = ln.Addr().String()
+		ln.Close()
+	}
+	peers := ""
+	for _, id := range ids {
+		peers += fmt.Sprintf("%q, ", id+"="+addrs[id])
+	}
+	nodes := map[string]*clusterNode{}
+	for _, id := range ids {
+		top := fmt.Sprintf("\n[cluster]\nnode_id = %q\nlisten = %q\npeers = [%s]\nsecret = \"a-secret-of-the-store-cluster\"\nwitness = %v\n",
+			id, addrs[id], peers, id == "wit")
+		cfg := writeConfigTop(t, t.TempDir(), top, []printerConf{{id: "hot-1", addr: hot.addr, onUncertain: "hold"}}, []stationConf{{name: "hot", printer: "hot-1"}})
+		m, stop := startGateway(t, cfg)
+		n := &clusterNode{id: id, m: m, base: m.HTTP.URL(), stop: stop}
+		stopped := false
+		n.stop = func() {
+			if !stopped {
+				stopped = true
+				stop()
+			}
+		}
+		t.Cleanup(n.stop)
+		nodes[id] = n
+	}
+	return nodes
+}
+
+// waitLeader waits until a gateway node other than not leads and every node
+// still running knows it.
+func waitLeader(t *testing.T, nodes map[string]*clusterNode, not string, timeout time.Duration) *clusterNode {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		var changed []<-chan struct{}
+		leader, agreed := "", true
+		for _, n := range nodes {
+			if n.id == not {
+				continue
+			}
+			changed = append(changed, n.m.Node.LeaderChanged())
+			st := n.m.Node.State()
+			if leader == "" {
+				leader = st.Leader
+			}
+			agreed = agreed && st.Leader != "" && st.Leader == leader
+		}
+		if agreed && leader != not && !nodes[leader].m.Node.Witness() && nodes[leader].m.Node.IsLeader() {
+			return nodes[leader]
+		}
+		any := make(chan struct{}, len(changed))
+		done := make(chan struct{})
+		for _, c := range changed {
+			go func() {
+				select {
+				case <-c:
+					any <- struct{}{}
+				case <-done:
+				}
+			}()
+		}
+		select {
+		case <-any:
+			close(done)
+		case <-deadline:
+			close(done)
+			t.Fatalf("no leader within %s", timeout)
+		}
+	}
+}
+
+// TestMain_Cluster: a POS posts to a follower and the leader prints;
+// the leader stops and the other gateway takes over with nothing lost;
+// the witness takes no orders.
+func TestMain_Cluster(t *testing.T) {
+	hot := startSim(t, printersim.FaultNone)
+	nodes := startCluster(t, hot)
+	leader := waitLeader(t, nodes, "", 30*time.Second)
+	var follower *clusterNode
+	for _, id := range []string{"gw-a", "gw-b"} {
+		if id != leader.id {
+			follower = nodes[id]
+		}
+	}
+
+	t.Run("Cluster", func(t *testing.T) {
+		for _, n := range nodes {
+			var st gateway.ClusterState
+			if code := call(t, "GET", n.base+"/v1/cluster", nil, &st); code != 200 {
+				t.Fatalf("%s: GET /v1/cluster: %d", n.id, code)
+			}
+			want := "follower"
+			switch n.id {
+			case leader.id:
+				want = "leader"
+			case "wit":
+				want = "witness"
+			}
+			if st.NodeID != n.id || st.Role != want || st.Leader != leader.id || st.Term == 0 || len(st.Members) != 3 {
+				t.Errorf("%s: got %+v, want role %s, leader %s, 3 members", n.id, st, want, leader.id)
+			}
+		}
+	})
+	t.Run("FollowerPassesOn", func(t *testing.T) {
+		var res orderJSON
+		if code := call(t, "POST", follower.base+"/v1/orders", order("c1", "hot"), &res); code != 201 {
+			t.Fatalf("POST to the follower: got %d, want 201", code)
+		}
+		waitPrinted(t, hot, 1, 10*time.Second)
+		if code := call(t, "POST", follower.base+"/v1/orders", order("c1", "hot"), &res); code != 200 {
+			t.Errorf("replay to the follower: got %d, want 200", code)
+		}
+	})
+	t.Run("WitnessTakesNoOrders", func(t *testing.T) {
+		var e map[string]string
+		if code := call(t, "POST", nodes["wit"].base+"/v1/orders", order("c2", "hot"), &e); code != 503 || e["error"] == "" {
+			t.Errorf("POST to the witness: got %d %v, want 503 with the reason", code, e)
+		}
+	})
+
+	// The leader stops; the POS posts to the other gateway until it takes
+	// the order.
+	stopped := time.Now()
+	leader.stop()
+	var res orderJSON
+	for code := 0; code != 201; {
+		code = call(t, "POST", follower.base+"/v1/orders", order("c3", "hot"), &res)
+		if code != 201 && code != 503 {
+			t.Fatalf("POST during the takeover: got %d, want 201 or 503", code)
+		}
+		if time.Since(stopped) > 30*time.Second {
+			t.Fatal("no gateway took the order within 30s of the leader's loss")
+		}
+	}
+	accepted := time.Since(stopped)
+	got := waitPrinted(t, hot, 2, 10*time.Second)
+	t.Logf("takeover: order accepted %s and on paper %s after the leader stopped", accepted, got[1].At.Sub(stopped))
+	if n := countPaper(got, "order_c1_station_hot"); n != 1 {
+		t.Errorf("c1 on paper %d times, want 1", n)
+	}
+	if tj := getTask(t, follower.base, "order_c1_station_hot"); tj.Status != "done" {
+		t.Errorf("c1 on the new leader: %s, want done", tj.Status)
+	}
+}
