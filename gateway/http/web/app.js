@@ -33,6 +33,9 @@ const T = {
     queued: "queued", printing: "printing", retry_wait: "waiting to retry", attention_required: "needs a person", failed: "failed",
     backup_from: "printing for printer {printer}, which failed", display: "Screen", display_backup: "backup {printer}",
     display_stale: "{n} on the screen too long: nobody bumped them", on_screen_stale: "on the screen too long, not bumped",
+    cluster: "Node {node}: {role}", cluster_leader: "leader", cluster_follower: "follower",
+    cluster_candidate: "electing", cluster_witness: "witness", cluster_down: "{nodes} down",
+    cluster_none: "no leader",
     cloud_up: "HQ linked", cloud_behind: "HQ linked · {n} to send", cloud_down: "HQ offline · printing goes on · {n} to send",
     credential_shared: "This gateway's HQ credential is in use on another box too: their links to HQ keep replacing each other. Keep the credential on one box: stop the other, or give it its own gateway credential.",
     pair_title: "Pair this device", pair_help: "Enter the six digits shown on the gateway's page and a name for this device.",
@@ -72,6 +75,9 @@ const T = {
     queued: "排队中", printing: "打印中", retry_wait: "等待重试", attention_required: "需要处理", failed: "失败",
     backup_from: "代故障打印机 {printer} 打印", display: "屏幕", display_backup: "备用 {printer}",
     display_stale: "{n} 张在屏幕上过久未划单", on_screen_stale: "在屏幕上过久未划单",
+    cluster: "节点 {node}：{role}", cluster_leader: "主节点", cluster_follower: "从节点",
+    cluster_candidate: "选举中", cluster_witness: "见证节点", cluster_down: "{nodes} 离线",
+    cluster_none: "无主节点",
     cloud_up: "总部已连接", cloud_behind: "总部已连接 · 待同步 {n} 条", cloud_down: "总部离线 · 照常打印 · 待同步 {n} 条",
     credential_shared: "本网关的总部凭证也在另一台设备上使用：两者与总部的连接不断互相替换。请只在一台设备上使用该凭证：停用另一台，或为它创建自己的网关凭证。",
     pair_title: "配对本设备", pair_help: "请输入网关页面上显示的六位配对码，并为本设备命名。",
@@ -241,6 +247,7 @@ function itemsText(task) {
 }
 
 function render() {
+  renderCluster();
   if (!board) return;
   document.getElementById("store").textContent = "storeprint · " + board.store_id;
   const cloud = document.getElementById("cloud");
@@ -485,8 +492,38 @@ async function loadWords() {
   render();
 }
 
+// The store's cluster, as the node this page came from sees it (GET
+// /v1/cluster answers on every node; 404 on a gateway that runs alone).
+let cluster = null;
+async function loadCluster() {
+  if (!token) return;
+  try {
+    const resp = await fetch("/v1/cluster", { headers: { "Authorization": "Bearer " + token } });
+    cluster = resp.ok ? await resp.json() : null;
+  } catch (e) {
+    cluster = null;
+  }
+  renderCluster();
+}
+
+function renderCluster() {
+  const chip = document.getElementById("cluster");
+  chip.hidden = !cluster;
+  if (!cluster) return;
+  const down = (cluster.members || []).filter(m => m.state === "down").map(m => m.node_id);
+  let text = t("cluster", { node: cluster.node_id, role: t("cluster_" + cluster.role) });
+  if (!cluster.leader) text += " · " + t("cluster_none");
+  else if (cluster.role !== "leader") text += " · " + t("cluster_leader") + " " + cluster.leader;
+  if (down.length) text += " · " + t("cluster_down", { nodes: down.join(", ") });
+  chip.className = "chip" + (down.length || !cluster.leader ? " down" : "");
+  chip.dataset.role = cluster.role;
+  chip.textContent = text;
+}
+
 function start() {
   loadWords();
+  setInterval(loadCluster, 5000);
+  loadCluster();
   setInterval(render, 30000); // the tickets' ages move on
   const params = new URLSearchParams(location.search);
   if (params.has("token")) {
