@@ -120,9 +120,10 @@ type ClusterMember struct {
 }
 
 // LeaderFence is the final fence against the cluster: a replicated store
-// implements it, and prepare asks it, right before a ticket's first byte,
-// whether this node still leads. nil: it leads; an error: it must print
-// nothing.
+// implements it, and prepare asks it, before the prepared receipt and
+// again right before a ticket's first byte, whether this node still
+// leads, and will for as long as the send can take to start. nil: it
+// leads; an error: it must print nothing.
 type LeaderFence interface {
 	CheckLeader(ctx context.Context) error
 }

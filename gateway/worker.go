@@ -485,15 +485,15 @@ func (g *Gateway) fence(tx ReadTx, l *lease, checkExpiry bool) (*Task, error) {
 func (g *Gateway) prepare(ctx context.Context, l *lease, payload []byte) error {
 	sum := sha256.Sum256(payload)
 	if g.leader != nil {
-		// On a cluster: only the leader prints. The prepared receipt's
-		// commit below needs a majority too, so a deposed leader that
-		// passed this check still writes no byte.
+		// On a cluster only the leader prints: a node that knows it no
+		// longer leads writes no receipt, and the task goes back to its
+		// queue under the new leader.
 		if err := g.leader.CheckLeader(ctx); err != nil {
 			return &fenceError{superseded, "this node no longer leads the cluster: " + err.Error()}
 		}
 	}
 	now := g.now()
-	return g.store.Update(ctx, func(tx Tx) error {
+	err := g.store.Update(ctx, func(tx Tx) error {
 		t, err := g.fence(tx, l, true)
 		if err != nil {
 			return err
@@ -512,6 +512,16 @@ func (g *Gateway) prepare(ctx context.Context, l *lease, payload []byte) error {
 			Reprint: l.reprint, BackupFrom: l.backup, PreparedAt: now,
 		})
 	})
+	if err == nil && g.leader != nil {
+		// The final fence, last before the first byte: a leader deposed
+		// (or frozen) since the check above sends nothing; its prepared
+		// attempt is uncertain for the new leader and follows
+		// on_uncertain, never printed silently twice.
+		if err := g.leader.CheckLeader(ctx); err != nil {
+			return &fenceError{superseded, "this node no longer leads the cluster: " + err.Error()}
+		}
+	}
+	return err
 }
 
 // submitted records that the bytes are out. It needs no sync of its own:

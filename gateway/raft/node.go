@@ -416,11 +416,18 @@ func (n *Node) Health() error {
 }
 
 // CheckLeader implements gateway.LeaderFence: nil only when a majority
-// of the nodes confirms, now, that this node leads.
+// of the nodes confirms that this node leads, and the confirmation is
+// fresh. Each follower that confirmed heard from this leader after the
+// check began, and none stands for election before a heartbeat timeout
+// without word from it: so no other node can lead before the check's
+// start plus that timeout. The answer counts only if it came within the
+// first half of that lease (a node frozen meanwhile gets an error), so
+// the send that follows it starts while this node certainly leads.
 func (n *Node) CheckLeader(ctx context.Context) error {
 	if !n.IsLeader() {
 		return notLeader(n.leaderID())
 	}
+	t0 := time.Now()
 	f := n.raft.VerifyLeader()
 	errc := make(chan error, 1)
 	go func() { errc <- f.Error() }()
@@ -429,10 +436,13 @@ func (n *Node) CheckLeader(ctx context.Context) error {
 		if err != nil {
 			return unavailable(err)
 		}
-		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	if took := time.Since(t0); took > n.opts.HeartbeatTimeout/2 {
+		return gateway.Errorf(gateway.EUNAVAILABLE, "the cluster confirmed this node's leadership too late (%s): another node may lead by now", took.Round(time.Millisecond))
+	}
+	return nil
 }
 
 // Close stops the node (not its store, which its opener closes).
