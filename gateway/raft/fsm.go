@@ -86,10 +86,10 @@ func (f *fsm) Restore(r io.ReadCloser) error {
 	if err := f.db.Import(context.Background(), r); err != nil {
 		return err
 	}
+	i, _ := f.db.Applied()
+	f.log.Info("this node's store took a snapshot of the cluster's state", "applied", i)
 	f.failed.Store(nil)
-	if i, err := f.db.Applied(); err == nil {
-		f.index.Store(i)
-	}
+	f.index.Store(i)
 	f.signal()
 	return nil
 }

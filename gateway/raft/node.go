@@ -2,6 +2,7 @@ package raft
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -40,6 +41,9 @@ type Options struct {
 	// ApplyTimeout bounds how long an update waits for a majority
 	// (default 10s).
 	ApplyTimeout time.Duration
+	// TrailingLogs is how many entries a snapshot leaves in the log
+	// (default 4096): a node further behind gets the snapshot.
+	TrailingLogs uint64
 }
 
 // Node is one node of a store's cluster: the replicated gateway.Store the
@@ -146,8 +150,8 @@ func Open(opts Options) (*Node, error) {
 	// The store is durable by itself and knows the last entry it applied:
 	// it is not rebuilt from a snapshot at each start.
 	conf.NoSnapshotRestoreOnStart = true
-	conf.SnapshotThreshold = 4096
-	conf.TrailingLogs = 4096
+	conf.TrailingLogs = cmp.Or(opts.TrailingLogs, 4096)
+	conf.SnapshotThreshold = conf.TrailingLogs
 	existing, err := hraft.HasExistingState(n.logs, n.logs, snaps)
 	if err != nil {
 		return fail(err)
@@ -568,6 +572,10 @@ func (n *Node) WaitApplied(ctx context.Context, index uint64) error {
 		}
 	}
 }
+
+// Snapshot takes a snapshot of the store now and compacts the log
+// behind it (raft also does so on its own every few thousand entries).
+func (n *Node) Snapshot() error { return n.raft.Snapshot().Error() }
 
 // Applied is the index of the last log entry this node's store applied.
 func (n *Node) Applied() uint64 { return n.fsm.index.Load() }

@@ -88,6 +88,8 @@ func (p *proxy) addr() string { return p.ln.Addr().String() }
 // witness).
 type node struct {
 	id      string
+	cc      *gateway.ClusterConfig
+	log     *slog.Logger
 	node    *raft.Node
 	store   *badger.DB
 	gw      *gateway.Gateway
@@ -143,22 +145,14 @@ func setup(t *testing.T, sim string, fp func(nodeID, name string)) *cluster {
 		if err := cfg.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		dir := t.TempDir()
-		store, err := badger.Open(dir, badger.Options{MinFreeBytes: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		n.store = store
-		n.node, err = raft.Open(raft.Options{Cluster: cc, Dir: dir + "/raft", Store: store, Logger: log.With("node", id),
-			Listener: lns[id], HeartbeatTimeout: 500 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
+		n.cc, n.log = cc, log.With("node", id)
+		n.open(t, lns[id])
 		if !cc.Witness {
 			opts := gateway.Options{LeaseMargin: 400 * time.Millisecond, Logger: log.With("node", id)}
 			if fp != nil {
 				opts.Failpoint = func(name string) { fp(id, name) }
 			}
+			var err error
 			n.gw, err = gateway.New(cfg, n.node, map[string]gateway.Printer{"hot-1": tcp.New(cfg.Printers[0], cfg.StoreID)}, opts)
 			if err != nil {
 				t.Fatal(err)
@@ -169,10 +163,44 @@ func setup(t *testing.T, sim string, fp func(nodeID, name string)) *cluster {
 				gw.Run(ctx)
 			})
 		}
-		t.Cleanup(func() { n.node.Close(); store.Close() })
 		c.nodes[id] = n
 	}
 	return c
+}
+
+// open starts the node on an empty data dir.
+func (n *node) open(t *testing.T, ln net.Listener) {
+	t.Helper()
+	dir := t.TempDir()
+	store, err := badger.Open(dir, badger.Options{MinFreeBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.store = store
+	n.node, err = raft.Open(raft.Options{Cluster: n.cc, Dir: dir + "/raft", Store: store, Logger: n.log,
+		Listener: ln, HeartbeatTimeout: 500 * time.Millisecond, TrailingLogs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := n.node
+	t.Cleanup(func() { node.Close(); store.Close() })
+}
+
+// stop stops a node, as a box that died.
+func (n *node) stop() {
+	n.node.Close()
+	n.store.Close()
+}
+
+// replace starts a stopped node again on an empty data dir, as a
+// replaced box with the same configuration.
+func (n *node) replace(t *testing.T) {
+	t.Helper()
+	ln, err := net.Listen("tcp", n.cc.Listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.open(t, ln)
 }
 
 // isolate cuts a node off from the others, both ways.
@@ -312,5 +340,62 @@ func TestNode_Takeover(t *testing.T) {
 	})
 	if got := sim.Printed(); len(got) != 2 {
 		t.Errorf("printed %d tickets, want 2 (o1, o3): %+v", len(got), got)
+	}
+}
+
+// A replaced box (an empty data dir, the same configuration) joins,
+// catches up from a snapshot of the store and then from the log, and
+// holds what the others hold.
+func TestNode_Replace(t *testing.T) {
+	sim, addr := printertest.StartTCP(t, printersim.Options{})
+	c := setup(t, addr, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	leader := c.nextLeader(t, ctx)
+	for _, id := range []string{"r1", "r2", "r3"} {
+		if _, _, err := leader.gw.AcceptOrder(ctx, order(id), storeprint.SourcePOS); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := sim.WaitPrinted(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	wit := c.nodes["wit"]
+	wit.stop()
+	// The log behind the snapshot is gone: the new box can only start
+	// from the snapshot.
+	if err := leader.node.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := leader.gw.AcceptOrder(ctx, order("r4"), storeprint.SourcePOS); err != nil {
+		t.Fatal(err)
+	}
+	waitTask(t, ctx, leader, storeprint.TaskNo("r4", "hot"), storeprint.StatusDone)
+	wit.replace(t)
+	if err := wit.node.WaitApplied(ctx, leader.node.Applied()); err != nil {
+		t.Fatalf("the replaced node did not catch up: applied %d, leader %d", wit.node.Applied(), leader.node.Applied())
+	}
+	for _, id := range []string{"r1", "r2", "r3", "r4"} {
+		want, err := leader.gw.Task(ctx, storeprint.TaskNo(id, "hot"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got *gateway.Task
+		if err := wit.store.View(ctx, func(tx gateway.ReadTx) error {
+			var err error
+			got, err = tx.Task(want.TaskNo)
+			return err
+		}); err != nil {
+			t.Fatalf("%s on the replaced node: %v", want.TaskNo, err)
+		}
+		if got.Status != want.Status || got.Version != want.Version || got.Seq != want.Seq {
+			t.Errorf("%s: got %s v%d seq %d, want %s v%d seq %d", want.TaskNo, got.Status, got.Version, got.Seq, want.Status, want.Version, want.Seq)
+		}
+	}
+	var a, b uint64
+	leader.store.View(ctx, func(tx gateway.ReadTx) error { a, _ = tx.LastEventSeq(); return nil })
+	wit.store.View(ctx, func(tx gateway.ReadTx) error { b, _ = tx.LastEventSeq(); return nil })
+	if a != b || a == 0 {
+		t.Errorf("last outbox event: replaced node %d, leader %d", b, a)
 	}
 }
