@@ -1,0 +1,147 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/printerdrivers/printersim"
+)
+
+// pos is a POS terminal that knows both gateways' addresses: it posts an
+// order to one, and on a 503 or no answer to the other, in turn, at its
+// own retry pace, until one accepts it.
+type pos struct {
+	t     *testing.T
+	addrs []string
+	next  int
+}
+
+// RetryEvery is the POS's pace between tries: a terminal's, not a wait
+// for the gateways.
+const posRetryEvery = 100 * time.Millisecond
+
+func (p *pos) post(orderID string, within time.Duration) (accepted time.Time) {
+	p.t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		base := p.addrs[p.next%len(p.addrs)]
+		code, err := tryCall("POST", base+"/v1/orders", order(orderID, "hot"))
+		switch {
+		case err == nil && (code == 201 || code == 200):
+			return time.Now()
+		case err == nil && code != 503:
+			p.t.Fatalf("POST %s to %s: got %d, want 201 or 503", orderID, base, code)
+		}
+		p.next++
+		time.Sleep(posRetryEvery / time.Duration(len(p.addrs)))
+	}
+	p.t.Fatalf("no gateway accepted %s within %s", orderID, within)
+	return time.Time{}
+}
+
+// tryCall is call for a gateway that may be gone: its error is returned.
+func tryCall(method, url string, body any) (int, error) {
+	req, err := newJSONRequest(method, url, body)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// Three real processes, two gateways and a witness, on one store: the
+// leader is killed with SIGKILL in the middle of a rush while the POS
+// posts to both gateways in turn. The other gateway takes over: every
+// order that got an answer is on paper once or flagged for a person,
+// none twice, and orders keep being accepted and printed.
+func TestProcess_ClusterKillLeader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three gateway processes")
+	}
+	hot := startSim(t, printersim.FaultNone)
+	ids := []string{"gw-a", "gw-b", "wit"}
+	addrs := map[string]string{}
+	for _, id := range ids {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addrs[id] = ln.Addr().String()
+		ln.Close()
+	}
+	peers := ""
+	for _, id := range ids {
+		peers += fmt.Sprintf("%q, ", id+"="+addrs[id])
+	}
+	procs := map[string]*proc{}
+	for _, id := range ids {
+		top := fmt.Sprintf("\n[cluster]\nnode_id = %q\nlisten = %q\npeers = [%s]\nsecret = \"a-secret-of-the-store-cluster\"\nwitness = %v\n",
+			id, addrs[id], peers, id == "wit")
+		cfg := writeConfigTop(t, t.TempDir(), top, []printerConf{{id: "hot-1", addr: hot.addr, onUncertain: "hold"}}, []stationConf{{name: "hot", printer: "hot-1"}})
+		procs[id] = startProc(t, cfg)
+	}
+	p := &pos{t: t, addrs: []string{procs["gw-a"].base, procs["gw-b"].base}}
+
+	const before, after = 10, 10
+	for i := range before {
+		p.post(fmt.Sprintf("k%d", i), 30*time.Second)
+	}
+	var st gateway.ClusterState
+	if code := call(t, "GET", procs["gw-a"].base+"/v1/cluster", nil, &st); code != 200 || st.Leader == "" {
+		t.Fatalf("GET /v1/cluster: %d %+v", code, st)
+	}
+	leader := procs[st.Leader]
+	survivor := procs["gw-a"]
+	if st.Leader == "gw-a" {
+		survivor = procs["gw-b"]
+	}
+	killed := time.Now()
+	leader.kill(t)
+	var firstAccepted time.Time
+	for i := range after {
+		at := p.post(fmt.Sprintf("k%d", before+i), 30*time.Second)
+		if i == 0 {
+			firstAccepted = at
+		}
+	}
+	all := settle(t, survivor.base, 30*time.Second)
+	paper := hot.Printed()
+	firstPaper := time.Time{}
+	for _, tk := range paper {
+		if tk.TaskNo == "order_k10_station_hot" {
+			firstPaper = tk.At
+		}
+	}
+	t.Logf("takeover after SIGKILL of %s: the POS got its next 201 after %s, its ticket on paper after %s",
+		st.Leader, firstAccepted.Sub(killed).Round(time.Millisecond), firstPaper.Sub(killed).Round(time.Millisecond))
+
+	byNo := map[string]taskJSON{}
+	for _, tj := range all {
+		byNo[tj.TaskNo] = tj
+	}
+	for i := range before + after {
+		no := fmt.Sprintf("order_k%d_station_hot", i)
+		tj, ok := byNo[no]
+		n := countPaper(paper, no)
+		switch {
+		case !ok:
+			t.Errorf("%s: accepted, not in the store after the takeover", no)
+		case tj.Status == "done" && n != 1:
+			t.Errorf("%s: done, on paper %d times, want once", no, n)
+		case tj.Status == "attention_required" && n > 1:
+			t.Errorf("%s: flagged, on paper %d times", no, n)
+		case tj.Status != "done" && tj.Status != "attention_required":
+			t.Errorf("%s: %s, want done or flagged", no, tj.Status)
+		case i >= before && tj.Status != "done":
+			t.Errorf("%s: accepted after the takeover, %s, want done", no, tj.Status)
+		}
+	}
+}
