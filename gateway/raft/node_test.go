@@ -87,13 +87,12 @@ func (p *proxy) addr() string { return p.ln.Addr().String() }
 // node is one node of a test cluster, with its gateway (nil for the
 // witness).
 type node struct {
-	id      string
-	cc      *gateway.ClusterConfig
-	log     *slog.Logger
-	node    *raft.Node
-	store   *badger.DB
-	gw      *gateway.Gateway
-	leading chan string // receives the node's id each time it starts leading
+	id    string
+	cc    *gateway.ClusterConfig
+	log   *slog.Logger
+	node  *raft.Node
+	store *badger.DB
+	gw    *gateway.Gateway
 	// out[id] carries this node's traffic to node id.
 	out map[string]*proxy
 }
