@@ -453,6 +453,13 @@ func (n *Node) CheckLeader(ctx context.Context) error {
 func (n *Node) Close() error {
 	var err error
 	n.once.Do(func() {
+		if n.IsLeader() {
+			// A planned stop hands leadership on first: the others need
+			// not wait out a heartbeat timeout to elect a new leader.
+			if err := n.raft.LeadershipTransfer().Error(); err != nil {
+				n.log.Warn("leadership transfer before stopping", "err", err)
+			}
+		}
 		close(n.closing)
 		n.wg.Wait()
 		err = n.raft.Shutdown().Error()
