@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"net"
+	"net/http"
 	"testing"
 	"time"
 
@@ -42,6 +42,11 @@ func (p *pos) post(orderID string, within time.Duration) (accepted time.Time) {
 	return time.Time{}
 }
 
+// posClient gives up on a gateway that does not answer within 2 s (a
+// frozen box accepts connections and answers nothing), as a POS with a
+// second address should.
+var posClient = &http.Client{Timeout: 2 * time.Second, Transport: api.Transport(&http.Transport{MaxIdleConnsPerHost: 4})}
+
 // tryCall is call for a gateway that may be gone: its error is returned.
 func tryCall(method, url string, body any) (int, error) {
 	req, err := newJSONRequest(method, url, body)
@@ -49,7 +54,7 @@ func tryCall(method, url string, body any) (int, error) {
 		return 0, err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := client.Do(req)
+	resp, err := posClient.Do(req)
 	if err != nil {
 		return 0, err
 	}
@@ -57,25 +62,14 @@ func tryCall(method, url string, body any) (int, error) {
 	return resp.StatusCode, nil
 }
 
-// Three real processes, two gateways and a witness, on one store: the
-// leader is killed with SIGKILL in the middle of a rush while the POS
-// posts to both gateways in turn. The other gateway takes over: every
-// order that got an answer is on paper once or flagged for a person,
-// none twice, and orders keep being accepted and printed.
-func TestProcess_ClusterKillLeader(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs three gateway processes")
-	}
-	hot := startSim(t, printersim.FaultNone)
+// startClusterProcs runs two gateways and a witness as processes on one
+// store printing on hot, and a POS that knows both gateways.
+func startClusterProcs(t *testing.T, hot *sim) (map[string]*proc, *pos) {
+	t.Helper()
 	ids := []string{"gw-a", "gw-b", "wit"}
 	addrs := map[string]string{}
 	for _, id := range ids {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addrs[id] = ln.Addr().String()
-		ln.Close()
+		addrs[id] = clusterAddr(t)
 	}
 	peers := ""
 	for _, id := range ids {
@@ -89,6 +83,20 @@ func TestProcess_ClusterKillLeader(t *testing.T) {
 		procs[id] = startProc(t, cfg)
 	}
 	p := &pos{t: t, addrs: []string{procs["gw-a"].base, procs["gw-b"].base}}
+	return procs, p
+}
+
+// Three real processes, two gateways and a witness, on one store: the
+// leader is killed with SIGKILL in the middle of a rush while the POS
+// posts to both gateways in turn. The other gateway takes over: every
+// order that got an answer is on paper once or flagged for a person,
+// none twice, and orders keep being accepted and printed.
+func TestProcess_ClusterKillLeader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three gateway processes")
+	}
+	hot := startSim(t, printersim.FaultNone)
+	procs, p := startClusterProcs(t, hot)
 
 	const before, after = 10, 10
 	for i := range before {

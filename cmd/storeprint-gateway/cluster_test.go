@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"testing"
 	"time"
@@ -9,6 +10,22 @@ import (
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
+
+// clusterAddr returns a free address for a node's cluster traffic, on a
+// port below the range the system hands out for ":0", so that no
+// gateway's own listener takes it before the node starts.
+func clusterAddr(t testing.TB) string {
+	t.Helper()
+	for range 100 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(10000))
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			ln.Close()
+			return addr
+		}
+	}
+	t.Fatal("no free port for the cluster")
+	return ""
+}
 
 // clusterNode is one node of a test cluster run in this process.
 type clusterNode struct {
@@ -25,12 +42,7 @@ func startCluster(t *testing.T, hot *sim) map[string]*clusterNode {
 	ids := []string{"gw-a", "gw-b", "wit"}
 	addrs := map[string]string{}
 	for _, id := range ids {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addrs[id] = ln.Addr().String()
-		ln.Close()
+		addrs[id] = clusterAddr(t)
 	}
 	peers := ""
 	for _, id := range ids {

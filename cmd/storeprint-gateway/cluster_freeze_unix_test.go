@@ -1,0 +1,100 @@
+//go:build unix
+
+package main
+
+import (
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/printerdrivers/printersim"
+)
+
+// The leader frozen (SIGSTOP) for 15 s while it holds tickets, the
+// printer still reachable, then woken (SIGCONT): the other gateway takes
+// over and prints what is accepted meanwhile; the woken node, no longer
+// the leader, prints nothing more. Every accepted order is on paper
+// once or flagged, none twice.
+func TestProcess_ClusterFreezeLeader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three gateway processes and freezes one for 15 s")
+	}
+	hot := startSim(t, printersim.FaultNone)
+	procs, p := startClusterProcs(t, hot)
+	n := 0
+	postSome := func(k int) {
+		for range k {
+			p.post(fmt.Sprintf("f%d", n), 30*time.Second)
+			n++
+		}
+	}
+	postSome(3)
+	var st gateway.ClusterState
+	if code := call(t, "GET", procs["gw-a"].base+"/v1/cluster", nil, &st); code != 200 || st.Leader == "" {
+		t.Fatalf("GET /v1/cluster: %d %+v", code, st)
+	}
+	leader := procs[st.Leader]
+	survivor := procs["gw-a"]
+	if st.Leader == "gw-a" {
+		survivor = procs["gw-b"]
+	}
+	// The leader holds tickets: the printer is slow, three wait.
+	hot.SetFault(printersim.FaultSlow)
+	postSome(3)
+	if err := syscall.Kill(leader.Pid(), syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	frozen := time.Now()
+	hot.SetFault(printersim.FaultNone)
+	firstAfter := n
+	at := time.Time{}
+	for i := range 3 {
+		a := p.post(fmt.Sprintf("f%d", n), 30*time.Second)
+		n++
+		if i == 0 {
+			at = a
+		}
+	}
+	t.Logf("frozen leader %s: the POS got its next 201 after %s", st.Leader, at.Sub(frozen).Round(time.Millisecond))
+	settle(t, survivor.base, 30*time.Second)
+	if wait := 15*time.Second - time.Since(frozen); wait > 0 {
+		time.Sleep(wait) // the freeze lasts 15 s, as a stuck box's would
+	}
+	before := len(hot.Printed())
+	if err := syscall.Kill(leader.Pid(), syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	woke := time.Now()
+	postSome(2)
+	all := settle(t, survivor.base, 30*time.Second)
+	paper := hot.Printed()
+	byNo := map[string]taskJSON{}
+	for _, tj := range all {
+		byNo[tj.TaskNo] = tj
+	}
+	for i := range n {
+		no := fmt.Sprintf("order_f%d_station_hot", i)
+		tj, ok := byNo[no]
+		k := countPaper(paper, no)
+		switch {
+		case !ok:
+			t.Errorf("%s: accepted, not in the store", no)
+		case tj.Status == "done" && k != 1:
+			t.Errorf("%s: done, on paper %d times, want once", no, k)
+		case tj.Status == "attention_required" && k > 1:
+			t.Errorf("%s: flagged, on paper %d times", no, k)
+		case tj.Status != "done" && tj.Status != "attention_required":
+			t.Errorf("%s: %s, want done or flagged", no, tj.Status)
+		case i >= firstAfter && tj.Status != "done":
+			t.Errorf("%s: accepted while the leader was frozen, %s, want done", no, tj.Status)
+		}
+	}
+	late := map[string]bool{fmt.Sprintf("order_f%d_station_hot", n-2): true, fmt.Sprintf("order_f%d_station_hot", n-1): true}
+	for _, tk := range paper[before:] {
+		if tk.At.After(woke) && !late[tk.TaskNo] {
+			t.Errorf("%s on paper after the old leader woke; only the orders posted since print", tk.TaskNo)
+		}
+	}
+}
