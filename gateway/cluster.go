@@ -25,6 +25,10 @@ type ClusterConfig struct {
 	Witness bool `toml:"witness"`
 }
 
+// IsWitness reports whether the section makes this node the witness: it
+// needs no printers or stations (nil: no cluster, not a witness).
+func (c *ClusterConfig) IsWitness() bool { return c != nil && c.Witness }
+
 // Peer is one node of the cluster.
 type Peer struct {
 	ID      string

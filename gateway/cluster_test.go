@@ -34,6 +34,19 @@ func TestClusterConfig_Validate(t *testing.T) {
 			t.Errorf("got %v %v", peers, err)
 		}
 	})
+	t.Run("WitnessWithoutPrinters", func(t *testing.T) {
+		cc := ok()
+		cc.NodeID, cc.Witness = "wit", true
+		cfg := clusterConfig(cc)
+		cfg.Printers, cfg.Stations = nil, nil
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		cc.Witness = false
+		if err := cfg.Validate(); gateway.ErrorCode(err) != gateway.EINVALID {
+			t.Errorf("a gateway node without printers: got %v, want invalid", err)
+		}
+	})
 	t.Run("ErrInvalid", func(t *testing.T) {
 		for name, tc := range map[string]struct {
 			change func(*gateway.ClusterConfig)

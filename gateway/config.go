@@ -568,7 +568,7 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
-	if len(c.Printers) == 0 {
+	if len(c.Printers) == 0 && !c.Cluster.IsWitness() {
 		return Errorf(EINVALID, "printers: at least one [[printers]] entry is required")
 	}
 	printers := map[string]*PrinterConfig{}
@@ -622,7 +622,7 @@ func (c *Config) Validate() error {
 	if err := c.validateDisplays(printers); err != nil {
 		return err
 	}
-	if len(c.Stations) == 0 {
+	if len(c.Stations) == 0 && !c.Cluster.IsWitness() {
 		return Errorf(EINVALID, "stations: at least one [[stations]] entry is required")
 	}
 	stations := map[string]bool{}

@@ -79,7 +79,11 @@ func startClusterProcs(t *testing.T, hot *sim) (map[string]*proc, *pos) {
 	for _, id := range ids {
 		top := fmt.Sprintf("\n[cluster]\nnode_id = %q\nlisten = %q\npeers = [%s]\nsecret = \"a-secret-of-the-store-cluster\"\nwitness = %v\n",
 			id, addrs[id], peers, id == "wit")
-		cfg := writeConfigTop(t, t.TempDir(), top, []printerConf{{id: "hot-1", addr: hot.addr, onUncertain: "hold"}}, []stationConf{{name: "hot", printer: "hot-1"}})
+		printers, stations := []printerConf{{id: "hot-1", addr: hot.addr, onUncertain: "hold"}}, []stationConf{{name: "hot", printer: "hot-1"}}
+		if id == "wit" {
+			printers, stations = nil, nil // a witness needs none
+		}
+		cfg := writeConfigTop(t, t.TempDir(), top, printers, stations)
 		procs[id] = startProc(t, cfg)
 	}
 	p := &pos{t: t, addrs: []string{procs["gw-a"].base, procs["gw-b"].base}}

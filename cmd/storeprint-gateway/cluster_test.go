@@ -37,7 +37,7 @@ type clusterNode struct {
 
 // startCluster runs two gateways and a witness on one store, all
 // printing on hot.
-func startCluster(t *testing.T, hot *sim) map[string]*clusterNode {
+func startCluster(t testing.TB, hot *sim) map[string]*clusterNode {
 	t.Helper()
 	ids := []string{"gw-a", "gw-b", "wit"}
 	addrs := map[string]string{}
@@ -52,7 +52,11 @@ func startCluster(t *testing.T, hot *sim) map[string]*clusterNode {
 	for _, id := range ids {
 		top := fmt.Sprintf("\n[cluster]\nnode_id = %q\nlisten = %q\npeers = [%s]\nsecret = \"a-secret-of-the-store-cluster\"\nwitness = %v\n",
 			id, addrs[id], peers, id == "wit")
-		cfg := writeConfigTop(t, t.TempDir(), top, []printerConf{{id: "hot-1", addr: hot.addr, onUncertain: "hold"}}, []stationConf{{name: "hot", printer: "hot-1"}})
+		printers, stations := []printerConf{{id: "hot-1", addr: hot.addr, onUncertain: "hold"}}, []stationConf{{name: "hot", printer: "hot-1"}}
+		if id == "wit" {
+			printers, stations = nil, nil // a witness needs none
+		}
+		cfg := writeConfigTop(t, t.TempDir(), top, printers, stations)
 		m, stop := startGateway(t, cfg)
 		n := &clusterNode{id: id, m: m, base: m.HTTP.URL(), stop: stop}
 		stopped := false
@@ -70,7 +74,7 @@ func startCluster(t *testing.T, hot *sim) map[string]*clusterNode {
 
 // waitLeader waits until a gateway node other than not leads and every node
 // still running knows it.
-func waitLeader(t *testing.T, nodes map[string]*clusterNode, not string, timeout time.Duration) *clusterNode {
+func waitLeader(t testing.TB, nodes map[string]*clusterNode, not string, timeout time.Duration) *clusterNode {
 	t.Helper()
 	deadline := time.After(timeout)
 	for {
@@ -182,5 +186,32 @@ func TestMain_Cluster(t *testing.T) {
 	}
 	if tj := getTask(t, follower.base, "order_c1_station_hot"); tj.Status != "done" {
 		t.Errorf("c1 on the new leader: %s, want done", tj.Status)
+	}
+}
+
+// BenchmarkClusterAccept measures POS-to-201 on a cluster of two
+// gateways and a witness in this process, posted to the leader and to
+// the follower (which passes each order on): each 201 waits for the
+// order's entry on a majority. Compare with BenchmarkAcceptOrders (one
+// gateway); go test -cpuprofile profiles the replicated write path.
+func BenchmarkClusterAccept(b *testing.B) {
+	hot := startSim(b, printersim.FaultNone)
+	nodes := startCluster(b, hot)
+	leader := waitLeader(b, nodes, "", 30*time.Second)
+	follower := nodes["gw-a"]
+	if leader.id == "gw-a" {
+		follower = nodes["gw-b"]
+	}
+	for _, to := range []*clusterNode{leader, follower} {
+		name := "leader"
+		if to == follower {
+			name = "follower"
+		}
+		b.Run(name, func(b *testing.B) {
+			r := postLoad(b, to.base, fmt.Sprintf("%s%d", name, time.Now().UnixNano()), 0, b.N)
+			b.ReportMetric(r.rate(), "orders/s")
+			b.ReportMetric(ms(r.p50), "p50-ms")
+			b.ReportMetric(ms(r.p99), "p99-ms")
+		})
 	}
 }
