@@ -52,7 +52,7 @@ func startCluster(t testing.TB, hot *sim) map[string]*clusterNode {
 	for _, id := range ids {
 		top := fmt.Sprintf("\n[cluster]\nnode_id = %q\nlisten = %q\npeers = [%s]\nsecret = \"a-secret-of-the-store-cluster\"\nwitness = %v\n",
 			id, addrs[id], peers, id == "wit")
-		printers, stations := []printerConf{{id: "hot-1", addr: hot.addr, onUncertain: "hold"}}, []stationConf{{name: "hot", printer: "hot-1"}}
+		printers, stations := []printerConf{{id: "hot-1", addr: hot.addr, onUncertain: "hold"}}, []stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "hot-1"}}
 		if id == "wit" {
 			printers, stations = nil, nil // a witness needs none
 		}
