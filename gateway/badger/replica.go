@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 
 	bdg "github.com/dgraph-io/badger/v4"
 
@@ -58,6 +59,49 @@ func (d *DB) Record(ctx context.Context, fn func(gateway.Tx) error) (*WriteSet, 
 		return ws, nil
 	}
 	return nil, err
+}
+
+// RecordBatch runs fns in turn as Record would, each against everything
+// committed and the writes of the fns before it that succeeded, and
+// returns their writes together: one log entry for many updates. errs[i]
+// is fn i's error (its writes are left out). It runs the first n of fns;
+// those after would not fit in one transaction with them, and go in the
+// next batch.
+func (d *DB) RecordBatch(ctx context.Context, fns []func(gateway.Tx) error) (ws *WriteSet, errs []error, n int, err error) {
+	err = d.Update(gateway.WithoutSync(ctx), func(gtx gateway.Tx) error {
+		t := gtx.(*tx)
+		errs, n, ws = make([]error, len(fns)), 0, nil
+		recorded := 0
+		for i, fn := range fns {
+			overlay, ctr := maps.Clone(t.overlay), t.ctr
+			err := callFn(fn, t)
+			if err == nil {
+				if s, c := t.size(); s > d.txnBytes/2 || c > d.txnCount/2 || int64(t.largest()) >= valueThreshold(d.opts.MemtableSize) {
+					if recorded > 0 {
+						t.overlay, t.ctr = overlay, ctr
+						break // for the next batch
+					}
+					err = gateway.Errorf(gateway.ETOOLARGE, "update too large to store in one transaction (%d bytes)", s)
+				}
+			}
+			if err != nil {
+				t.overlay, t.ctr = overlay, ctr
+				errs[i] = err
+			} else {
+				recorded++
+			}
+			n = i + 1
+		}
+		ws = &WriteSet{Task: t.ctr.task, Event: t.ctr.event, Audit: t.ctr.audit}
+		for _, w := range t.overlay {
+			ws.Keys, ws.Values = append(ws.Keys, w.k), append(ws.Values, w.v)
+		}
+		return errRecorded
+	})
+	if errors.Is(err, errRecorded) {
+		return ws, errs, n, nil
+	}
+	return nil, nil, 0, err
 }
 
 // Apply writes a write-set as log entry index, durably, unless the store

@@ -41,7 +41,8 @@ func (s *Server) SetCluster(c Cluster) {
 		},
 		Transport: &http.Transport{
 			DialContext:           func(ctx context.Context, _, _ string) (net.Conn, error) { return c.DialLeader(ctx) },
-			MaxIdleConns:          4,
+			MaxIdleConns:          64,
+			MaxIdleConnsPerHost:   64, // one host: the leader
 			IdleConnTimeout:       30 * time.Second,
 			ResponseHeaderTimeout: 30 * time.Second,
 		},

@@ -60,8 +60,10 @@ type Node struct {
 	logs   *raftboltdb.BoltStore
 	log    *slog.Logger
 
-	mu       stdsync.Mutex // serialises the leader's updates: one recorded write-set at a time
-	readyFor uint64        // the term whose earlier entries this leader has applied (see Update)
+	mu          stdsync.Mutex // serialises the leader's batches: one recorded write-set at a time
+	readyFor    uint64        // the term whose earlier entries this leader has applied (see Update)
+	updates     chan *update  // Updates waiting for the batcher
+	batcherDone chan struct{} // closed when the batcher stops
 
 	leadMu   stdsync.Mutex
 	leadFn   func(ctx context.Context)
@@ -99,7 +101,8 @@ func Open(opts Options) (*Node, error) {
 	if opts.ApplyTimeout == 0 {
 		opts.ApplyTimeout = 10 * time.Second
 	}
-	n := &Node{opts: opts, id: c.NodeID, peers: peers, db: opts.Store, log: opts.Logger.With("node_id", c.NodeID), closing: make(chan struct{})}
+	n := &Node{opts: opts, id: c.NodeID, peers: peers, db: opts.Store, log: opts.Logger.With("node_id", c.NodeID), closing: make(chan struct{}),
+		updates: make(chan *update, maxBatch), batcherDone: make(chan struct{})}
 	n.fsm = &fsm{db: opts.Store, log: n.log}
 	applied, err := opts.Store.Applied()
 	if err != nil {
@@ -176,6 +179,7 @@ func Open(opts Options) (*Node, error) {
 		return ok
 	}))
 	n.wg.Add(2)
+	go n.batcher()
 	go n.watch()
 	go func() {
 		defer n.wg.Done()
@@ -363,22 +367,122 @@ func (n *Node) pinIncarnation(ctx context.Context) error {
 }
 
 // Update implements gateway.Store. On the leader it records fn's writes
-// against the node's store, appends them to the log as one entry and
-// returns once the entry is on a majority of the nodes and applied here;
-// elsewhere it refuses (EUNAVAILABLE, naming the leader).
+// against the node's store, appends them to the log and returns once the
+// entry is on a majority of the nodes and applied here; elsewhere it
+// refuses (EUNAVAILABLE, naming the leader). Updates that arrive while
+// an entry is on its way go together in the next one (see batch), as a
+// single gateway's share a sync. Once queued an update runs to the end:
+// its caller learns the outcome even if it stops waiting.
 func (n *Node) Update(ctx context.Context, fn func(gateway.Tx) error) error {
 	if !n.IsLeader() {
 		return notLeader(n.leaderID())
 	}
+	r := &update{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	select {
+	case n.updates <- r:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-n.batcherDone:
+		return unavailable(hraft.ErrRaftShutdown)
+	}
+	select {
+	case err := <-r.done:
+		return err
+	case <-n.batcherDone:
+		select {
+		case err := <-r.done:
+			return err
+		default:
+			return unavailable(hraft.ErrRaftShutdown)
+		}
+	}
+}
+
+// update is one Update waiting for its batch.
+type update struct {
+	ctx  context.Context
+	fn   func(gateway.Tx) error
+	done chan error
+}
+
+// maxBatch is the most updates one log entry carries.
+const maxBatch = 64
+
+// batcher records the waiting updates, one batch at a time.
+func (n *Node) batcher() {
+	defer close(n.batcherDone)
+	for {
+		var first *update
+		select {
+		case first = <-n.updates:
+		case <-n.closing:
+			return
+		}
+		batch := []*update{first}
+	more:
+		for len(batch) < maxBatch {
+			select {
+			case r := <-n.updates:
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		n.batch(batch)
+	}
+}
+
+// batch records a batch of updates as one log entry (or more, when they
+// do not fit in one), waits for it and answers each.
+func (n *Node) batch(batch []*update) {
+	answer := func(rs []*update, err error) {
+		for _, r := range rs {
+			r.done <- err
+		}
+	}
+	if !n.IsLeader() {
+		answer(batch, notLeader(n.leaderID()))
+		return
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if err := n.readyLocked(ctx); err != nil {
-		return err
+	if err := n.readyLocked(context.Background()); err != nil {
+		answer(batch, err)
+		return
 	}
-	ws, err := n.db.Record(ctx, fn)
-	if err != nil {
-		return err
+	live := batch[:0]
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			r.done <- err
+		} else {
+			live = append(live, r)
+		}
 	}
+	for batch = live; len(batch) > 0; {
+		fns := make([]func(gateway.Tx) error, len(batch))
+		for i, r := range batch {
+			fns[i] = r.fn
+		}
+		ws, errs, k, err := n.db.RecordBatch(context.Background(), fns)
+		if err != nil {
+			answer(batch, err)
+			return
+		}
+		err = n.replicate(ws)
+		for i, r := range batch[:k] {
+			if errs[i] != nil {
+				r.done <- errs[i]
+			} else {
+				r.done <- err
+			}
+		}
+		batch = batch[k:]
+	}
+}
+
+// replicate appends a write-set to the log and waits until a majority
+// has it and this node applied it.
+func (n *Node) replicate(ws *badger.WriteSet) error {
 	if len(ws.Keys) == 0 {
 		return nil // nothing written: nothing to replicate
 	}
@@ -386,15 +490,11 @@ func (n *Node) Update(ctx context.Context, fn func(gateway.Tx) error) error {
 	if err != nil {
 		return err
 	}
-	timeout := n.opts.ApplyTimeout
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
-		timeout = max(time.Until(dl), time.Millisecond)
-	}
 	// Once handed to the log the entry may commit even if this node
 	// stops leading: the caller learns the outcome only as far as this
 	// node knows it (an unavailable answer may hide a committed entry,
 	// which an idempotent retry finds).
-	f := n.raft.Apply(b, timeout)
+	f := n.raft.Apply(b, n.opts.ApplyTimeout)
 	if err := f.Error(); err != nil {
 		n.readyFor = 0
 		return unavailable(err)

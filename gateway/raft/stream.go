@@ -36,7 +36,7 @@ const (
 	kindHTTP byte = 2
 
 	nonceSize        = 32
-	handshakeTimeout = 5 * time.Second
+	handshakeTimeout = 2 * time.Second // a node that cannot answer within it on a LAN is stuck
 )
 
 // ErrRefused is a connection whose peer did not prove it holds the
