@@ -45,6 +45,8 @@ func (m *Main) lead(ctx context.Context, log *slog.Logger) {
 			StoreID: cfg.StoreID, Version: version.String(), Gateway: m.Gateway, Logger: log, Clock: m.Clock,
 			OnChange: m.Gateway.Notify,
 		}
+		m.leaderLink.Store(link)
+		defer m.leaderLink.Store(nil)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

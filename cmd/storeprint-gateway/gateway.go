@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/kardianos/service"
@@ -214,6 +215,8 @@ type Main struct {
 	HTTP    *gwhttp.Server
 	Sync    *synclink.Client // nil when the config has no [cloud]
 	Node    *raft.Node       // nil when the config has no [cluster]
+
+	leaderLink atomic.Pointer[synclink.Client] // on a cluster: the link while this node leads
 
 	// logHandler, when set, takes the log instead of Stderr (a Windows
 	// service has no standard error).
@@ -477,6 +480,23 @@ func (m *Main) run(ctx context.Context) error {
 		// Only the leader prints, sweeps and links to the cloud; a new
 		// leader first settles what the one before it left in flight.
 		m.Node.WhileLeader(func(lctx context.Context) { m.lead(lctx, log) })
+		if cfg.Cloud != nil {
+			// The leader's link; a follower passes the LAN page's
+			// requests to the leader, which shows it.
+			m.HTTP.SetLink(func() any {
+				if link := m.leaderLink.Load(); link != nil {
+					return m.linkState(gctx, link)
+				}
+				return nil
+			})
+			metrics.AttachLink(func() prometheus.LinkState {
+				if link := m.leaderLink.Load(); link != nil {
+					st := link.State()
+					return prometheus.LinkState{Up: st.Connected, Cursor: st.Cursor}
+				}
+				return prometheus.LinkState{}
+			})
+		}
 	} else {
 		go func() { gdone <- m.Gateway.Run(gctx) }()
 		go m.Gateway.NewSweeper(gateway.SweeperOptions{Reclaim: m.Store.ReclaimSpace}).Run(gctx)
@@ -488,7 +508,7 @@ func (m *Main) run(ctx context.Context) error {
 			StoreID: cfg.StoreID, Version: version.String(), Gateway: m.Gateway, Logger: log, Clock: m.Clock,
 			OnChange: m.Gateway.Notify,
 		}
-		m.HTTP.SetLink(func() any { return m.linkState(gctx) })
+		m.HTTP.SetLink(func() any { return m.linkState(gctx, m.Sync) })
 		metrics.AttachLink(func() prometheus.LinkState {
 			st := m.Sync.State()
 			return prometheus.LinkState{Up: st.Connected, Cursor: st.Cursor}
@@ -545,8 +565,8 @@ func (m *Main) run(ctx context.Context) error {
 }
 
 // linkState is the sync link as the LAN page and /healthz show it.
-func (m *Main) linkState(ctx context.Context) any {
-	st := m.Sync.State()
+func (m *Main) linkState(ctx context.Context, link *synclink.Client) any {
+	st := link.State()
 	out := map[string]any{"connected": st.Connected, "since": st.Since, "cursor": st.Cursor, "last_error": st.LastError,
 		"incarnation": st.Incarnation, "resync": st.Resync, "credential_shared": st.CredentialShared}
 	if ss, err := m.Gateway.SyncState(ctx); err == nil {
