@@ -202,6 +202,7 @@ async function connect() {
       if (!resp.ok || !resp.body) throw new Error(resp.statusText);
       if (!me) await loadMe();
       show(true);
+      loadCluster();
       live.className = "dot live";
       wait = 500;
       const reader = resp.body.getReader();
@@ -523,7 +524,6 @@ function renderCluster() {
 function start() {
   loadWords();
   setInterval(loadCluster, 5000);
-  loadCluster();
   setInterval(render, 30000); // the tickets' ages move on
   const params = new URLSearchParams(location.search);
   if (params.has("token")) {
