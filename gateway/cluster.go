@@ -131,3 +131,14 @@ type ClusterMember struct {
 type LeaderFence interface {
 	CheckLeader(ctx context.Context) error
 }
+
+// EndStartupHold lets the dispatcher print the tickets carried over from
+// before the start without waiting for the sync link (see learn.go). A
+// cluster's new leader calls it: its store is the cluster's log, not a
+// copy restored from an older backup, and its tickets must not wait on
+// the cloud at a takeover.
+func (g *Gateway) EndStartupHold() {
+	if g.startup != nil {
+		g.startup.release()
+	}
+}

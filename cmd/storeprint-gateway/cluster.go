@@ -33,6 +33,7 @@ func openNode(cfg *gateway.Config, db *badger.DB, log *slog.Logger) (*raft.Node,
 // and the sync link.
 func (m *Main) lead(ctx context.Context, log *slog.Logger) {
 	log.Info("leading the cluster: printing", "node_id", m.Node.ID())
+	m.Gateway.EndStartupHold()
 	var wg stdsync.WaitGroup
 	wg.Add(1)
 	go func() {
