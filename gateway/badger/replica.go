@@ -15,8 +15,8 @@ import (
 )
 
 // A replicated store (gateway/raft) builds each node's store from one log
-// of write-sets: the leader records what an update writes without
-// committing it (Record), the log carries the write-set to every node,
+// of write-sets: the leader records what updates write without
+// committing it (RecordBatch), the log carries the write-set to every node,
 // and each node applies it (Apply) in log order. Every node's store then
 // holds the same keys, counters and digest; only what is the node's own
 // (its witness, its last commit, its recovery) differs.
@@ -35,35 +35,10 @@ var (
 	metaApplied = key(spaceMeta, "applied")
 )
 
-// Record runs fn as Update would, against everything committed, and
-// returns what it wrote, committing nothing. fn's error is returned as it
-// is.
-func (d *DB) Record(ctx context.Context, fn func(gateway.Tx) error) (*WriteSet, error) {
-	var ws *WriteSet
-	err := d.Update(gateway.WithoutSync(ctx), func(gtx gateway.Tx) error {
-		ws = nil
-		t := gtx.(*tx)
-		if err := fn(t); err != nil {
-			return err
-		}
-		if s, c := t.size(); s > d.txnBytes || c > d.txnCount || int64(t.largest()) >= valueThreshold(d.opts.MemtableSize) {
-			return gateway.Errorf(gateway.ETOOLARGE, "update too large to store in one transaction (%d bytes)", s)
-		}
-		ws = &WriteSet{Task: t.ctr.task, Event: t.ctr.event, Audit: t.ctr.audit}
-		for _, w := range t.overlay {
-			ws.Keys, ws.Values = append(ws.Keys, w.k), append(ws.Values, w.v)
-		}
-		return errRecorded
-	})
-	if errors.Is(err, errRecorded) {
-		return ws, nil
-	}
-	return nil, err
-}
-
-// RecordBatch runs fns in turn as Record would, each against everything
+// RecordBatch runs fns in turn as Update would, each against everything
 // committed and the writes of the fns before it that succeeded, and
-// returns their writes together: one log entry for many updates. errs[i]
+// returns their writes together, committing nothing: one log entry for
+// many updates. errs[i]
 // is fn i's error (its writes are left out). It runs the first n of fns;
 // those after would not fit in one transaction with them, and go in the
 // next batch.
