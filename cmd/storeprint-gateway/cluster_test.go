@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -155,6 +156,17 @@ func TestMain_Cluster(t *testing.T) {
 		waitPrinted(t, hot, 1, 10*time.Second)
 		if code := call(t, "POST", follower.base+"/v1/orders", order("c1", "hot"), &res); code != 200 {
 			t.Errorf("replay to the follower: got %d, want 200", code)
+		}
+	})
+	t.Run("Metrics", func(t *testing.T) {
+		text := metricsText(t, leader.base)
+		if got := metricValue(t, text, "storeprint_cluster_leader"); got != 1 {
+			t.Errorf("storeprint_cluster_leader on the leader: got %v, want 1", got)
+		}
+		for _, id := range []string{"gw-a", "gw-b", "wit"} {
+			if want := `storeprint_cluster_member{node_id="` + id + `",state="up"} 1`; !strings.Contains(text, want) {
+				t.Errorf("the leader's metrics lack %s", want)
+			}
 		}
 	})
 	t.Run("WitnessTakesNoOrders", func(t *testing.T) {

@@ -468,6 +468,7 @@ func (m *Main) run(ctx context.Context) error {
 	m.HTTP.HandleCloudPRNT(ps.cloudprnt)
 	if m.Node != nil {
 		m.HTTP.SetCluster(m.Node)
+		metrics.AttachCluster(m.Node.State)
 	}
 	if err := m.HTTP.Listen(cfg.Listen); err != nil {
 		return fmt.Errorf("listen: %w", err)
