@@ -390,8 +390,11 @@ func (t *tx) Audit(after uint64, limit int) ([]*gateway.AuditEntry, error) {
 func (t *tx) Outbox(after uint64, limit int) ([]sync.Event, error) {
 	var out []sync.Event
 	err := t.scanFrom(prefix(spaceEvent), seqKey(spaceEvent, after+1), func(k, v []byte) (bool, error) {
-		var e sync.Event
-		if err := decode(v, &e); err != nil {
+		if len(k) != 10 {
+			return false, fmt.Errorf("read outbox: bad key %q", k)
+		}
+		e, err := decodeEvent(binary.BigEndian.Uint64(k[2:]), v)
+		if err != nil {
 			return false, err
 		}
 		out = append(out, e)
@@ -461,11 +464,17 @@ func (t *tx) PutTask(task *gateway.Task) error {
 		t.set(seqKey(spaceQueue, task.Seq, task.PrinterID), []byte(task.TaskNo))
 	}
 	e := task.Event()
+	at := t.now()
+	if b, ok := appendCompactTaskEvent(make([]byte, 0, 160), task.TaskNo, at, &e); ok {
+		t.ctr.event++
+		t.set(seqKey(spaceEvent, t.ctr.event), b)
+		return nil
+	}
 	data, err := sync.AppendTaskEvent(make([]byte, 0, 512), &e)
 	if err != nil {
 		return fmt.Errorf("encode event: %w", err)
 	}
-	return t.appendEventData(sync.KindTask, task.TaskNo, data)
+	return t.appendEventData(sync.KindTask, task.TaskNo, at, data)
 }
 
 // PutOrder stores the record compact (see encodeCompactOrder), or as JSON
@@ -482,7 +491,18 @@ func (t *tx) PutReceipt(r *gateway.Receipt) error {
 	if err := t.put(receiptKey(r.TaskNo, r.Attempt), r); err != nil {
 		return err
 	}
-	return t.appendEvent(sync.KindReceipt, r.TaskNo, r.Event())
+	e := r.Event()
+	at := t.now()
+	if b, ok := appendCompactReceiptEvent(make([]byte, 0, 128), r.TaskNo, at, &e); ok {
+		t.ctr.event++
+		t.set(seqKey(spaceEvent, t.ctr.event), b)
+		return nil
+	}
+	data, err := jsonMarshal(e)
+	if err != nil {
+		return err
+	}
+	return t.appendEventData(sync.KindReceipt, r.TaskNo, at, data)
 }
 
 func (t *tx) AppendAudit(a *gateway.AuditEntry) error {
@@ -494,7 +514,11 @@ func (t *tx) AppendAudit(a *gateway.AuditEntry) error {
 	if err := t.put(seqKey(spaceAudit, a.Seq), storedAudit{AuditEntry: *a, EventSeq: t.ctr.event + 1}); err != nil {
 		return err
 	}
-	return t.appendEvent(sync.KindAudit, a.TaskNo, a.Event())
+	data, err := jsonMarshal(a.Event())
+	if err != nil {
+		return err
+	}
+	return t.appendEventData(sync.KindAudit, a.TaskNo, t.now(), data)
 }
 
 func (t *tx) PutFailover(f *gateway.Failover) error {
@@ -506,19 +530,12 @@ func (t *tx) NextTaskSeq() uint64 {
 	return t.ctr.task
 }
 
-func (t *tx) appendEvent(kind, taskNo string, data any) error {
-	b, err := jsonMarshal(data)
-	if err != nil {
-		return err
-	}
-	return t.appendEventData(kind, taskNo, b)
-}
-
-// appendEventData appends an outbox event of compact JSON data.
-func (t *tx) appendEventData(kind, taskNo string, data []byte) error {
+// appendEventData appends an outbox event of compact JSON data, as JSON
+// (see compactEventVersion for the events kept compact).
+func (t *tx) appendEventData(kind, taskNo string, at time.Time, data []byte) error {
 	t.ctr.event++
 	b, err := sync.AppendEvent(append(make([]byte, 0, len(data)+128), formatVersion), &sync.Event{
-		Seq: t.ctr.event, Kind: kind, TaskNo: taskNo, At: t.now(), Data: data,
+		Seq: t.ctr.event, Kind: kind, TaskNo: taskNo, At: at, Data: data,
 	})
 	if err != nil {
 		return fmt.Errorf("encode value: %w", err)
