@@ -49,10 +49,14 @@ func (t *tx) PurgeTasks(status storeprint.Status, before time.Time, acked, after
 		}
 		looked++
 		var s storedTask
-		if err := t.getValue(key(spaceTask, string(v)), &s); err != nil {
-			if errors.Is(err, bdg.ErrKeyNotFound) {
-				return true, nil
-			}
+		b, err := t.get(key(spaceTask, string(v)))
+		if errors.Is(err, bdg.ErrKeyNotFound) {
+			return true, nil
+		}
+		if err == nil {
+			err = decodeTask(b, &s)
+		}
+		if err != nil {
 			return false, err
 		}
 		if !s.CreatedAt.Before(before) {

@@ -293,7 +293,7 @@ func salvage(from, to, scratch string, w *witnessState, opts Options) (*SalvageR
 			return // built again below
 		case e.key[0] == spaceTask:
 			var t gateway.Task
-			if err := decode(e.value, &t); err != nil {
+			if err := decodeGatewayTask(e.value, &t); err != nil {
 				s.rep.Problems = append(s.rep.Problems, fmt.Sprintf("task %q: unreadable value", e.key[2:]))
 				return
 			}

@@ -183,7 +183,7 @@ func (t *tx) task(taskNo string) (*gateway.Task, error) {
 	}
 	if err == nil {
 		task := new(gateway.Task)
-		if err = decode(b, task); err == nil {
+		if err = decodeGatewayTask(b, task); err == nil {
 			return task, nil
 		}
 	}
@@ -285,7 +285,7 @@ func (t *tx) ByStatus(status storeprint.Status, limit int) ([]*gateway.Task, err
 		var out []*gateway.Task
 		err := t.scan(prefix(spaceTask), func(_, v []byte) (bool, error) {
 			var task gateway.Task
-			if err := decode(v, &task); err != nil {
+			if err := decodeGatewayTask(v, &task); err != nil {
 				return false, err
 			}
 			out = append(out, &task)
@@ -354,7 +354,7 @@ func (t *tx) TasksAfter(after string, limit int) ([]*gateway.Task, error) {
 	var out []*gateway.Task
 	err := t.scanFrom(prefix(spaceTask), start, func(_, v []byte) (bool, error) {
 		var task gateway.Task
-		if err := decode(v, &task); err != nil {
+		if err := decodeGatewayTask(v, &task); err != nil {
 			return false, err
 		}
 		out = append(out, &task)
@@ -454,9 +454,13 @@ func (t *tx) PutTask(task *gateway.Task) error {
 	task.UpdatedAt = t.now()
 	// The task remembers the seq of the event that tells its state, so
 	// retention knows when the cloud has it.
-	b, err := appendStoredTask(append(make([]byte, 0, 768), formatVersion), &storedTask{Task: *task, EventSeq: t.ctr.event + 1})
-	if err != nil {
-		return fmt.Errorf("encode value: %w", err)
+	st := &storedTask{Task: *task, EventSeq: t.ctr.event + 1}
+	b, ok := appendCompactTask(make([]byte, 0, 256), st)
+	if !ok {
+		var err error
+		if b, err = appendStoredTask(append(make([]byte, 0, 768), formatVersion), st); err != nil {
+			return fmt.Errorf("encode value: %w", err)
+		}
 	}
 	t.set(key(spaceTask, task.TaskNo), b)
 	t.set(seqKey(spaceStatus, task.Seq, string(task.Status)), []byte(task.TaskNo))
