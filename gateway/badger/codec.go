@@ -12,8 +12,9 @@ const formatVersion byte = 1
 
 // storeFormat is the data dir's format (m/format): a release refuses to
 // open a data dir of a later format. 2: compact order records (retention)
-// and the outbox seq kept with tasks and audit entries. 3: compact outbox
-// events (see compactEventVersion).
+// and the outbox seq kept with tasks and audit entries. 3: compact tasks,
+// receipts and outbox events (compactTaskVersion, compactReceiptVersion,
+// compactEventVersion).
 const storeFormat byte = 3
 
 func encode(v any) ([]byte, error) {

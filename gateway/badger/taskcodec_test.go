@@ -79,7 +79,7 @@ func TestCompactTask_Size(t *testing.T) {
 	st := &storedTask{Task: gateway.Task{TaskNo: "A0000001_hot", OrderID: "A0000001", Station: "hot", PrinterID: "hot-1", FirstPrinter: "hot-1",
 		Status: storeprint.StatusPrinting, Attempt: 1, Source: storeprint.SourcePOS, Table: "T12",
 		Items: []storeprint.Item{{Name: "宫保鸡丁", Qty: 1, Station: "hot", Note: "少辣"}, {Name: "鱼香肉丝", Qty: 2, Station: "hot"}},
-		Seq: 7, Version: 2, CreatedAt: at, NextAt: at, UpdatedAt: at,
+		Seq:   7, Version: 2, CreatedAt: at, NextAt: at, UpdatedAt: at,
 		LeaseToken: "0123456789abcdef0123456789abcdef", LeaseExpires: at.Add(30 * time.Second)}, EventSeq: 12}
 	js, err := appendStoredTask([]byte{formatVersion}, st)
 	if err != nil {

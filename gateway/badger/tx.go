@@ -229,7 +229,11 @@ func (t *tx) Order(orderID string) (*gateway.OrderRecord, error) {
 
 func (t *tx) Receipt(taskNo string, attempt int) (*gateway.Receipt, error) {
 	var r gateway.Receipt
-	if err := t.getValue(receiptKey(taskNo, attempt), &r); err != nil {
+	b, err := t.get(receiptKey(taskNo, attempt))
+	if err == nil {
+		err = decodeReceipt(b, &r)
+	}
+	if err != nil {
 		if errors.Is(err, bdg.ErrKeyNotFound) {
 			return nil, gateway.Errorf(gateway.ENOTFOUND, "no receipt for %q attempt %d", taskNo, attempt)
 		}
@@ -242,7 +246,7 @@ func (t *tx) Receipts(taskNo string) ([]*gateway.Receipt, error) {
 	var out []*gateway.Receipt
 	err := t.scan(prefix(spaceReceipt, taskNo), func(_, v []byte) (bool, error) {
 		var r gateway.Receipt
-		if err := decode(v, &r); err != nil {
+		if err := decodeReceipt(v, &r); err != nil {
 			return false, err
 		}
 		out = append(out, &r)
@@ -492,7 +496,9 @@ func (t *tx) PutOrder(o *gateway.OrderRecord) error {
 }
 
 func (t *tx) PutReceipt(r *gateway.Receipt) error {
-	if err := t.put(receiptKey(r.TaskNo, r.Attempt), r); err != nil {
+	if b, ok := appendCompactReceipt(make([]byte, 0, 128), r); ok {
+		t.set(receiptKey(r.TaskNo, r.Attempt), b)
+	} else if err := t.put(receiptKey(r.TaskNo, r.Attempt), r); err != nil {
 		return err
 	}
 	e := r.Event()
