@@ -78,10 +78,10 @@ const idleSync = time.Second
 //
 // The witness rides on the syncs too (see flush): a sync writes it, in
 // the same flush as Badger's log, with the newest commit synced before,
-// once that commit has waited idleSync/2 for it; a quiet store writes it
-// after its last sync, at most idleSync after that commit was answered.
-// So a busy store writes its witness about twice a second, never once a
-// commit, and a store printing a ticket now and then no more often than
+// once that commit has waited witnessAfter for it; a quiet store writes
+// it after its last sync, at most idleSync after that commit was
+// answered. So a busy store writes its witness a little more than once a
+// second (each write is a page of the disk's life), never once a commit, and a store printing a ticket now and then no more often than
 // it syncs its log. The witness is never ahead of the store: a power cut
 // leaves the store ahead of its witness by at most the commits of the
 // last second, which is sound; only their loss could go unseen. Close
@@ -155,6 +155,11 @@ func (d *DB) syncer() {
 	}
 }
 
+// witnessAfter is how long a synced commit waits for a sync to carry
+// its witness: short of idleSync, when a store quiet since writes it on
+// its own, so that a busy store's syncs carry it.
+const witnessAfter = idleSync * 3 / 4
+
 // gatherWait is how long a sync that one update alone waits for holds
 // off for a second one: a store's stations print side by side, and the
 // prepared receipts and confirmations of an order's tickets come within
@@ -204,7 +209,7 @@ func (s *syncState) arm(timer *time.Timer, pending []syncJob) {
 
 // flush syncs the commits of jobs and answers their updates. A flush that
 // someone waits for (idle false) writes the witness of the commit synced
-// before, while the log syncs, once that commit has waited idleSync/2; an
+// before, while the log syncs, once that commit has waited witnessAfter; an
 // idle one, after the log, writes the witness of the newest commit.
 func (s *syncState) flush(jobs []syncJob, idle bool) []syncJob {
 	d := s.d
@@ -229,7 +234,7 @@ func (s *syncState) flush(jobs []syncJob, idle bool) []syncJob {
 		return jobs[:0]
 	}
 	var wit *syncJob
-	if !idle && s.durable.cmt.Gen > s.witnessed && time.Since(s.unwitSince) >= idleSync/2 {
+	if !idle && s.durable.cmt.Gen > s.witnessed && time.Since(s.unwitSince) >= witnessAfter {
 		w := s.durable
 		wit = &w
 	}
