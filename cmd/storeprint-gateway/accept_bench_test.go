@@ -477,9 +477,9 @@ func BenchmarkAcceptSideBySide(b *testing.B) {
 			fmt.Printf("  %-44s %9.0f %8.2f %8.2f %12.0f %14.0f\n", r.name, r.r.rate(), ms(r.r.p50), ms(r.r.p99), r.r.perOrder(r.r.cpu), r.r.perOrder(r.r.clients))
 		}
 		fmt.Printf("  the gateway printed %.0f tickets/s meanwhile (it accepted %.0f)\n", st.printed/gw.elapsed.Seconds(), 2*gw.rate())
-		fmt.Printf("  gateway/ceiling: throughput %.2f (aim >= 0.80), p99 %.2fx (aim <= 1.25x); gateway/HTTP only: throughput %.2f\n",
+		fmt.Printf("  gateway/ceiling: throughput %.2f (a figure, no aim: a store takes a few orders a minute, see BenchmarkStoreWrites), p99 %.2fx (aim <= 1.25x); gateway/HTTP only: throughput %.2f\n",
 			gw.rate()/c.rate(), ms(gw.p99)/ms(c.p99), gw.rate()/h.rate())
-		fmt.Printf("  at the aim (0.80 x %.0f orders/s on %d cores, the clients and simulators taking %.0f µs an order) the cores leave the gateway at most %.0f µs of CPU an order; it spent %.0f\n",
+		fmt.Printf("  at 0.80 x %.0f orders/s on %d cores (the clients and simulators taking %.0f µs an order) the cores would leave the gateway at most %.0f µs of CPU an order; it spent %.0f\n",
 			c.rate(), runtime.NumCPU(), gw.perOrder(gw.clients), aimBudget(runtime.NumCPU(), c.rate(), gw.perOrder(gw.clients)), gw.perOrder(gw.cpu))
 		printStalls(c.p99, endpointResult{"durable ceiling", c}, endpointResult{"storeprint-gateway", gw})
 		fmt.Printf("  the gateway's store (its /metrics): %.0f syncs/s, %.1f updates each, a sync %.2f ms mean, %.1f%% over 2.5 ms, %.2f%% over 10 ms; an update answered %.2f ms after it was asked for, mean\n",

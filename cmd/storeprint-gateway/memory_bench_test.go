@@ -65,6 +65,7 @@ func BenchmarkBurstRSS(b *testing.B) {
 		took.Round(time.Second), 50000/took.Seconds(), idle.total>>20, peak>>20, aimBurstRSS>>20, metOrNot(peak <= aimBurstRSS),
 		end.total>>20, end.anon>>20, settled.total>>20, settled.anon>>20, settled.file>>20, aimBurstRSS>>20, metOrNot(settled.total < aimBurstRSS))
 	fmt.Printf("  the highest reading every 100 ms: %d MiB (anon %d, mapped files %d)\n", top.total>>20, top.anon>>20, top.file>>20)
+	b.ReportMetric(50000/took.Seconds(), "burst-orders/s")
 	b.ReportMetric(float64(idle.total)/(1<<20), "idle-MiB")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
 	b.ReportMetric(float64(end.total)/(1<<20), "burst-end-MiB")
