@@ -39,7 +39,8 @@ type DB struct {
 	dirAt    int64        // the data dir's stamp when it was last synced
 	syncHook func() error // tests: runs before each commit's sync; an error fails it
 	compact  compactions
-	refused  []refusal // updates that failed, to answer after the syncs before them; owned by the writer
+	builders builderPool // Badger's buffers for building tables, drained by the writer
+	refused  []refusal   // updates that failed, to answer after the syncs before them; owned by the writer
 	health   atomic.Pointer[error]
 	onHealth atomic.Pointer[func()]
 	onQuiet  atomic.Pointer[func()]

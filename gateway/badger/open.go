@@ -64,6 +64,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		closing: make(chan struct{}),
 	}
 	d.compact.db = bdb
+	d.builders = findBuilderPool(bdb)
 	maxBatch := opts.MemtableSize * 15 / 100
 	d.txnBytes = int(maxBatch * 8 / 10)
 	d.txnCount = int(maxBatch/int64(skl.MaxNodeSize)) * 8 / 10

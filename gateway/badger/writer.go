@@ -15,10 +15,13 @@ import (
 // writer applies queued updates in batches, one Badger transaction per
 // batch. It commits a batch and hands it to the syncer, which syncs it
 // and answers its updates, and meanwhile runs and commits the next
-// batches, up to syncAhead of them waiting (see syncer). Every
-// DiskCheckEvery, busy or idle, it reads the free space, syncs the
+// batches, up to syncAhead of them waiting (see syncer). After each
+// batch, and every DiskCheckEvery, it drains Badger's pool of table
+// builders' buffers (see builderPool). Every DiskCheckEvery, busy or
+// idle, it also reads the free space, syncs the
 // directory if files came or went, pages out the tables once a memtable's
-// worth was written, and gives memory back after a burst.
+// worth was written (in a burst, at most every burstPageOut once a
+// quarter of one was), and gives memory back after a burst.
 func (d *DB) writer() {
 	defer d.wg.Done()
 	tick := time.NewTicker(d.opts.DiskCheckEvery)
@@ -27,6 +30,7 @@ func (d *DB) writer() {
 	var sincePageOut int64 // bytes committed since tables were last paged out
 	trims := 0             // times left to give memory back after a burst
 	lastWrite := time.Now()
+	lastPageOut := time.Now()
 	for {
 		var first *request
 		select {
@@ -36,6 +40,7 @@ func (d *DB) writer() {
 			continue
 		case <-tick.C:
 			d.monitor()
+			d.builders.drain()
 			if sinceTrim > 4*d.opts.MemtableSize {
 				trims, sinceTrim = 30, 0
 			}
@@ -45,7 +50,7 @@ func (d *DB) writer() {
 				// through their mappings, and would leave them all
 				// resident until the burst is over.
 				pageOutTables(d.dir)
-				sincePageOut = 0
+				sincePageOut, lastPageOut = 0, time.Now()
 			}
 			if trims > 0 && time.Since(lastWrite) > 2*d.opts.DiskCheckEvery {
 				// A burst is over: hand the memory it took back to the
@@ -87,11 +92,26 @@ func (d *DB) writer() {
 			}
 		}
 		n := int64(d.commit(batch))
+		d.builders.drain()
 		sinceTrim += n
 		sincePageOut += n
+		if sincePageOut > d.opts.MemtableSize/4 && time.Since(lastPageOut) >= burstPageOut {
+			// In a burst, between the checks: the compactions that
+			// memtables written out start map their new tables whole
+			// and read the old ones through their mappings.
+			pageOutTables(d.dir)
+			sincePageOut, lastPageOut = 0, time.Now()
+		}
 		lastWrite = time.Now()
 	}
 }
+
+// burstPageOut is how often, at most, a burst's tables are paged out
+// between the writer's checks: every memtable written out starts
+// compactions, which map their new tables whole and read the old ones
+// through their mappings, and would leave them resident (the most of a
+// burst's memory after Badger's builders) until the next check.
+const burstPageOut = 500 * time.Millisecond
 
 // monitor reads the free space: below the reserve the store is unhealthy
 // ("disk low") at once, idle or not; while in trouble it tries a tiny
