@@ -49,11 +49,13 @@ func TestMain_Metrics(t *testing.T) {
 		t.Error("metrics show the API token")
 	}
 	// The order and its printing were updates, each made durable by a
-	// sync: the store's timings count them.
+	// sync: the store's timings count them. (A quiet store's witness is
+	// a sync of its own, which makes no update durable: syncs may
+	// outnumber the updates they made durable.)
 	syncs := metricValue(t, text, "storeprint_storage_sync_seconds_count")
 	synced := metricValue(t, text, "storeprint_storage_synced_updates_total")
 	updates := metricValue(t, text, "storeprint_storage_update_seconds_count")
-	if syncs < 1 || synced < syncs || updates < synced || updates < 5 {
+	if syncs < 1 || synced < 1 || updates < synced || updates < 5 {
 		t.Errorf("storage timings: %v syncs made %v updates durable, %v updates answered; want at least the order's and its print's 5", syncs, synced, updates)
 	}
 }
