@@ -19,7 +19,7 @@ import (
 //	status | attempt | failures | last error | reason | source | table |
 //	note | items | copy of | copies | auto reprints | backup from | seq |
 //	version | created at | next at | printed at | updated at | lease token |
-//	lease expires | event seq
+//	lease expires | recalled at | event seq
 //
 // with strings, numbers and times as in compact events (see
 // compactEventVersion); items as their number plus one (0: none, JSON
@@ -38,11 +38,14 @@ const (
 // reports that it needs JSON.
 func appendCompactTask(b []byte, st *storedTask) ([]byte, bool) {
 	t := &st.Task
-	printed := t.CreatedAt
+	printed, recalled := t.CreatedAt, t.CreatedAt
 	if t.PrintedAt != nil {
 		printed = *t.PrintedAt
 	}
-	if !compactTime(t.CreatedAt, t.NextAt, printed, t.UpdatedAt, t.LeaseExpires) ||
+	if t.RecalledAt != nil {
+		recalled = *t.RecalledAt
+	}
+	if !compactTime(t.CreatedAt, t.NextAt, printed, t.UpdatedAt, t.LeaseExpires, recalled) ||
 		!validUTF8(t.TaskNo, t.OrderID, t.Station, t.PrinterID, t.FirstPrinter, string(t.Status), t.LastError,
 			string(t.Reason), string(t.Source), t.Table, t.Note, t.CopyOf, t.BackupFrom, t.LeaseToken) {
 		return b, false
@@ -94,6 +97,7 @@ func appendCompactTask(b []byte, st *storedTask) ([]byte, bool) {
 	} else {
 		b = appendTime(b, t.LeaseExpires)
 	}
+	b = appendOptTime(b, t.RecalledAt)
 	return binary.AppendUvarint(b, st.EventSeq), true
 }
 
@@ -138,6 +142,7 @@ func decodeTask(b []byte, st *storedTask) error {
 	t.Seq, t.Version = r.uvarint(), r.uvarint()
 	t.CreatedAt, t.NextAt, t.PrintedAt, t.UpdatedAt = r.time(), r.time(), r.optTime(), r.time()
 	t.LeaseToken, t.LeaseExpires = r.string(), r.time()
+	t.RecalledAt = r.optTime()
 	st.EventSeq = r.uvarint()
 	if !r.ok || len(r.b) != 0 {
 		return fmt.Errorf("decode task: malformed")

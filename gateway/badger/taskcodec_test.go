@@ -62,13 +62,22 @@ func compactable(st *storedTask) {
 		it := &t.Items[i]
 		it.Name, it.Station, it.Note = strings.ToValidUTF8(it.Name, "?"), strings.ToValidUTF8(it.Station, "?"), strings.ToValidUTF8(it.Note, "?")
 	}
-	for _, p := range []*time.Time{&t.CreatedAt, &t.NextAt, t.PrintedAt, &t.UpdatedAt, &t.LeaseExpires} {
+	for _, p := range []*time.Time{&t.CreatedAt, &t.NextAt, t.PrintedAt, &t.UpdatedAt, &t.LeaseExpires, t.RecalledAt} {
 		if p == nil {
 			continue
 		}
 		if _, off := p.Zone(); off%60 != 0 {
 			*p = p.UTC()
 		}
+	}
+}
+
+// The compact form knows every field of a task: one added must be added
+// to it too (and to appendStoredTask, see TestAppendJSON_Fields).
+func TestCompactTask_Fields(t *testing.T) {
+	t.Parallel()
+	if n := len(reflect.VisibleFields(reflect.TypeFor[gateway.Task]())); n != 29 {
+		t.Errorf("gateway.Task has %d fields, appendCompactTask and decodeTask know 29: add the new ones there and here", n)
 	}
 }
 
