@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	stdsync "sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -73,9 +74,10 @@ type Node struct {
 	obsMu   stdsync.Mutex
 	changed chan struct{} // closed at the next change of leader
 
-	closing chan struct{}
-	wg      stdsync.WaitGroup
-	once    stdsync.Once
+	closing  chan struct{}
+	stopping atomic.Bool // set by Close: the leader's function runs no more
+	wg       stdsync.WaitGroup
+	once     stdsync.Once
 }
 
 var (
@@ -277,6 +279,9 @@ func (n *Node) startLeading() {
 	}
 	n.leadMu.Lock()
 	defer n.leadMu.Unlock()
+	if n.stopping.Load() {
+		return // Close stopped what the leader runs, for good
+	}
 	if n.stopLead != nil {
 		select {
 		case <-n.leadDone:
@@ -553,7 +558,12 @@ func (n *Node) CheckLeader(ctx context.Context) error {
 func (n *Node) Close() error {
 	var err error
 	n.once.Do(func() {
+		n.stopping.Store(true)
 		if n.IsLeader() {
+			// Printing stops first, while this node still leads: an
+			// attempt in flight records its outcome (paper that came out
+			// is done, not uncertain for the next leader).
+			n.stopLeading()
 			// A planned stop hands leadership on first: the others need
 			// not wait out a heartbeat timeout to elect a new leader.
 			if err := n.raft.LeadershipTransfer().Error(); err != nil {
