@@ -177,7 +177,8 @@ func TestSweeper_Run(t *testing.T) {
 	}
 
 	// The POS sends a purged order again.
-	srv := gwhttp.NewServer(g, []string{"token-123"}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv := &gwhttp.Server{Config: g.Config(), Tokens: []string{"token-123"}, Now: g.Now, Health: g, Changes: g,
+		OrderService: g, TaskService: g, PrinterService: g, AuditService: g, DeviceService: g, BoardService: g, DisplayService: g}
 	if err := srv.Listen("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}

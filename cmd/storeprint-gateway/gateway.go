@@ -454,20 +454,25 @@ func (m *Main) run(ctx context.Context) error {
 	} else if m.Store.Recovery() != nil {
 		log.Warn("this node's data dir was recovered; the cluster's log brings it up to date")
 	}
-	m.HTTP = gwhttp.NewServer(m.Gateway, cfg.APITokens, metrics.Handler(), log)
-	m.HTTP.SetStorage(m.storageState)
-	m.HTTP.SetBackup(func(w io.Writer) error {
-		_, err := m.Store.Backup(w, cfg.StoreID)
-		return err
-	})
 	if ps.cloudprnt == nil {
 		// No CloudPRNT printer configured: the endpoint answers every
 		// poll as it answers wrong credentials (401).
 		ps.cloudprnt = cloudprnt.NewServer(cloudprnt.ServerOptions{Logger: log, Now: ps.now})
 	}
-	m.HTTP.HandleCloudPRNT(ps.cloudprnt)
+	g := m.Gateway
+	m.HTTP = &gwhttp.Server{
+		Config: cfg, Tokens: cfg.APITokens, Logger: log, Now: g.Now, Metrics: metrics.Handler(),
+		Health: g, Changes: g, OrderService: g, TaskService: g, PrinterService: g, AuditService: g,
+		DeviceService: g, BoardService: g, DisplayService: g,
+		Storage: m.storageState,
+		Backup: func(w io.Writer) error {
+			_, err := m.Store.Backup(w, cfg.StoreID)
+			return err
+		},
+		CloudPRNT: ps.cloudprnt,
+	}
 	if m.Node != nil {
-		m.HTTP.SetCluster(m.Node)
+		m.HTTP.Cluster = m.Node
 		metrics.AttachCluster(m.Node.State)
 	}
 	if err := m.HTTP.Listen(cfg.Listen); err != nil {
@@ -484,12 +489,12 @@ func (m *Main) run(ctx context.Context) error {
 		if cfg.Cloud != nil {
 			// The leader's link; a follower passes the LAN page's
 			// requests to the leader, which shows it.
-			m.HTTP.SetLink(func() any {
+			m.HTTP.Link = func() any {
 				if link := m.leaderLink.Load(); link != nil {
 					return m.linkState(gctx, link)
 				}
 				return nil
-			})
+			}
 			metrics.AttachLink(func() prometheus.LinkState {
 				if link := m.leaderLink.Load(); link != nil {
 					st := link.State()
@@ -509,7 +514,7 @@ func (m *Main) run(ctx context.Context) error {
 			StoreID: cfg.StoreID, Version: version.String(), Gateway: m.Gateway, Logger: log, Clock: m.Clock,
 			OnChange: m.Gateway.Notify,
 		}
-		m.HTTP.SetLink(func() any { return m.linkState(gctx, m.Sync) })
+		m.HTTP.Link = func() any { return m.linkState(gctx, m.Sync) }
 		metrics.AttachLink(func() prometheus.LinkState {
 			st := m.Sync.State()
 			return prometheus.LinkState{Up: st.Connected, Cursor: st.Cursor}

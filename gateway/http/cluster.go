@@ -25,13 +25,13 @@ type Cluster interface {
 	Forwarded() net.Listener
 }
 
-// SetCluster serves the store's cluster: GET /v1/cluster answers here on
-// every node; every other API request is served by the leader: a
+// serveCluster serves the store's cluster: GET /v1/cluster answers here
+// on every node; every other API request is served by the leader: a
 // follower passes it over the cluster's link and answers what the leader
 // answered, and answers 503 naming the reason when no leader answers. The
-// witness serves no POS API. Call it before Serve.
-func (s *Server) SetCluster(c Cluster) {
-	s.cluster = c
+// witness serves no POS API.
+func (s *Server) serveCluster() {
+	c := s.Cluster
 	h := &clusterHandler{s: s, c: c}
 	h.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -56,24 +56,24 @@ func (s *Server) SetCluster(c Cluster) {
 		},
 	}
 	s.srv.Handler = h
-	fwd := &http.Server{
+	// Serve serves the forwarded requests too.
+	s.fwd = &http.Server{
 		Handler:           forwarded{h},
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          s.srv.ErrorLog,
 	}
-	s.srv.RegisterOnShutdown(func() { fwd.Close() })
-	go fwd.Serve(c.Forwarded())
+	s.srv.RegisterOnShutdown(func() { s.fwd.Close() })
 }
 
 // clusterRoutes registers GET /v1/cluster: this node's view of its
 // cluster; 404 on a gateway that runs alone.
 func (s *Server) clusterRoutes() {
 	s.handle("GET /v1/cluster", storeprint.RolePOS, s.api(func(w http.ResponseWriter, r *http.Request) error {
-		if s.cluster == nil {
+		if s.Cluster == nil {
 			return gateway.Errorf(gateway.ENOTFOUND, "this gateway runs alone: its config has no [cluster]")
 		}
-		writeJSON(w, http.StatusOK, s.cluster.State())
+		writeJSON(w, http.StatusOK, s.Cluster.State())
 		return nil
 	}))
 }

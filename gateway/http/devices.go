@@ -35,7 +35,7 @@ func viewDevice(d *gateway.Device) deviceView {
 func (s *Server) me(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
 	writeJSON(w, http.StatusOK, map[string]any{
-		"role": p.Role, "device_id": p.DeviceID, "name": p.Name, "store_id": s.g.Config().StoreID,
+		"role": p.Role, "device_id": p.DeviceID, "name": p.Name, "store_id": s.Config.StoreID,
 		"tls_fingerprint": s.tlsPrint,
 	})
 	return nil
@@ -69,7 +69,7 @@ func (s *Server) createPairing(w http.ResponseWriter, r *http.Request) error {
 	if err := gateway.MayPair(p.Role, body.Role); err != nil {
 		return err
 	}
-	display, err := s.g.PairingDisplay(body.Role, body.Display, body.Name)
+	display, err := s.DeviceService.PairingDisplay(body.Role, body.Display, body.Name)
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (s *Server) createPairing(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.g.AuditPairing(r.Context(), c, a); err != nil {
+	if err := s.DeviceService.AuditPairing(r.Context(), c, a); err != nil {
 		return err
 	}
 	scheme := "http"
@@ -146,7 +146,7 @@ func (s *Server) pair(w http.ResponseWriter, r *http.Request) error {
 	if name == "" {
 		name = string(c.Role) + " device"
 	}
-	d, token, err := s.g.AddDisplayDevice(r.Context(), c.Role, name, c.Display, gateway.Actor{Operator: c.CreatedBy, Reason: "paired from " + addr})
+	d, token, err := s.DeviceService.AddDisplayDevice(r.Context(), c.Role, name, c.Display, gateway.Actor{Operator: c.CreatedBy, Reason: "paired from " + addr})
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func (s *Server) pair(w http.ResponseWriter, r *http.Request) error {
 
 // GET /v1/devices
 func (s *Server) listDevices(w http.ResponseWriter, r *http.Request) error {
-	ds, err := s.g.Devices(r.Context())
+	ds, err := s.DeviceService.Devices(r.Context())
 	if err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func (s *Server) revokeDevice(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &a, true); err != nil {
 		return err
 	}
-	d, err := s.g.RevokeDevice(r.Context(), r.PathValue("device_id"), operator(r, a))
+	d, err := s.DeviceService.RevokeDevice(r.Context(), r.PathValue("device_id"), operator(r, a))
 	if err != nil {
 		return err
 	}

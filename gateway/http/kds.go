@@ -24,7 +24,7 @@ func (s *Server) displayRoutes() {
 	s.handle("POST /v1/tasks/{task_no}/recall", display, s.api(s.recallTask))
 	s.routes = append(s.routes, "GET /kds/{display_id}")
 	s.mux.HandleFunc("GET /kds/{display_id}", func(w http.ResponseWriter, r *http.Request) {
-		if _, err := s.g.DisplayInfo(r.PathValue("display_id")); err != nil {
+		if _, err := s.DisplayService.DisplayInfo(r.PathValue("display_id")); err != nil {
 			writeError(w, r, s.log, err)
 			return
 		}
@@ -39,7 +39,7 @@ func (s *Server) displayRoutes() {
 // less for a display whose offline_after is short, so that a live screen
 // is never silent for long.
 func (s *Server) displayWait(id string) time.Duration {
-	for _, d := range s.g.Config().Displays {
+	for _, d := range s.Config.Displays {
 		if d.ID == id {
 			return min(displayWaitMax, d.OfflineAfter.Duration/3)
 		}
@@ -57,7 +57,7 @@ func mayUseDisplay(r *http.Request, id string) error {
 }
 
 func (s *Server) listDisplays(w http.ResponseWriter, r *http.Request) error {
-	ds, err := s.g.Displays(r.Context())
+	ds, err := s.DisplayService.Displays(r.Context())
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func (s *Server) viewDisplayTickets(ts []*gateway.Task) []displayTicket {
 			TaskNo: t.TaskNo, OrderID: t.OrderID, Station: t.Station, Table: t.Table, Note: t.Note,
 			Items: t.Items, Status: t.Status, Shown: t.Status == storeprint.StatusPrinting || t.Status == storeprint.StatusDone,
 			Reprint: t.Reprint, CopyOf: t.CopyOf, CreatedAt: t.CreatedAt,
-			AgeS: int64(s.g.Waited(t) / time.Second),
+			AgeS: int64(s.DisplayService.Waited(t) / time.Second),
 		})
 	}
 	return out
@@ -122,15 +122,15 @@ func (s *Server) pollDisplay(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	changes, cancel := s.g.Subscribe()
+	changes, cancel := s.Changes.Subscribe()
 	defer cancel()
-	if err := s.g.DisplayHeard(ctx, id); err != nil {
+	if err := s.DisplayService.DisplayHeard(ctx, id); err != nil {
 		return err
 	}
-	if _, err := s.g.Shown(ctx, id, body.Shown); err != nil {
+	if _, err := s.DisplayService.Shown(ctx, id, body.Shown); err != nil {
 		return err
 	}
-	if body.Generation != 0 && body.Generation == s.g.Generation() {
+	if body.Generation != 0 && body.Generation == s.Changes.Generation() {
 		t := time.NewTimer(s.displayWait(id))
 		select {
 		case <-changes:
@@ -140,12 +140,12 @@ func (s *Server) pollDisplay(w http.ResponseWriter, r *http.Request) error {
 		}
 		t.Stop()
 		// The end of the wait is a word from the screen too.
-		if err := s.g.DisplayHeard(ctx, id); err != nil {
+		if err := s.DisplayService.DisplayHeard(ctx, id); err != nil {
 			return err
 		}
 	}
-	gen := s.g.Generation()
-	show, err := s.g.ShowTickets(ctx, id)
+	gen := s.Changes.Generation()
+	show, err := s.DisplayService.ShowTickets(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -183,10 +183,10 @@ func (s *Server) bumpTask(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.g.DisplayHeard(r.Context(), a.DisplayID); err != nil {
+	if err := s.DisplayService.DisplayHeard(r.Context(), a.DisplayID); err != nil {
 		return err
 	}
-	t, err := s.g.Bump(r.Context(), r.PathValue("task_no"), a)
+	t, err := s.DisplayService.Bump(r.Context(), r.PathValue("task_no"), a)
 	if err != nil {
 		return err
 	}
@@ -201,10 +201,10 @@ func (s *Server) recallTask(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.g.DisplayHeard(r.Context(), a.DisplayID); err != nil {
+	if err := s.DisplayService.DisplayHeard(r.Context(), a.DisplayID); err != nil {
 		return err
 	}
-	t, err := s.g.Recall(r.Context(), r.PathValue("task_no"), a)
+	t, err := s.DisplayService.Recall(r.Context(), r.PathValue("task_no"), a)
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ func (s *Server) pageRoutes() {
 }
 
 func (s *Server) getBoard(w http.ResponseWriter, r *http.Request) error {
-	b, err := s.g.Board(r.Context())
+	b, err := s.BoardService.Board(r.Context())
 	if err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func (s *Server) viewBoard(b *gateway.Board) boardView {
 func (s *Server) viewWaiting(ts []*gateway.Task) []taskView {
 	out := viewTasks(ts)
 	for i, t := range ts {
-		waited := int64(s.g.Waited(t) / time.Second)
+		waited := int64(s.BoardService.Waited(t) / time.Second)
 		out[i].WaitedS = &waited
 	}
 	return out
@@ -104,18 +104,18 @@ func (s *Server) viewWaiting(ts []*gateway.Task) []taskView {
 // board returns the current board, read once per change however many
 // pages are open.
 func (s *Server) board(ctx context.Context) (*gateway.Board, error) {
-	gen := s.g.Generation()
+	gen := s.Changes.Generation()
 	s.boardMu.Lock()
 	defer s.boardMu.Unlock()
 	if s.boardCache != nil && s.boardGen == gen {
 		b := *s.boardCache
 		b.Storage = "" // read the storage state now, not from the cache
-		if err := s.g.Health(); err != nil {
+		if err := s.Health.Health(); err != nil {
 			b.Storage = gateway.ErrorMessage(err)
 		}
 		return &b, nil
 	}
-	b, err := s.g.Board(ctx)
+	b, err := s.BoardService.Board(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +133,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, gateway.Errorf(gateway.EINTERNAL, "streaming unsupported"))
 		return
 	}
-	changes, cancel := s.g.Subscribe()
+	changes, cancel := s.Changes.Subscribe()
 	defer cancel()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
@@ -144,7 +144,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		// A revocation is a change: every stream sends, so a revoked
 		// device's stream ends within moments.
 		if p != nil && p.DeviceID != "" {
-			if _, err := s.g.Device(r.Context(), p.DeviceID); err != nil {
+			if _, err := s.DeviceService.Device(r.Context(), p.DeviceID); err != nil {
 				return false
 			}
 		}
@@ -208,7 +208,7 @@ func (s *Server) testPage(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &a, true); err != nil {
 		return err
 	}
-	t, err := s.g.TestPage(r.Context(), r.PathValue("printer_id"), a)
+	t, err := s.PrinterService.TestPage(r.Context(), r.PathValue("printer_id"), a)
 	if err != nil {
 		return err
 	}

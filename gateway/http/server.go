@@ -25,20 +25,52 @@ import (
 	"github.com/storeprint/storeprint/internal/authlimit"
 )
 
-// Server is the gateway's HTTP server.
+// Server is the gateway's HTTP server. Set the exported fields, then
+// Listen and Serve (or use it as an http.Handler). The services are
+// required unless said otherwise.
 type Server struct {
-	g       *gateway.Gateway
+	// Config gives the listen address, hostnames, allowed_origins, TLS
+	// keys, store id and displays.
+	Config *gateway.Config
+	// Tokens are the admin tokens (api_tokens).
+	Tokens []string
+	Logger *slog.Logger // discarded when nil
+	// Now is the clock of pairing codes, rate limits and device use
+	// (time.Now when nil).
+	Now func() time.Time
+	// Metrics serves GET /metrics; nil: 404.
+	Metrics http.Handler
+
+	Health         HealthService
+	Changes        Changes
+	OrderService   OrderService
+	TaskService    TaskService
+	PrinterService PrinterService
+	AuditService   AuditService
+	DeviceService  DeviceService
+	BoardService   BoardService
+	DisplayService DisplayService
+	// Link, Storage and Backup are optional (set them before Serve):
+	// without them /healthz and the board say nothing of the sync link or
+	// the disk, and GET /v1/backup answers 404.
+	Link    func() any            // the sync link's state
+	Storage func() any            // the data disk and the last recovery
+	Backup  func(io.Writer) error // GET /v1/backup
+	// CloudPRNT serves the Star CloudPRNT endpoint (printerdrivers/cloudprnt)
+	// at /v1/cloudprnt; nil: not served.
+	CloudPRNT http.Handler
+	// Cluster is the node the gateway runs on when its store runs on a
+	// cluster (cluster.go); nil when it runs alone.
+	Cluster Cluster
+
+	once    stdsync.Once
 	log     *slog.Logger
 	tokens  [][32]byte // SHA-256 of each admin token (api_tokens)
-	metrics http.Handler
 	srv     *http.Server
 	ln      net.Listener
 	mux     *http.ServeMux
 	closing chan struct{}              // closed on Shutdown: ends live-update streams
-	link    func() any                 // the sync link's state, when there is one
-	storage func() any                 // the data disk and the last recovery
-	backup  func(io.Writer) error      // GET /v1/backup
-	cluster Cluster                    // nil when the gateway runs alone (cluster.go)
+	fwd     *http.Server               // serves the requests followers pass on, on a cluster
 	routes  []string                   // "METHOD /path" of every route, for the OpenAPI document's tests
 	roles   map[string]storeprint.Role // the role each route needs
 	allow   map[string][]string        // path → its methods, for a JSON 405
@@ -69,47 +101,49 @@ const (
 	BadCodeEvery = 12 * time.Second
 )
 
-// SetLink shows the sync link's state on the LAN page and /healthz.
-func (s *Server) SetLink(state func() any) { s.link = state }
-
 func (s *Server) linkState() any {
-	if s.link == nil {
+	if s.Link == nil {
 		return nil
 	}
-	return s.link()
+	return s.Link()
 }
 
-// NewServer returns a server for the gateway. metrics may be nil. The
-// configuration's allowed_origins, hostnames and TLS keys apply; call
-// Listen before Serve. Pairing codes, rate limits and device use follow the
-// gateway's clock.
-func NewServer(g *gateway.Gateway, tokens []string, metrics http.Handler, log *slog.Logger) *Server {
-	cfg := g.Config()
-	s := &Server{
-		g: g, log: log, metrics: metrics, mux: http.NewServeMux(), closing: make(chan struct{}),
-		hosts:     newHostCheck(cfg),
-		origins:   map[string]bool{},
-		pairing:   gateway.NewPairing(g.Now),
-		badTokens: authlimit.New(BadTokenBurst, BadTokenEvery, g.Now),
-		badCodes:  authlimit.New(BadCodeBurst, BadCodeEvery, g.Now),
-		touched:   map[string]time.Time{},
-	}
-	for _, t := range tokens {
-		s.tokens = append(s.tokens, sha256.Sum256([]byte(t)))
-	}
-	for _, o := range cfg.AllowedOrigins {
-		s.origins[o] = true
-	}
-	s.register()
-	s.srv = &http.Server{
-		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	s.srv.RegisterOnShutdown(func() { close(s.closing) })
-	return s
+// init sets the server up from its fields, once: the routes, the limits
+// and the configuration's allowed_origins and hostnames.
+func (s *Server) init() {
+	s.once.Do(func() {
+		s.log = s.Logger
+		if s.log == nil {
+			s.log = slog.New(slog.DiscardHandler)
+		}
+		if s.Now == nil {
+			s.Now = time.Now
+		}
+		s.mux, s.closing = http.NewServeMux(), make(chan struct{})
+		s.hosts, s.origins = newHostCheck(s.Config), map[string]bool{}
+		s.pairing = gateway.NewPairing(s.Now)
+		s.badTokens = authlimit.New(BadTokenBurst, BadTokenEvery, s.Now)
+		s.badCodes = authlimit.New(BadCodeBurst, BadCodeEvery, s.Now)
+		s.touched = map[string]time.Time{}
+		for _, t := range s.Tokens {
+			s.tokens = append(s.tokens, sha256.Sum256([]byte(t)))
+		}
+		for _, o := range s.Config.AllowedOrigins {
+			s.origins[o] = true
+		}
+		s.register()
+		s.srv = &http.Server{
+			Handler:           s,
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       30 * time.Second,
+			IdleTimeout:       120 * time.Second,
+			ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		}
+		s.srv.RegisterOnShutdown(func() { close(s.closing) })
+		if s.Cluster != nil {
+			s.serveCluster()
+		}
+	})
 }
 
 // register sets up every route with the role it needs ("" for none).
@@ -145,15 +179,24 @@ func (s *Server) register() {
 	s.pageRoutes()
 	s.displayRoutes()
 	s.clusterRoutes()
+	if s.CloudPRNT != nil {
+		s.cloudPRNTRoutes()
+	}
 	s.mux.HandleFunc("/", s.notFound)
 }
 
 // Routes returns "METHOD /path" of every route the server answers, in the
 // mux's syntax ("GET /{$}" is the page, "GET /assets/" its files).
-func (s *Server) Routes() []string { return slices.Clone(s.routes) }
+func (s *Server) Routes() []string {
+	s.init()
+	return slices.Clone(s.routes)
+}
 
 // RouteRole returns the least role a route needs ("" for none).
-func (s *Server) RouteRole(pattern string) storeprint.Role { return s.roles[pattern] }
+func (s *Server) RouteRole(pattern string) storeprint.Role {
+	s.init()
+	return s.roles[pattern]
+}
 
 // handle registers "METHOD /path" behind the role it needs, and answers
 // other methods on the path with a JSON 405.
@@ -186,6 +229,7 @@ func (s *Server) handle(pattern string, need storeprint.Role, h http.Handler) {
 // refused (421) before anything else, then CORS answers preflights from
 // the allowed origins.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.init()
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if !s.hosts.ok(r.Host) {
 		writeJSON(w, http.StatusMisdirectedRequest, map[string]string{"error": fmt.Sprintf(
@@ -201,7 +245,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Listen binds addr, with TLS when the configuration asks for it; Addr
 // then returns the bound address.
 func (s *Server) Listen(addr string) error {
-	cfg, print, err := loadTLS(s.g.Config())
+	s.init()
+	cfg, print, err := loadTLS(s.Config)
 	if err != nil {
 		return err
 	}
@@ -240,6 +285,9 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 
 // Serve serves until Shutdown.
 func (s *Server) Serve() error {
+	if s.fwd != nil {
+		go s.fwd.Serve(s.Cluster.Forwarded())
+	}
 	if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -247,7 +295,10 @@ func (s *Server) Serve() error {
 }
 
 // Shutdown stops accepting requests and waits for those in flight.
-func (s *Server) Shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.init()
+	return s.srv.Shutdown(ctx)
+}
 
 // api adapts a handler that returns its error: a coded error becomes the
 // status of its code with {"error"}, anything else a logged 500.
@@ -317,7 +368,7 @@ func (s *Server) authenticate(ctx context.Context, tok string) (*gateway.Princip
 	if match == 1 {
 		return &gateway.Principal{Role: storeprint.RoleAdmin, Name: "admin"}, nil
 	}
-	d, err := s.g.AuthenticateDevice(ctx, tok)
+	d, err := s.DeviceService.AuthenticateDevice(ctx, tok)
 	if err != nil {
 		return nil, err
 	}
@@ -329,7 +380,7 @@ func (s *Server) touch(ctx context.Context, p *gateway.Principal) {
 	if p.DeviceID == "" {
 		return
 	}
-	now := s.g.Now()
+	now := s.Now()
 	s.touchMu.Lock()
 	last, ok := s.touched[p.DeviceID]
 	if ok && now.Sub(last) < time.Minute {
@@ -338,7 +389,7 @@ func (s *Server) touch(ctx context.Context, p *gateway.Principal) {
 	}
 	s.touched[p.DeviceID] = now
 	s.touchMu.Unlock()
-	if err := s.g.TouchDevice(ctx, p.DeviceID, now); err != nil {
+	if err := s.DeviceService.TouchDevice(ctx, p.DeviceID, now); err != nil {
 		s.log.Warn("record the use of a device", "device_id", p.DeviceID, "err", err)
 	}
 }
@@ -439,7 +490,7 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	if err := s.g.Health(); err != nil {
+	if err := s.Health.Health(); err != nil {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "error": gateway.ErrorMessage(err), "storage": s.storageState()})
 		return
 	}
@@ -447,11 +498,11 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) metricsHandler(w http.ResponseWriter, r *http.Request) {
-	if s.metrics == nil {
+	if s.Metrics == nil {
 		s.notFound(w, r)
 		return
 	}
-	s.metrics.ServeHTTP(w, r)
+	s.Metrics.ServeHTTP(w, r)
 }
 
 func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) error {
@@ -459,7 +510,7 @@ func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &o, false); err != nil {
 		return err
 	}
-	res, created, err := s.g.AcceptOrder(r.Context(), &o, storeprint.SourcePOS)
+	res, created, err := s.OrderService.AcceptOrder(r.Context(), &o, storeprint.SourcePOS)
 	if err != nil {
 		return err
 	}
@@ -472,7 +523,7 @@ func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getOrder(w http.ResponseWriter, r *http.Request) error {
-	o, err := s.g.Order(r.Context(), r.PathValue("order_id"))
+	o, err := s.OrderService.Order(r.Context(), r.PathValue("order_id"))
 	if err != nil {
 		return err
 	}
@@ -485,7 +536,7 @@ func (s *Server) voidOrder(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &a, true); err != nil {
 		return err
 	}
-	res, err := s.g.Void(r.Context(), r.PathValue("order_id"), a)
+	res, err := s.OrderService.Void(r.Context(), r.PathValue("order_id"), a)
 	if err != nil {
 		return err
 	}
@@ -539,7 +590,7 @@ func viewTask(t *gateway.Task) taskView {
 }
 
 func (s *Server) getTask(w http.ResponseWriter, r *http.Request) error {
-	t, err := s.g.Task(r.Context(), r.PathValue("task_no"))
+	t, err := s.TaskService.Task(r.Context(), r.PathValue("task_no"))
 	if err != nil {
 		return err
 	}
@@ -548,7 +599,7 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getReceipts(w http.ResponseWriter, r *http.Request) error {
-	rs, err := s.g.Receipts(r.Context(), r.PathValue("task_no"))
+	rs, err := s.TaskService.Receipts(r.Context(), r.PathValue("task_no"))
 	if err != nil {
 		return err
 	}
@@ -576,9 +627,9 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) error {
 		if q.Get("status") != "" {
 			return gateway.Errorf(gateway.EINVALID, "after pages through every task; it does not combine with status")
 		}
-		tasks, err = s.g.TasksAfter(r.Context(), q.Get("after"), limit)
+		tasks, err = s.TaskService.TasksAfter(r.Context(), q.Get("after"), limit)
 	} else {
-		tasks, err = s.g.Tasks(r.Context(), storeprint.Status(q.Get("status")), limit)
+		tasks, err = s.TaskService.Tasks(r.Context(), storeprint.Status(q.Get("status")), limit)
 	}
 	if err != nil {
 		return err
@@ -592,7 +643,7 @@ func (s *Server) retryTask(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &a, true); err != nil {
 		return err
 	}
-	res, err := s.g.Retry(r.Context(), r.PathValue("task_no"), a)
+	res, err := s.TaskService.Retry(r.Context(), r.PathValue("task_no"), a)
 	if err != nil {
 		return err
 	}
@@ -605,7 +656,7 @@ func (s *Server) reprintTask(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &a, false); err != nil {
 		return err
 	}
-	t, err := s.g.Reprint(r.Context(), r.PathValue("task_no"), a)
+	t, err := s.TaskService.Reprint(r.Context(), r.PathValue("task_no"), a)
 	if err != nil {
 		return err
 	}
@@ -621,7 +672,7 @@ func (s *Server) resolveTask(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
-	t, err := s.g.Resolve(r.Context(), r.PathValue("task_no"), body.Outcome, body.Actor)
+	t, err := s.TaskService.Resolve(r.Context(), r.PathValue("task_no"), body.Outcome, body.Actor)
 	if err != nil {
 		return err
 	}
@@ -630,7 +681,7 @@ func (s *Server) resolveTask(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listPrinters(w http.ResponseWriter, r *http.Request) error {
-	ps, err := s.g.Printers(r.Context())
+	ps, err := s.PrinterService.Printers(r.Context())
 	if err != nil {
 		return err
 	}
@@ -639,7 +690,7 @@ func (s *Server) listPrinters(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) ackFailover(w http.ResponseWriter, r *http.Request) error {
-	return s.failoverAction(w, r, s.g.AckFailover)
+	return s.failoverAction(w, r, s.PrinterService.AckFailover)
 }
 
 func (s *Server) failback(w http.ResponseWriter, r *http.Request) error {
@@ -650,7 +701,7 @@ func (s *Server) failback(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &body, false); err != nil {
 		return err
 	}
-	f, err := s.g.Failback(r.Context(), r.PathValue("printer_id"), body.Operator, body.Reason, body.Force)
+	f, err := s.PrinterService.Failback(r.Context(), r.PathValue("printer_id"), body.Operator, body.Reason, body.Force)
 	if err != nil {
 		return err
 	}
@@ -676,7 +727,7 @@ func (s *Server) printStale(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &a, false); err != nil {
 		return err
 	}
-	tasks, err := s.g.PrintStale(r.Context(), r.PathValue("station"), a)
+	tasks, err := s.TaskService.PrintStale(r.Context(), r.PathValue("station"), a)
 	if err != nil {
 		return err
 	}
@@ -693,7 +744,7 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
 		}
 		after = n
 	}
-	entries, err := s.g.Audit(r.Context(), after, 1000)
+	entries, err := s.AuditService.Audit(r.Context(), after, 1000)
 	if err != nil {
 		return err
 	}

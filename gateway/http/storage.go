@@ -1,38 +1,31 @@
 package http
 
 import (
-	"io"
 	"net/http"
 	"time"
 
 	"github.com/storeprint/storeprint/gateway"
 )
 
-// SetStorage shows the data disk's free space and the store's last
-// recovery on /healthz and the LAN page.
-func (s *Server) SetStorage(state func() any) { s.storage = state }
-
 func (s *Server) storageState() any {
-	if s.storage == nil {
+	if s.Storage == nil {
 		return nil
 	}
-	return s.storage()
+	return s.Storage()
 }
 
-// SetBackup serves GET /v1/backup: a consistent backup of the store while
+// getBackup serves GET /v1/backup: a consistent backup of the store while
 // the gateway runs (storeprint-gateway backup reads it).
-func (s *Server) SetBackup(fn func(io.Writer) error) { s.backup = fn }
-
 func (s *Server) getBackup(w http.ResponseWriter, r *http.Request) error {
-	if s.backup == nil {
+	if s.Backup == nil {
 		return gateway.Errorf(gateway.ENOTFOUND, "backups are not served here")
 	}
-	name := "storeprint-" + s.g.Config().StoreID + "-" + time.Now().UTC().Format("20060102T150405Z") + ".backup"
+	name := "storeprint-" + s.Config.StoreID + "-" + time.Now().UTC().Format("20060102T150405Z") + ".backup"
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	if err := s.backup(w); err != nil {
+	if err := s.Backup(w); err != nil {
 		// The answer has started: the client sees a backup cut short,
 		// which its frame makes plain.
 		s.log.Error("backup", "err", err)
