@@ -464,11 +464,7 @@ func (m *Main) run(ctx context.Context) error {
 		Config: cfg, Tokens: cfg.APITokens, Logger: log, Now: g.Now, Metrics: metrics.Handler(),
 		Health: g, Changes: g, OrderService: g, TaskService: g, PrinterService: g, AuditService: g,
 		DeviceService: g, BoardService: g, DisplayService: g,
-		Storage: m.storageState,
-		Backup: func(w io.Writer) error {
-			_, err := m.Store.Backup(w, cfg.StoreID)
-			return err
-		},
+		Storage: storage{m.Store, cfg.StoreID}, Backup: storage{m.Store, cfg.StoreID},
 		CloudPRNT: ps.cloudprnt,
 	}
 	if m.Node != nil {
@@ -489,12 +485,7 @@ func (m *Main) run(ctx context.Context) error {
 		if cfg.Cloud != nil {
 			// The leader's link; a follower passes the LAN page's
 			// requests to the leader, which shows it.
-			m.HTTP.Link = func() any {
-				if link := m.leaderLink.Load(); link != nil {
-					return m.linkState(gctx, link)
-				}
-				return nil
-			}
+			m.HTTP.Link = link{m.leaderLink.Load, m.Gateway}
 			metrics.AttachLink(func() prometheus.LinkState {
 				if link := m.leaderLink.Load(); link != nil {
 					st := link.State()
@@ -514,7 +505,7 @@ func (m *Main) run(ctx context.Context) error {
 			StoreID: cfg.StoreID, Version: version.String(), Gateway: m.Gateway, Logger: log, Clock: m.Clock,
 			OnChange: m.Gateway.Notify,
 		}
-		m.HTTP.Link = func() any { return m.linkState(gctx, m.Sync) }
+		m.HTTP.Link = link{func() *synclink.Client { return m.Sync }, m.Gateway}
 		metrics.AttachLink(func() prometheus.LinkState {
 			st := m.Sync.State()
 			return prometheus.LinkState{Up: st.Connected, Cursor: st.Cursor}
@@ -570,13 +561,30 @@ func (m *Main) run(ctx context.Context) error {
 	return err
 }
 
-// linkState is the sync link as the LAN page and /healthz show it.
-func (m *Main) linkState(ctx context.Context, link *synclink.Client) any {
-	st := link.State()
-	out := map[string]any{"connected": st.Connected, "since": st.Since, "cursor": st.Cursor, "last_error": st.LastError,
-		"incarnation": st.Incarnation, "resync": st.Resync, "credential_shared": st.CredentialShared}
-	if ss, err := m.Gateway.SyncState(ctx); err == nil {
-		out["last_seq"], out["pending"] = ss.Last, ss.Pending(st.Cursor)
+// link is the sync link as the LAN page and /healthz show it.
+type link struct {
+	client func() *synclink.Client // nil: no link now (a follower of a cluster)
+	g      *gateway.Gateway
+}
+
+// LinkState is the link's state with the outbox's newest event and how
+// many the cloud has not acknowledged; nil without a link.
+func (l link) LinkState(ctx context.Context) *gwhttp.LinkState {
+	c := l.client()
+	if c == nil {
+		return nil
+	}
+	st := c.State()
+	out := &gwhttp.LinkState{
+		Connected: st.Connected, Since: st.Since, Cursor: st.Cursor, LastError: st.LastError,
+		Incarnation: st.Incarnation, CredentialShared: st.CredentialShared,
+	}
+	if st.Resync != nil {
+		out.Resync = (*gwhttp.LinkResync)(st.Resync)
+	}
+	if ss, err := l.g.SyncState(ctx); err == nil {
+		last, pending := ss.Last, ss.Pending(st.Cursor)
+		out.LastSeq, out.Pending = &last, &pending
 	}
 	return out
 }

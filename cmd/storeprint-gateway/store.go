@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"runtime"
@@ -13,6 +14,7 @@ import (
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/gateway/badger"
+	gwhttp "github.com/storeprint/storeprint/gateway/http"
 )
 
 // storeOptions are the store's settings from the config's [storage].
@@ -117,15 +119,20 @@ func (m *Main) holdRecovered(ctx context.Context, log *slog.Logger) error {
 	return m.Store.MarkHeld(n)
 }
 
-// storageState is the data disk and the last recovery, for /healthz and
+// storage is the store as the HTTP server shows and backs it up.
+type storage struct {
+	db      *badger.DB
+	storeID string
+}
+
+// StorageState is the data disk and the last recovery, for /healthz and
 // the LAN page.
-func (m *Main) storageState() any {
-	out := map[string]any{}
-	if d := m.Store.Disk(); d != nil {
-		out["disk"] = d
-	}
-	if r := m.Store.Recovery(); r != nil {
-		out["recovery"] = r
-	}
-	return out
+func (s storage) StorageState() gwhttp.StorageState {
+	return gwhttp.StorageState{Disk: (*gwhttp.DiskState)(s.db.Disk()), Recovery: (*gwhttp.Recovery)(s.db.Recovery())}
+}
+
+// WriteBackup writes a consistent backup of the running store.
+func (s storage) WriteBackup(w io.Writer) error {
+	_, err := s.db.Backup(w, s.storeID)
+	return err
 }

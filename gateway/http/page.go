@@ -48,7 +48,7 @@ func (s *Server) getBoard(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	v := s.viewBoard(b)
-	v.Cloud, v.StorageState = s.linkState(), s.storageState()
+	v.Cloud, v.StorageState = s.linkState(r.Context()), s.storageState()
 	writeJSON(w, http.StatusOK, v)
 	return nil
 }
@@ -62,8 +62,8 @@ type boardView struct {
 	Alerts       []taskView                `json:"alerts"`
 	Counts       map[storeprint.Status]int `json:"counts"`
 	Storage      string                    `json:"storage_error,omitempty"`
-	StorageState any                       `json:"storage,omitempty"` // free space and the last recovery
-	Cloud        any                       `json:"cloud,omitempty"`
+	StorageState *StorageState             `json:"storage,omitempty"` // free space and the last recovery
+	Cloud        *LinkState                `json:"cloud,omitempty"`
 	At           time.Time                 `json:"at"`
 }
 
@@ -154,7 +154,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return r.Context().Err() == nil
 		}
 		v := s.viewBoard(b)
-		v.Cloud, v.StorageState = s.linkState(), s.storageState()
+		v.Cloud, v.StorageState = s.linkState(r.Context()), s.storageState()
 		j, err := json.Marshal(v)
 		if err != nil {
 			s.log.Error("encode board", "err", err)

@@ -53,9 +53,9 @@ type Server struct {
 	// Link, Storage and Backup are optional (set them before Serve):
 	// without them /healthz and the board say nothing of the sync link or
 	// the disk, and GET /v1/backup answers 404.
-	Link    func() any            // the sync link's state
-	Storage func() any            // the data disk and the last recovery
-	Backup  func(io.Writer) error // GET /v1/backup
+	Link    Link
+	Storage Storage
+	Backup  Backup
 	// CloudPRNT serves the Star CloudPRNT endpoint (printerdrivers/cloudprnt)
 	// at /v1/cloudprnt; nil: not served.
 	CloudPRNT http.Handler
@@ -100,13 +100,6 @@ const (
 	BadCodeBurst = 5
 	BadCodeEvery = 12 * time.Second
 )
-
-func (s *Server) linkState() any {
-	if s.Link == nil {
-		return nil
-	}
-	return s.Link()
-}
 
 // init sets the server up from its fields, once: the routes, the limits
 // and the configuration's allowed_origins and hostnames.
@@ -494,7 +487,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "error": gateway.ErrorMessage(err), "storage": s.storageState()})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "cloud": s.linkState(), "storage": s.storageState()})
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "cloud": s.linkState(r.Context()), "storage": s.storageState()})
 }
 
 func (s *Server) metricsHandler(w http.ResponseWriter, r *http.Request) {
