@@ -11,10 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	gwhttp "github.com/storeprint/storeprint/gateway/http"
+	"github.com/storeprint/storeprint/internal/clock"
 	"github.com/storeprint/storeprint/internal/openapitest"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -271,4 +274,50 @@ func newJSONRequest(method, url string, body any) (*http.Request, error) {
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	return req, nil
+}
+
+// movingClock is the wall clock moved forward by hand: time passes as
+// usual for the dispatcher, and a test can jump past a pairing code's
+// ten minutes without waiting for them.
+type movingClock struct {
+	clock.Real
+	ahead atomic.Int64
+}
+
+func (c *movingClock) Now() time.Time      { return time.Now().Add(time.Duration(c.ahead.Load())) }
+func (c *movingClock) Add(d time.Duration) { c.ahead.Add(int64(d)) }
+
+// lockedBuffer collects a program's log from many goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+type pairingJSON struct {
+	Code      string    `json:"code"`
+	Role      string    `json:"role"`
+	ExpiresAt time.Time `json:"expires_at"`
+	URL       string    `json:"url"`
+	QR        string    `json:"qr_png"`
+	Error     string    `json:"error"`
+}
+
+type pairedJSON struct {
+	DeviceID string `json:"device_id"`
+	Role     string `json:"role"`
+	Name     string `json:"name"`
+	Token    string `json:"token"`
+	Error    string `json:"error"`
 }

@@ -1,4 +1,4 @@
-package main
+package http_test
 
 import (
 	"crypto/tls"
@@ -32,12 +32,12 @@ func pinned(t *testing.T) (*http.Client, *string) {
 // tls = "self-signed": HTTPS on listen with a certificate made once and
 // kept in the data dir; its fingerprint is the one the LAN page and the
 // pairing answers show. tls_cert and tls_key serve a given certificate.
-func TestMain_TLS(t *testing.T) {
+func TestServer_TLS(t *testing.T) {
 	t.Parallel()
 	hot := startSim(t, printersim.FaultNone)
 	dataDir := t.TempDir()
 	printers, stations := []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}}
-	cfg := writeConfigTop(t, dataDir, "tls = \"self-signed\"\n", printers, stations)
+	cfg := configTop(t, dataDir, "tls = \"self-signed\"\n", printers, stations)
 
 	get := func(t *testing.T, c *http.Client, url, tok string, out any) int {
 		t.Helper()
@@ -98,7 +98,7 @@ func TestMain_TLS(t *testing.T) {
 	t.Run("CertFiles", func(t *testing.T) {
 		dir := filepath.Join(dataDir, gwhttp.SelfSignedDir)
 		top := "tls_cert = " + tomlString(filepath.Join(dir, "cert.pem")) + "\ntls_key = " + tomlString(filepath.Join(dir, "key.pem")) + "\n"
-		_, base := runGateway(t, writeConfigTop(t, t.TempDir(), top, printers, stations))
+		_, base := runGateway(t, configTop(t, t.TempDir(), top, printers, stations))
 		c, seen := pinned(t)
 		if code := get(t, c, base+"/healthz", "", nil); code != 200 || *seen != print1 {
 			t.Fatalf("tls_cert: got %d with fingerprint %q, want %q", code, *seen, print1)
@@ -107,39 +107,3 @@ func TestMain_TLS(t *testing.T) {
 }
 
 func tomlString(s string) string { return `"` + strings.ReplaceAll(s, `\`, `\\`) + `"` }
-
-// A ws:// cloud URL is refused unless insecure = true, and then warned
-// about at start.
-func TestMain_InsecureCloud(t *testing.T) {
-	t.Parallel()
-	hot := startSim(t, printersim.FaultNone)
-	printers, stations := []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}}
-	cloud := "\n[cloud]\nurl = \"ws://127.0.0.1:1/v1/sync\"\ngateway_id = \"gw-1\"\ntoken = \"t\"\n"
-	// The [cloud] table goes last: after it, every key would be its own.
-	withCloud := func(extra string) string {
-		path := writeConfig(t, t.TempDir(), printers, stations)
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, append(b, []byte(cloud+extra)...), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	m := NewMain()
-	m.Stderr = &lockedBuffer{}
-	if err := m.ParseFlags([]string{"run", "--config", withCloud("")}); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.run(t.Context()); err == nil || !strings.Contains(err.Error(), "cloud.url") || !strings.Contains(err.Error(), "insecure = true") {
-		t.Fatalf("ws:// without insecure: got %v, want an error naming cloud.url and insecure", err)
-	}
-	logs := &lockedBuffer{}
-	_, base := runGateway(t, withCloud("insecure = true\n"), func(m *Main) { m.Stderr = logs })
-	call(t, "POST", base+"/v1/orders", order("ins-1", "hot"), nil)
-	waitStatus(t, base, "order_ins-1_station_hot", "done", 10*time.Second) // printing goes on without the cloud
-	if !strings.Contains(logs.String(), "not encrypted") {
-		t.Fatalf("want a warning about the clear-text link, got:\n%s", logs.String())
-	}
-}

@@ -1,49 +1,16 @@
-package main
+package http_test
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"net"
 	"net/http"
 	"strings"
-	stdsync "sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/storeprint/storeprint/internal/clock"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
-
-// movingClock is the wall clock moved forward by hand: time passes as
-// usual for the dispatcher, and a test can jump past a pairing code's
-// ten minutes without waiting for them.
-type movingClock struct {
-	clock.Real
-	ahead atomic.Int64
-}
-
-func (c *movingClock) Now() time.Time      { return time.Now().Add(time.Duration(c.ahead.Load())) }
-func (c *movingClock) Add(d time.Duration) { c.ahead.Add(int64(d)) }
-
-// lockedBuffer collects a program's log from many goroutines.
-type lockedBuffer struct {
-	mu stdsync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 type pairingJSON struct {
 	Code      string    `json:"code"`
@@ -80,12 +47,12 @@ func pairDevice(t *testing.T, base, tok, role, name string) pairedJSON {
 // wrong codes are limited per address and bar that address (only) from
 // the codes they were tried against; a code comes as JSON only; each role may do what it may and no more; a revoked device is
 // refused at once, its live stream ended; all of it audited.
-func TestMain_Pairing(t *testing.T) {
+func TestServer_Pairing(t *testing.T) {
 	t.Parallel()
 	hot := startSim(t, printersim.FaultNone)
-	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
 	clock := &movingClock{}
-	_, base := runGateway(t, cfg, func(m *Main) { m.Clock = clock })
+	_, base := runGateway(t, cfg, func(m *gw) { m.Clock = clock })
 
 	var c pairingJSON
 	if code := call(t, "POST", base+"/v1/pairing", map[string]string{"role": "pos", "name": "counter 1"}, &c); code != 201 {
@@ -330,13 +297,13 @@ func TestMain_Pairing(t *testing.T) {
 // Bad tokens are limited per client address and logged without the token;
 // the limit lifts as time passes. The token is checked first: after 60
 // bad tokens from an address, a valid token from it is served.
-func TestMain_BadTokens(t *testing.T) {
+func TestServer_BadTokens(t *testing.T) {
 	t.Parallel()
 	hot := startSim(t, printersim.FaultNone)
-	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
 	clock := &movingClock{}
 	logs := &lockedBuffer{}
-	_, base := runGateway(t, cfg, func(m *Main) { m.Clock, m.Stderr = clock, logs })
+	_, base := runGateway(t, cfg, func(m *gw) { m.Clock, m.Stderr = clock, logs })
 	const guess = "guessed-token-0001"
 	for i := 0; i < 60; i++ {
 		want := 401
@@ -371,10 +338,10 @@ func TestMain_BadTokens(t *testing.T) {
 }
 
 // A Host that is not the gateway's is refused before anything else.
-func TestMain_Host(t *testing.T) {
+func TestServer_Host(t *testing.T) {
 	t.Parallel()
 	hot := startSim(t, printersim.FaultNone)
-	cfg := writeConfigTop(t, t.TempDir(), "hostnames = [\"gateway.local\"]\n", []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	cfg := configTop(t, t.TempDir(), "hostnames = [\"gateway.local\"]\n", []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
 	m, base := runGateway(t, cfg)
 	_, port, _ := strings.Cut(m.HTTP.Addr(), ":")
 	for _, tc := range []struct {
@@ -406,10 +373,10 @@ func TestMain_Host(t *testing.T) {
 
 // A preflight from an allowed origin gets the CORS and Private Network
 // Access answer; another origin gets no CORS headers.
-func TestMain_CORS(t *testing.T) {
+func TestServer_CORS(t *testing.T) {
 	t.Parallel()
 	hot := startSim(t, printersim.FaultNone)
-	cfg := writeConfigTop(t, t.TempDir(), "allowed_origins = [\"https://pos.example.com\"]\n", []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	cfg := configTop(t, t.TempDir(), "allowed_origins = [\"https://pos.example.com\"]\n", []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
 	_, base := runGateway(t, cfg)
 	preflight := func(origin string) *http.Response {
 		req, _ := http.NewRequest("OPTIONS", base+"/v1/orders", nil)

@@ -1,6 +1,7 @@
-package main
+package http_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -63,7 +64,7 @@ func TestBrowser_CORS(t *testing.T) {
 		t.Fatal(err)
 	}
 	listed := "http://" + listedLn.Addr().String()
-	cfg := writeConfigTop(t, t.TempDir(), fmt.Sprintf("allowed_origins = [%q]\n", listed),
+	cfg := configTop(t, t.TempDir(), fmt.Sprintf("allowed_origins = [%q]\n", listed),
 		[]printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
 	_, base := runGateway(t, cfg)
 	dev := pairDevice(t, base, token, "pos", "web POS")
@@ -111,7 +112,7 @@ func TestBrowser_CORS(t *testing.T) {
 func TestBrowser_Pairing(t *testing.T) {
 	t.Parallel()
 	hot := startSim(t, printersim.FaultNone)
-	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
 	_, base := runGateway(t, cfg)
 	ctx := chromium.New(t, 1280, 900)
 	within(t, ctx, 20*time.Second, "admin shows a pairing code",
@@ -148,5 +149,15 @@ func TestBrowser_Pairing(t *testing.T) {
 	call(t, "GET", base+"/v1/devices", nil, &devices)
 	if len(devices) != 1 || devices[0].Name != "tablet" || devices[0].Role != "pos" {
 		t.Fatalf("got devices %+v, want the tablet as pos", devices)
+	}
+}
+
+// within runs browser actions, failing the test after d.
+func within(t *testing.T, ctx context.Context, d time.Duration, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	if err := chromedp.Do(c, actions...); err != nil {
+		t.Fatalf("%s (within %s): %v", what, d, err)
 	}
 }
