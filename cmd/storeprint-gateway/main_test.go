@@ -321,3 +321,46 @@ type pairedJSON struct {
 	Token    string `json:"token"`
 	Error    string `json:"error"`
 }
+
+type printerJSON struct {
+	ID        string   `json:"id"`
+	Status    string   `json:"status"`
+	Stations  []string `json:"stations"`
+	Backup    string   `json:"backup"`
+	Queue     int      `json:"queue"`
+	InTrouble bool     `json:"in_trouble"`
+	NoBackup  bool     `json:"no_backup_ready"`
+	Word      string   `json:"word"`
+	Failover  *struct {
+		Active       bool   `json:"active"`
+		Backup       string `json:"backup"`
+		Acknowledged bool   `json:"acknowledged"`
+	} `json:"failover"`
+}
+
+func getPrinter(t testing.TB, base, id string) printerJSON {
+	t.Helper()
+	var ps []printerJSON
+	if code := call(t, "GET", base+"/v1/printers", nil, &ps); code != 200 {
+		t.Fatalf("GET /v1/printers: %d", code)
+	}
+	for _, p := range ps {
+		if p.ID == id {
+			return p
+		}
+	}
+	t.Fatalf("printer %s not listed", id)
+	return printerJSON{}
+}
+
+func waitPrinter(t testing.TB, base, id string, timeout time.Duration, ok func(printerJSON) bool) printerJSON {
+	t.Helper()
+	var p printerJSON
+	waitUntil(t, base, timeout, func() (bool, string) {
+		p = getPrinter(t, base, id)
+		return ok(p), fmt.Sprintf("printer %s is %+v, not as wanted", id, p)
+	})
+	return p
+}
+
+var staff = map[string]string{"operator": "amy", "reason": "checked at the pass"}

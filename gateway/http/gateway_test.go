@@ -46,11 +46,11 @@ func startSim(t testing.TB, fault printersim.Fault) *sim {
 
 // printerConf is one [[printers]] entry of a test configuration.
 type printerConf struct {
-	id, addr string
+	id, addr, onUncertain, backup, extra string
 }
 
 type stationConf struct {
-	name, printer string
+	name, printer, staleAfter string
 }
 
 // config is a test configuration (TOML) with its data in dataDir.
@@ -66,9 +66,19 @@ func configTop(t testing.TB, dataDir, top string, printers []printerConf, statio
 	fmt.Fprintf(&b, "store_id = \"store-test\"\ndata_dir = %q\nlisten = \"127.0.0.1:0\"\napi_tokens = [%q]\n%s", dataDir, token, top)
 	for _, p := range printers {
 		fmt.Fprintf(&b, "\n[[printers]]\nid = %q\ndriver = \"tcp\"\naddress = %q\nconnect_timeout = \"1s\"\nconfirm_timeout = \"2s\"\n", p.id, p.addr)
+		if p.onUncertain != "" {
+			fmt.Fprintf(&b, "on_uncertain = %q\n", p.onUncertain)
+		}
+		if p.backup != "" {
+			fmt.Fprintf(&b, "backup = %q\n", p.backup)
+		}
+		b.WriteString(p.extra)
 	}
 	for _, s := range stations {
 		fmt.Fprintf(&b, "\n[[stations]]\nname = %q\nprinter = %q\n", s.name, s.printer)
+		if s.staleAfter != "" {
+			fmt.Fprintf(&b, "stale_after = %q\n", s.staleAfter)
+		}
 	}
 	return b.String()
 }
@@ -241,14 +251,23 @@ func newJSONRequest(method, url string, body any) (*http.Request, error) {
 }
 
 type taskJSON struct {
-	TaskNo    string `json:"task_no"`
-	Status    string `json:"status"`
-	PrinterID string `json:"printer_id"`
-	LastError string `json:"last_error"`
+	TaskNo     string `json:"task_no"`
+	Status     string `json:"status"`
+	PrinterID  string `json:"printer_id"`
+	Attempt    int    `json:"attempt"`
+	LastError  string `json:"last_error"`
+	Reason     string `json:"reason"`
+	BackupFrom string `json:"backup_from"`
 }
 
 type orderJSON struct {
 	OrderID string `json:"order_id"`
+	Tasks   []struct {
+		TaskNo    string `json:"task_no"`
+		Station   string `json:"station"`
+		PrinterID string `json:"printer_id"`
+		Status    string `json:"status"`
+	} `json:"tasks"`
 }
 
 func order(id string, stations ...string) map[string]any {
@@ -259,17 +278,60 @@ func order(id string, stations ...string) map[string]any {
 	return map[string]any{"order_id": id, "table": "A1", "items": items}
 }
 
+func getTask(t testing.TB, base, taskNo string) taskJSON {
+	t.Helper()
+	var tj taskJSON
+	if code := call(t, "GET", base+"/v1/tasks/"+taskNo, nil, &tj); code != 200 {
+		t.Fatalf("GET task %s: status %d", taskNo, code)
+	}
+	return tj
+}
+
+// waitUntil waits for cond on the gateway's changes, failing after
+// timeout with cond's last word.
+func waitUntil(t testing.TB, base string, timeout time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	testwatch.Until(t, base, token, timeout, cond)
+}
+
 // waitStatus waits until the task reaches status, failing after timeout.
 func waitStatus(t testing.TB, base, taskNo, status string, timeout time.Duration) taskJSON {
 	t.Helper()
 	var tj taskJSON
-	testwatch.Until(t, base, token, timeout, func() (bool, string) {
-		if code := call(t, "GET", base+"/v1/tasks/"+taskNo, nil, &tj); code != 200 {
-			t.Fatalf("GET task %s: status %d", taskNo, code)
-		}
+	waitUntil(t, base, timeout, func() (bool, string) {
+		tj = getTask(t, base, taskNo)
 		return tj.Status == status, fmt.Sprintf("task %s is %s (last error %q), want %s", taskNo, tj.Status, tj.LastError, status)
 	})
 	return tj
+}
+
+// settle waits until no task is queued, printing or waiting to retry.
+func settle(t testing.TB, base string, timeout time.Duration) []taskJSON {
+	t.Helper()
+	var all []taskJSON
+	waitUntil(t, base, timeout, func() (bool, string) {
+		all = nil
+		call(t, "GET", base+"/v1/tasks?limit=100000", nil, &all)
+		open := 0
+		for _, tj := range all {
+			switch tj.Status {
+			case "queued", "printing", "retry_wait":
+				open++
+			}
+		}
+		return open == 0, fmt.Sprintf("%d tasks still open", open)
+	})
+	return all
+}
+
+func countPaper(tickets []printersim.Ticket, taskNo string) int {
+	n := 0
+	for _, tk := range tickets {
+		if tk.TaskNo == taskNo {
+			n++
+		}
+	}
+	return n
 }
 
 // waitPrinted waits for n tickets on the simulator's paper.

@@ -1,4 +1,4 @@
-package main
+package http_test
 
 import (
 	"fmt"
@@ -54,10 +54,10 @@ var staff = map[string]string{"operator": "amy", "reason": "checked at the pass"
 
 // Paper end with tickets waiting: shown within 2 s, the tickets neither fail
 // nor get flagged, and they print within 2 s of the paper coming back.
-func TestMain_PaperEnd(t *testing.T) {
+func TestServer_PaperEnd(t *testing.T) {
 	t.Parallel()
 	hot := startSim(t, printersim.FaultPaperEnd)
-	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}},
+	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}},
 		[]stationConf{{name: "hot", printer: "hot-1"}})
 	_, base := runGateway(t, cfg)
 	for _, id := range []string{"pe-1", "pe-2", "pe-3"} {
@@ -86,10 +86,10 @@ func TestMain_PaperEnd(t *testing.T) {
 
 // Voiding an order while its printer is out of paper: its tickets never
 // print after the paper is back.
-func TestMain_Void(t *testing.T) {
+func TestServer_Void(t *testing.T) {
 	t.Parallel()
 	hot := startSim(t, printersim.FaultPaperEnd)
-	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}},
+	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}},
 		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "hot-1"}})
 	_, base := runGateway(t, cfg)
 	call(t, "POST", base+"/v1/orders", order("void-1", "hot", "cold"), nil)
@@ -116,10 +116,10 @@ func TestMain_Void(t *testing.T) {
 
 // A ticket older than stale_after when its printer recovers is flagged, not
 // printed; a younger one prints; one click prints the stale one.
-func TestMain_Stale(t *testing.T) {
+func TestServer_Stale(t *testing.T) {
 	t.Parallel()
 	hot := startSim(t, printersim.FaultPaperEnd)
-	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}},
+	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}},
 		[]stationConf{{name: "hot", printer: "hot-1", staleAfter: "1s"}, {name: "cold", printer: "hot-1"}})
 	_, base := runGateway(t, cfg)
 	call(t, "POST", base+"/v1/orders", order("old-1", "hot"), nil)
@@ -151,10 +151,10 @@ func TestMain_Stale(t *testing.T) {
 // With hot-1 down, the hot station's tickets print on its backup within
 // the threshold plus 5 s, each once, marked on paper; acknowledge and move
 // back through the API.
-func TestMain_Failover(t *testing.T) {
+func TestServer_Failover(t *testing.T) {
 	t.Parallel()
 	hot, pass := startSim(t, printersim.FaultDown), startSim(t, printersim.FaultNone)
-	cfg := writeConfig(t, t.TempDir(), []printerConf{
+	cfg := config(t, t.TempDir(), []printerConf{
 		{id: "hot-1", addr: hot.addr, backup: "pass-1", extra: "failover_after = \"2s\"\n"},
 		{id: "pass-1", addr: pass.addr},
 	}, []stationConf{{name: "hot", printer: "hot-1"}, {name: "pass", printer: "pass-1"}})
@@ -222,10 +222,10 @@ func TestMain_Failover(t *testing.T) {
 // Make-up print of a flagged ticket prints exactly one more; a second
 // make-up of the now-done task prints nothing; resolve closes another
 // flagged ticket with nothing printed; a copy prints once more, marked.
-func TestMain_MakeUp(t *testing.T) {
+func TestServer_MakeUp(t *testing.T) {
 	t.Parallel()
 	hot := startSim(t, printersim.FaultLostAck)
-	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}},
+	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}},
 		[]stationConf{{name: "hot", printer: "hot-1"}})
 	_, base := runGateway(t, cfg)
 	a, b := "order_mu-a_station_hot", "order_mu-b_station_hot"
@@ -292,10 +292,10 @@ func TestMain_MakeUp(t *testing.T) {
 // With failback_after set, the stations move back by themselves once the
 // printer has been healthy that long; the failover stays shown until a
 // person acknowledges it.
-func TestMain_FailbackAfterHealthy(t *testing.T) {
+func TestServer_FailbackAfterHealthy(t *testing.T) {
 	t.Parallel()
 	hot, pass := startSim(t, printersim.FaultDown), startSim(t, printersim.FaultNone)
-	cfg := writeConfig(t, t.TempDir(), []printerConf{
+	cfg := config(t, t.TempDir(), []printerConf{
 		{id: "hot-1", addr: hot.addr, backup: "pass-1", extra: "failover_after = \"1s\"\nfailback_after = \"1s\"\n"},
 		{id: "pass-1", addr: pass.addr},
 	}, []stationConf{{name: "hot", printer: "hot-1"}})
@@ -323,10 +323,10 @@ func TestMain_FailbackAfterHealthy(t *testing.T) {
 // An unreachable printer holds its tickets without an attempt (nothing is
 // leased, counted or written while it is away) and prints them once, at
 // once, when it is back.
-func TestMain_Unreachable(t *testing.T) {
+func TestServer_Unreachable(t *testing.T) {
 	t.Parallel()
 	hot := startSim(t, printersim.FaultDown)
-	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
 	_, base := runGateway(t, cfg)
 	no := "order_ur-1_station_hot"
 	call(t, "POST", base+"/v1/orders", order("ur-1", "hot"), nil)
@@ -349,12 +349,12 @@ func TestMain_Unreachable(t *testing.T) {
 // where they came from; a printer gone from the network whose backup is
 // out of paper hands them to the backup's backup, never to the one out of
 // paper.
-func TestMain_FailoverInSeconds(t *testing.T) {
+func TestServer_FailoverInSeconds(t *testing.T) {
 	t.Parallel()
 	t.Run("Offline", func(t *testing.T) {
 		t.Parallel()
 		hot, pass := startSim(t, printersim.FaultNone), startSim(t, printersim.FaultNone)
-		cfg := writeConfig(t, t.TempDir(), []printerConf{
+		cfg := config(t, t.TempDir(), []printerConf{
 			{id: "hot-1", addr: hot.addr, backup: "pass-1"},
 			{id: "pass-1", addr: pass.addr},
 		}, []stationConf{{name: "hot", printer: "hot-1"}, {name: "pass", printer: "pass-1"}})
@@ -381,7 +381,7 @@ func TestMain_FailoverInSeconds(t *testing.T) {
 	t.Run("GoneBackupOutOfPaper", func(t *testing.T) {
 		t.Parallel()
 		hot, pass, expo := startSim(t, printersim.FaultNone), startSim(t, printersim.FaultPaperEnd), startSim(t, printersim.FaultNone)
-		cfg := writeConfig(t, t.TempDir(), []printerConf{
+		cfg := config(t, t.TempDir(), []printerConf{
 			{id: "hot-1", addr: hot.addr, backup: "pass-1"},
 			{id: "pass-1", addr: pass.addr, backup: "expo-1"},
 			{id: "expo-1", addr: expo.addr},

@@ -1,4 +1,4 @@
-package main
+package http_test
 
 import (
 	"fmt"
@@ -13,10 +13,10 @@ import (
 
 // Many concurrent POS clients, real sockets, two printers: every task on
 // paper exactly once and no task done without paper.
-func TestMain_Orders(t *testing.T) {
+func TestServer_Orders(t *testing.T) {
 	t.Parallel()
 	hot, cold := startSim(t, printersim.FaultNone), startSim(t, printersim.FaultNone)
-	cfg := writeConfig(t, t.TempDir(),
+	cfg := config(t, t.TempDir(),
 		[]printerConf{{id: "hot-1", addr: hot.addr}, {id: "cold-1", addr: cold.addr}},
 		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}, {name: "bar", printer: "cold-1"}})
 	_, base := runGateway(t, cfg)
@@ -89,10 +89,10 @@ func TestMain_Orders(t *testing.T) {
 	}
 }
 
-func TestMain_Idempotency(t *testing.T) {
+func TestServer_Idempotency(t *testing.T) {
 	t.Parallel()
 	hot := startSim(t, printersim.FaultNone)
-	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}},
+	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}},
 		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "hot-1"}})
 	_, base := runGateway(t, cfg)
 
@@ -129,10 +129,10 @@ func TestMain_Idempotency(t *testing.T) {
 	}
 }
 
-func TestMain_BadInput(t *testing.T) {
+func TestServer_BadInput(t *testing.T) {
 	t.Parallel()
 	hot := startSim(t, printersim.FaultNone)
-	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}},
+	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}},
 		[]stationConf{{name: "hot", printer: "hot-1"}})
 	_, base := runGateway(t, cfg)
 	var ok orderJSON
@@ -214,12 +214,12 @@ func TestMain_BadInput(t *testing.T) {
 }
 
 // A confirmation lost after the paper came out.
-func TestMain_LostConfirmation(t *testing.T) {
+func TestServer_LostConfirmation(t *testing.T) {
 	t.Parallel()
 	t.Run("Hold", func(t *testing.T) {
 		t.Parallel()
 		hot := startSim(t, printersim.FaultLostAck)
-		cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr, onUncertain: "hold"}},
+		cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr, onUncertain: "hold"}},
 			[]stationConf{{name: "hot", printer: "hot-1"}})
 		_, base := runGateway(t, cfg)
 		call(t, "POST", base+"/v1/orders", order("lost-1", "hot"), nil)
@@ -234,7 +234,7 @@ func TestMain_LostConfirmation(t *testing.T) {
 	t.Run("Reprint", func(t *testing.T) {
 		t.Parallel()
 		hot := startSim(t, printersim.FaultLostAck)
-		cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr, onUncertain: "reprint"}},
+		cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr, onUncertain: "reprint"}},
 			[]stationConf{{name: "hot", printer: "hot-1"}})
 		_, base := runGateway(t, cfg)
 		call(t, "POST", base+"/v1/orders", order("lost-2", "hot"), nil)
@@ -251,6 +251,72 @@ func TestMain_LostConfirmation(t *testing.T) {
 		waitStatus(t, base, "order_lost-2_station_hot", "done", 10*time.Second)
 		if n := len(hot.Printed()); n != 2 {
 			t.Fatalf("got %d tickets, want 2", n)
+		}
+	})
+}
+
+// A POS asks about its order by its id: the order's tickets, where each
+// prints and how it stands, copies included; an unknown order is 404.
+func TestServer_GetOrder(t *testing.T) {
+	t.Parallel()
+	hot, pass := startSim(t, printersim.FaultNone), startSim(t, printersim.FaultPaperEnd)
+	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}, {id: "pass-1", addr: pass.addr}},
+		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "pass", printer: "pass-1"}})
+	_, base := runGateway(t, cfg)
+	posted := time.Now()
+	if code := call(t, "POST", base+"/v1/orders", order("go-1", "hot", "pass"), nil); code != 201 {
+		t.Fatalf("order: got %d", code)
+	}
+	hotNo, passNo := "order_go-1_station_hot", "order_go-1_station_pass"
+	waitStatus(t, base, hotNo, "done", 10*time.Second)
+	if code := call(t, "POST", base+"/v1/tasks/"+hotNo+"/reprint", map[string]string{"operator": "amy", "reason": "spilt"}, nil); code != 201 {
+		t.Fatalf("copy: got %d", code)
+	}
+	type orderState struct {
+		OrderID    string    `json:"order_id"`
+		AcceptedAt time.Time `json:"accepted_at"`
+		Tasks      []struct {
+			TaskNo    string     `json:"task_no"`
+			Station   string     `json:"station"`
+			PrinterID string     `json:"printer_id"`
+			Status    string     `json:"status"`
+			PrintedAt *time.Time `json:"printed_at"`
+		} `json:"tasks"`
+	}
+	t.Run("OK", func(t *testing.T) {
+		var o orderState
+		if code := call(t, "GET", base+"/v1/orders/go-1", nil, &o); code != 200 {
+			t.Fatalf("GET /v1/orders/go-1: got %d", code)
+		}
+		if o.OrderID != "go-1" || o.AcceptedAt.Before(posted.Add(-time.Second)) || o.AcceptedAt.After(time.Now()) {
+			t.Fatalf("got %+v, want go-1 accepted when posted", o)
+		}
+		if len(o.Tasks) != 3 {
+			t.Fatalf("got tasks %+v, want hot, its copy and pass", o.Tasks)
+		}
+		got := map[string]string{}
+		for _, tk := range o.Tasks {
+			got[tk.TaskNo] = tk.Station + " " + tk.PrinterID + " " + tk.Status
+			if (tk.Status == "done") != (tk.PrintedAt != nil) {
+				t.Errorf("task %s: status %s with printed_at %v", tk.TaskNo, tk.Status, tk.PrintedAt)
+			}
+		}
+		if got[hotNo] != "hot hot-1 done" || got[passNo] == "" || got[passNo][:len("pass pass-1")] != "pass pass-1" || got[hotNo+"_copy_1"] == "" {
+			t.Fatalf("got %v, want hot done on hot-1, pass waiting on pass-1 and the copy", got)
+		}
+		if o.Tasks[0].TaskNo != hotNo || o.Tasks[1].TaskNo != hotNo+"_copy_1" {
+			t.Errorf("got order %s, %s first, want the hot ticket then its copy", o.Tasks[0].TaskNo, o.Tasks[1].TaskNo)
+		}
+	})
+	t.Run("ErrNotFound", func(t *testing.T) {
+		var e struct{ Error string }
+		if code := call(t, "GET", base+"/v1/orders/nope", nil, &e); code != 404 || e.Error == "" {
+			t.Fatalf("unknown order: got %d %q, want 404 with an error", code, e.Error)
+		}
+	})
+	t.Run("ErrUnauthorized", func(t *testing.T) {
+		if code := callToken(t, "", "GET", base+"/v1/orders/go-1", nil, nil); code != 401 {
+			t.Fatalf("without a token: got %d, want 401", code)
 		}
 	})
 }
