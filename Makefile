@@ -121,7 +121,7 @@ bench-scale: ## HQ at chain scale: BENCH_STORES x BENCH_TASKS through COPY, each
 screenshots: ## refresh docs/screenshots (README, docs/screens.md) from the browser tests (needs chromium and CJK fonts)
 	@fc-list :lang=zh 2>/dev/null | grep -q . || { echo "installing CJK fonts for the screenshots"; apt-get install -y -qq fonts-noto-cjk >/dev/null; }
 	mkdir -p docs/screenshots
-	STOREPRINT_SCREENSHOTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run '^TestBrowser' ./cmd/...
+	STOREPRINT_SCREENSHOTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run '^TestBrowser' ./gateway/http/ ./cmd/...
 
 clean: ## remove build output, packages and demo data
 	rm -rf $(BIN) $(DIST) demo-out

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	gwhttp "github.com/storeprint/storeprint/gateway/http"
 	"github.com/storeprint/storeprint/internal/clock"
 	"github.com/storeprint/storeprint/internal/openapitest"
@@ -305,23 +307,6 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-type pairingJSON struct {
-	Code      string    `json:"code"`
-	Role      string    `json:"role"`
-	ExpiresAt time.Time `json:"expires_at"`
-	URL       string    `json:"url"`
-	QR        string    `json:"qr_png"`
-	Error     string    `json:"error"`
-}
-
-type pairedJSON struct {
-	DeviceID string `json:"device_id"`
-	Role     string `json:"role"`
-	Name     string `json:"name"`
-	Token    string `json:"token"`
-	Error    string `json:"error"`
-}
-
 type printerJSON struct {
 	ID        string   `json:"id"`
 	Status    string   `json:"status"`
@@ -364,3 +349,13 @@ func waitPrinter(t testing.TB, base, id string, timeout time.Duration, ok func(p
 }
 
 var staff = map[string]string{"operator": "amy", "reason": "checked at the pass"}
+
+// within runs browser actions, failing the test after d.
+func within(t *testing.T, ctx context.Context, d time.Duration, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	if err := chromedp.Do(c, actions...); err != nil {
+		t.Fatalf("%s (within %s): %v", what, d, err)
+	}
+}

@@ -83,6 +83,22 @@ func configTop(t testing.TB, dataDir, top string, printers []printerConf, statio
 	return b.String()
 }
 
+// gatewayConfig is a test configuration (TOML) with the given
+// [[printers]] bodies (every key but the timeouts) and [[stations]]
+// bodies, and more top-level keys in extra.
+func gatewayConfig(t testing.TB, dataDir string, printers []string, stations []string, extra string) string {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "store_id = \"store-test\"\ndata_dir = %q\nlisten = \"127.0.0.1:0\"\napi_tokens = [%q]\n%s", dataDir, token, extra)
+	for _, p := range printers {
+		fmt.Fprintf(&b, "\n[[printers]]\n%s\nconnect_timeout = \"1s\"\nconfirm_timeout = \"2s\"\n", strings.TrimSpace(p))
+	}
+	for _, s := range stations {
+		fmt.Fprintf(&b, "\n[[stations]]\n%s\n", strings.TrimSpace(s))
+	}
+	return b.String()
+}
+
 // gw is a gateway served over HTTP: set Clock or Stderr before it starts.
 type gw struct {
 	Clock  clock.Clock // the system's when nil

@@ -1,4 +1,4 @@
-package main
+package http_test
 
 import (
 	"fmt"
@@ -11,10 +11,10 @@ import (
 // A device paired as a display is that screen and nothing else: it polls
 // and bumps and recalls on its own display, and is refused everything
 // else; bad requests are 4xx naming the problem.
-func TestMain_DisplayDevice(t *testing.T) {
+func TestServer_DisplayDevice(t *testing.T) {
 	t.Parallel()
 	hot := startSim(t, printersim.FaultNone)
-	cfg := writeGatewayConfig(t, t.TempDir(),
+	cfg := gatewayConfig(t, t.TempDir(),
 		[]string{fmt.Sprintf("id = \"hot-1\"\ndriver = \"tcp\"\naddress = %q", hot.addr)},
 		[]string{"name = \"hot\"\ndisplay = \"kds-hot\"", "name = \"cold\"\ndisplay = \"kds-cold\""},
 		"\n[[displays]]\nid = \"kds-hot\"\nbackup = \"hot-1\"\n\n[[displays]]\nid = \"kds-cold\"\n")

@@ -1,4 +1,4 @@
-package main
+package http_test
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 // default (auto). Every ticket comes out once and is done without a
 // person; each printer says how it confirms, and each printed receipt
 // names its method.
-func TestMain_PrinterModels(t *testing.T) {
+func TestServer_PrinterModels(t *testing.T) {
 	t.Parallel()
 	models := []struct {
 		station string
@@ -39,7 +39,7 @@ func TestMain_PrinterModels(t *testing.T) {
 		printers = append(printers, fmt.Sprintf("id = %q\ndriver = \"tcp\"\naddress = %q", m.station+"-1", addr))
 		stations = append(stations, fmt.Sprintf("name = %q\nprinter = %q", m.station, m.station+"-1"))
 	}
-	cfg := writeGatewayConfig(t, t.TempDir(), printers, stations, "")
+	cfg := gatewayConfig(t, t.TempDir(), printers, stations, "")
 	_, base := runGateway(t, cfg)
 
 	const orders = 20 // 60 tickets
@@ -131,7 +131,7 @@ func TestBrowser_LANPageConfirms(t *testing.T) {
 	t.Parallel()
 	_, tmAddr := printertest.StartTCP(t, printersim.Options{Model: printersim.ModelTM})
 	_, dumbAddr := printertest.StartTCP(t, printersim.Options{Model: printersim.ModelDumb})
-	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: tmAddr}, {id: "cold-1", addr: dumbAddr}},
+	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: tmAddr}, {id: "cold-1", addr: dumbAddr}},
 		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}})
 	_, base := runGateway(t, cfg)
 	ctx := chromium.New(t, 1280, 900)

@@ -1,4 +1,4 @@
-package main
+package http_test
 
 import (
 	"testing"
@@ -17,7 +17,7 @@ import (
 func TestBrowser_KDSStale(t *testing.T) {
 	t.Parallel()
 	hot := startSim(t, printersim.FaultNone)
-	cfg := writeGatewayConfig(t, t.TempDir(),
+	cfg := gatewayConfig(t, t.TempDir(),
 		[]string{"id = \"hot-1\"\ndriver = \"tcp\"\naddress = \"" + hot.addr + "\""},
 		[]string{"name = \"hot\"\ndisplay = \"kds-hot\"\nstale_after = \"3s\""},
 		"\n[[displays]]\nid = \"kds-hot\"\nbackup = \"hot-1\"\noffline_after = \"30s\"\n")

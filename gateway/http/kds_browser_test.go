@@ -1,4 +1,4 @@
-package main
+package http_test
 
 import (
 	"context"
@@ -58,7 +58,7 @@ func waitBumped(t testing.TB, base, taskNo string, timeout time.Duration) {
 // kdsConfig is a store whose station hot shows on the screen kds-hot,
 // backed by the printer hot-1.
 func kdsConfig(t *testing.T, hot *sim, offlineAfter string) string {
-	return writeGatewayConfig(t, t.TempDir(),
+	return gatewayConfig(t, t.TempDir(),
 		[]string{fmt.Sprintf("id = \"hot-1\"\ndriver = \"tcp\"\naddress = %q", hot.addr)},
 		[]string{"name = \"hot\"\ndisplay = \"kds-hot\""},
 		fmt.Sprintf("\n[[displays]]\nid = \"kds-hot\"\nbackup = \"hot-1\"\noffline_after = %q\n", offlineAfter))

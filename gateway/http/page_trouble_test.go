@@ -1,4 +1,4 @@
-package main
+package http_test
 
 import (
 	"context"
@@ -28,7 +28,7 @@ var technical = regexp.MustCompile(`(?i)print uncertain|i/o timeout|read tcp|wri
 func TestBrowser_LANPageTrouble(t *testing.T) {
 	t.Parallel()
 	hot, pass := startSim(t, printersim.FaultDrop), startSim(t, printersim.FaultLostAck)
-	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}, {id: "pass-1", addr: pass.addr}},
+	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}, {id: "pass-1", addr: pass.addr}},
 		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "pass", printer: "pass-1"}})
 	_, base := runGateway(t, cfg)
 	for _, id := range []string{"t1", "t2", "t3", "t4"} {
@@ -120,7 +120,7 @@ func TestBrowser_LANPageTrouble(t *testing.T) {
 func TestBrowser_LANPageBackupTrouble(t *testing.T) {
 	t.Parallel()
 	hot, pass := startSim(t, printersim.FaultLostAck), startSim(t, printersim.FaultPaperEnd)
-	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr, backup: "pass-1"}, {id: "pass-1", addr: pass.addr}},
+	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr, backup: "pass-1"}, {id: "pass-1", addr: pass.addr}},
 		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "pass", printer: "pass-1"}})
 	_, base := runGateway(t, cfg)
 	for _, id := range []string{"b1", "b2", "b3", "b4"} {

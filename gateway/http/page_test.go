@@ -1,8 +1,9 @@
-package main
+package http_test
 
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,17 +14,6 @@ import (
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
-// within runs actions with a deadline, derived from a browser context that
-// has already run.
-func within(t *testing.T, ctx context.Context, d time.Duration, what string, actions ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	c, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	if err := chromedp.Do(c, actions...); err != nil {
-		t.Fatalf("%s (within %s): %v", what, d, err)
-	}
-}
-
 // The kitchen's LAN page in a real browser: a setup link signs in and
 // leaves no token in the address bar; a printer fault turns its card red
 // within 2 s; one click on make-up print puts exactly one ticket on paper;
@@ -31,7 +21,7 @@ func within(t *testing.T, ctx context.Context, d time.Duration, what string, act
 func TestBrowser_LANPage(t *testing.T) {
 	t.Parallel()
 	hot, pass := startSim(t, printersim.FaultNone), startSim(t, printersim.FaultNone)
-	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}, {id: "pass-1", addr: pass.addr}},
+	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}, {id: "pass-1", addr: pass.addr}},
 		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "pass", printer: "pass-1"}})
 	_, base := runGateway(t, cfg)
 	ctx := chromium.New(t, 1280, 900)
@@ -107,5 +97,39 @@ func TestBrowser_LANPage(t *testing.T) {
 	}
 	if dir := os.Getenv("STOREPRINT_SCREENSHOTS"); dir != "" {
 		screenshot(t, ctx, base, hot, pass, dir)
+	}
+}
+
+// screenshot puts the page in a telling state (a printer out of paper with
+// tickets waiting, a flagged ticket) and saves it for the README
+// (make screenshots).
+func screenshot(t *testing.T, ctx context.Context, base string, hot, pass *sim, dir string) {
+	t.Helper()
+	hot.SetFault(printersim.FaultPaperEnd)
+	pass.SetFault(printersim.FaultLostAck)
+	call(t, "POST", base+"/v1/orders", map[string]any{"order_id": "1042", "table": "A3", "items": []map[string]any{
+		{"name": "宫保鸡丁", "qty": 1, "station": "hot", "note": "少辣"},
+		{"name": "麻婆豆腐", "qty": 2, "station": "hot"},
+		{"name": "酸梅汤", "qty": 2, "station": "pass", "note": "去冰"},
+	}}, nil)
+	call(t, "POST", base+"/v1/orders", map[string]any{"order_id": "1043", "table": "B7", "items": []map[string]any{
+		{"name": "红烧肉", "qty": 1, "station": "hot"},
+	}}, nil)
+	within(t, ctx, 15*time.Second, "screenshot state",
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(`[data-printer="hot-1"][data-status="paper_end"]`),
+		chromedp.WaitVisible(`[data-task="order_1042_station_pass"]`))
+	for _, lang := range []string{"zh", "en"} {
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`localStorage.setItem("storeprint.lang", "`+lang+`")`)); err != nil {
+			t.Fatal(err)
+		}
+		within(t, ctx, 10*time.Second, "reload", chromedp.Reload(), chromedp.WaitVisible(`[data-task="order_1042_station_pass"]`))
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "lan-page-"+lang+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
