@@ -202,16 +202,3 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 }
-
-func (s *Server) testPage(w http.ResponseWriter, r *http.Request) error {
-	var a gateway.Actor
-	if err := decode(w, r, &a, true); err != nil {
-		return err
-	}
-	t, err := s.PrinterService.TestPage(r.Context(), r.PathValue("printer_id"), a)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, viewTask(t))
-	return nil
-}

@@ -1,0 +1,107 @@
+package http
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/storeprint/storeprint"
+	"github.com/storeprint/storeprint/gateway"
+)
+
+// statuses maps error codes to HTTP statuses.
+var statuses = map[string]int{
+	gateway.EINVALID:      http.StatusBadRequest,
+	gateway.ENOTFOUND:     http.StatusNotFound,
+	gateway.ECONFLICT:     http.StatusConflict,
+	gateway.EUNAUTHORIZED: http.StatusUnauthorized,
+	gateway.EFORBIDDEN:    http.StatusForbidden,
+	gateway.ETOOMANY:      http.StatusTooManyRequests,
+	gateway.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	gateway.EUNAVAILABLE:  http.StatusServiceUnavailable,
+	gateway.EINTERNAL:     http.StatusInternalServerError,
+}
+
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	code := gateway.ErrorCode(err)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		code = gateway.EUNAVAILABLE
+		err = gateway.Errorf(code, "request cancelled")
+	}
+	status, ok := statuses[code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	if status == http.StatusInternalServerError {
+		log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "5")
+	}
+	writeJSON(w, status, map[string]string{"error": gateway.ErrorMessage(err)})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // the client may be gone; nothing to do
+}
+
+// decode reads a JSON body of at most MaxRequestLen bytes into v. An empty
+// body is allowed when optional.
+func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error {
+	r.Body = http.MaxBytesReader(w, r.Body, storeprint.MaxRequestLen)
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return gateway.Errorf(gateway.ETOOLARGE, "request body is larger than %d bytes (1 MiB)", storeprint.MaxRequestLen)
+		}
+		return gateway.Errorf(gateway.EINVALID, "read request body: %v", err)
+	}
+	if !utf8.Valid(b) {
+		return gateway.Errorf(gateway.EINVALID, "request body is not valid UTF-8 (at byte %d): text is refused, not altered", invalidAt(b))
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		if optional {
+			return nil
+		}
+		return gateway.Errorf(gateway.EINVALID, "request body is empty; a JSON object is required")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return gateway.Errorf(gateway.EINVALID, "%s", storeprint.TypeError(b, te).Error())
+		}
+		if strings.HasPrefix(err.Error(), "json: unknown field ") {
+			return gateway.Errorf(gateway.EINVALID, "%s", storeprint.UnknownField(b, err).Error())
+		}
+		return gateway.Errorf(gateway.EINVALID, "malformed JSON: %v", err)
+	}
+	if dec.More() {
+		return gateway.Errorf(gateway.EINVALID, "malformed JSON: unexpected data after the object")
+	}
+	return nil
+}
+
+// invalidAt is the offset of b's first byte that is not valid UTF-8.
+func invalidAt(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
+}
