@@ -7,8 +7,9 @@ import (
 )
 
 // TestDeps keeps the shape of the house: the shared words import nothing
-// of the project, and neither the cloud nor the sync link imports the
-// gateway (they share the words of package storeprint instead).
+// of the project, and neither the cloud, the sync link nor the ticket
+// encoders import the gateway (they share the words of package storeprint
+// instead).
 func TestDeps(t *testing.T) {
 	t.Parallel()
 	const module = "github.com/storeprint/storeprint"
@@ -19,6 +20,8 @@ func TestDeps(t *testing.T) {
 		{".", func(dep string) bool { return dep == module }},
 		{"./cloud/...", func(dep string) bool { return !strings.HasPrefix(dep, module+"/gateway") }},
 		{"./sync/...", func(dep string) bool { return !strings.HasPrefix(dep, module+"/gateway") }},
+		{"./printerdrivers/escpos", func(dep string) bool { return !strings.HasPrefix(dep, module+"/gateway") }},
+		{"./printerdrivers/starprnt", func(dep string) bool { return !strings.HasPrefix(dep, module+"/gateway") }},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "-test=false", tc.pkgs).Output()
 		if err != nil {

@@ -162,7 +162,6 @@ const (
 	DefaultFailoverAfter    = 10 * time.Second
 	DefaultSuspectAfter     = 2
 	DefaultStaleAfter       = 30 * time.Minute
-	DefaultWidth            = 48
 	DefaultEncoding         = "gb18030"
 	DefaultRetention        = 30 * Day
 	DefaultOrderIDRetention = 400 * Day
@@ -454,7 +453,7 @@ func (p *PrinterConfig) SetDefaults() {
 		p.OnUncertain = "hold"
 	}
 	if p.Width == 0 {
-		p.Width = DefaultWidth
+		p.Width = storeprint.DefaultWidth
 	}
 	if p.ConnectTimeout.Duration == 0 {
 		p.ConnectTimeout.Duration = DefaultConnectTimeout

@@ -19,17 +19,17 @@ import (
 type chainPrinter struct {
 	state   storeprint.PrinterState
 	gone    bool
-	printed []gateway.Ticket
+	printed []storeprint.Ticket
 }
 
-func (p *chainPrinter) Status(context.Context) (gateway.PrinterStatus, error) {
+func (p *chainPrinter) Status(context.Context) (storeprint.PrinterStatus, error) {
 	if p.gone {
-		return gateway.PrinterStatus{}, errors.New("connection refused")
+		return storeprint.PrinterStatus{}, errors.New("connection refused")
 	}
 	if p.state == "" {
-		return gateway.PrinterStatus{State: storeprint.PrinterReady}, nil
+		return storeprint.PrinterStatus{State: storeprint.PrinterReady}, nil
 	}
-	return gateway.PrinterStatus{State: p.state}, nil
+	return storeprint.PrinterStatus{State: p.state}, nil
 }
 
 func (p *chainPrinter) Print(ctx context.Context, job *gateway.PrintJob) error {
@@ -154,13 +154,13 @@ func (ch *chain) printer(t *testing.T, id string) gateway.PrinterInfo {
 }
 
 // printedOn returns the ticket of taskNo printer id printed, if any.
-func (ch *chain) printedOn(id, taskNo string) (gateway.Ticket, bool) {
+func (ch *chain) printedOn(id, taskNo string) (storeprint.Ticket, bool) {
 	for _, tk := range ch.printers[id].printed {
 		if tk.TaskNo == taskNo {
 			return tk, true
 		}
 	}
-	return gateway.Ticket{}, false
+	return storeprint.Ticket{}, false
 }
 
 func TestGateway_Failover(t *testing.T) {

@@ -297,16 +297,16 @@ var (
 	_ gateway.Prober  = (*fakePrinter)(nil)
 )
 
-func (p *fakePrinter) Status(context.Context) (gateway.PrinterStatus, error) {
+func (p *fakePrinter) Status(context.Context) (storeprint.PrinterStatus, error) {
 	switch p.fault {
 	case faultOffline:
-		return gateway.PrinterStatus{State: storeprint.PrinterOffline}, nil
+		return storeprint.PrinterStatus{State: storeprint.PrinterOffline}, nil
 	case faultPaperEnd:
-		return gateway.PrinterStatus{State: storeprint.PrinterPaperEnd}, nil
+		return storeprint.PrinterStatus{State: storeprint.PrinterPaperEnd}, nil
 	case faultCoverOpen:
-		return gateway.PrinterStatus{State: storeprint.PrinterCoverOpen}, nil
+		return storeprint.PrinterStatus{State: storeprint.PrinterCoverOpen}, nil
 	}
-	return gateway.PrinterStatus{State: storeprint.PrinterReady}, nil
+	return storeprint.PrinterStatus{State: storeprint.PrinterReady}, nil
 }
 
 func (p *fakePrinter) Print(ctx context.Context, job *gateway.PrintJob) error {

@@ -8,18 +8,12 @@ import (
 	"github.com/storeprint/storeprint"
 )
 
-// PrinterStatus is a status reading.
-type PrinterStatus struct {
-	State        storeprint.PrinterState
-	PaperNearEnd bool
-}
-
 // Printer is one physical printer reached through a transport driver. A
 // Printer is used by one goroutine at a time.
 type Printer interface {
 	// Status reads the printer's status (DLE EOT). A printer that cannot be
 	// reached reports storeprint.PrinterOffline with a nil error.
-	Status(ctx context.Context) (PrinterStatus, error)
+	Status(ctx context.Context) (storeprint.PrinterStatus, error)
 
 	// Print renders and sends one ticket and waits, bounded, for the
 	// printer's own confirmation. It returns nil only on that confirmation.
@@ -32,7 +26,7 @@ type Printer interface {
 
 // PrintJob is one attempt to print one ticket.
 type PrintJob struct {
-	Ticket    Ticket
+	Ticket    storeprint.Ticket
 	Attempt   int    // the attempt's number (with Ticket.TaskNo: a job id a printer can keep)
 	ProcessID string // four ASCII digits for the GS ( H confirmation request
 

@@ -50,18 +50,3 @@ type Task struct {
 	// It is kept with the task, so a restart keeps it on the screen.
 	RecalledAt *time.Time `json:"recalled_at,omitempty"`
 }
-
-// Ticket is what goes on paper for one attempt of a task.
-type Ticket struct {
-	StoreID    string
-	Station    string
-	OrderID    string
-	Table      string
-	Note       string
-	Items      []storeprint.Item
-	AcceptedAt time.Time
-	TaskNo     string
-	Reprint    bool   // print a REPRINT line
-	BackupFrom string // print "BACKUP FROM <printer>"
-	CopyOf     string // a deliberate copy of another task
-}

@@ -29,11 +29,11 @@ type scripted struct {
 	attempts int
 }
 
-func (p *scripted) Status(context.Context) (gateway.PrinterStatus, error) {
+func (p *scripted) Status(context.Context) (storeprint.PrinterStatus, error) {
 	if p.state == "" {
-		return gateway.PrinterStatus{State: storeprint.PrinterReady}, nil
+		return storeprint.PrinterStatus{State: storeprint.PrinterReady}, nil
 	}
-	return gateway.PrinterStatus{State: p.state}, nil
+	return storeprint.PrinterStatus{State: p.state}, nil
 }
 
 func (p *scripted) Print(ctx context.Context, job *gateway.PrintJob) error {

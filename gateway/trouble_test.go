@@ -131,7 +131,7 @@ type statusCounting struct {
 	read chan struct{}
 }
 
-func (p *statusCounting) Status(ctx context.Context) (gateway.PrinterStatus, error) {
+func (p *statusCounting) Status(ctx context.Context) (storeprint.PrinterStatus, error) {
 	p.n.Add(1)
 	select {
 	case p.read <- struct{}{}:

@@ -224,14 +224,14 @@ func (w *worker) readStatus(ctx context.Context) storeprint.PrinterState {
 		if ctx.Err() != nil {
 			return w.g.PrinterState(w.id)
 		}
-		w.setStatus(PrinterStatus{State: storeprint.PrinterUnknown}, err.Error())
+		w.setStatus(storeprint.PrinterStatus{State: storeprint.PrinterUnknown}, err.Error())
 		return storeprint.PrinterUnknown
 	}
 	w.setStatus(st, "")
 	return st.State
 }
 
-func (w *worker) setStatus(st PrinterStatus, lastErr string) {
+func (w *worker) setStatus(st storeprint.PrinterStatus, lastErr string) {
 	g := w.g
 	mono := g.clock.Mono()
 	g.mu.Lock()
@@ -353,7 +353,7 @@ func (w *worker) finish(ctx context.Context, lease *lease, perr error) {
 	case perr == nil:
 		w.noteOutcome(true, false)
 		w.troubleOver()
-		w.setStatus(PrinterStatus{State: storeprint.PrinterReady}, "")
+		w.setStatus(storeprint.PrinterStatus{State: storeprint.PrinterReady}, "")
 		g.obs.Attempt(w.id, "printed")
 		if err := g.complete(ctx, lease); err != nil {
 			g.log.Error("store printed", "task_no", lease.taskNo, "err", err)
@@ -372,9 +372,9 @@ func (w *worker) finish(ctx context.Context, lease *lease, perr error) {
 	}
 	g.obs.Attempt(w.id, pe.Outcome.String())
 	if pe.State != "" {
-		w.setStatus(PrinterStatus{State: pe.State}, perr.Error())
+		w.setStatus(storeprint.PrinterStatus{State: pe.State}, perr.Error())
 	} else if pe.Outcome == PrintNotSent {
-		w.setStatus(PrinterStatus{State: storeprint.PrinterOffline}, perr.Error())
+		w.setStatus(storeprint.PrinterStatus{State: storeprint.PrinterOffline}, perr.Error())
 	}
 	var err error
 	switch pe.Outcome {
@@ -411,7 +411,7 @@ type lease struct {
 	processID string
 	reprint   bool
 	backup    string
-	ticket    Ticket
+	ticket    storeprint.Ticket
 	policy    string             // on_uncertain of the printer
 	confirms  storeprint.Confirm // how the printer confirmed it, or was to (PrintJob.Confirms)
 }
@@ -450,7 +450,7 @@ func (g *Gateway) lease(ctx context.Context, w *worker, taskNo string) (*lease, 
 			taskNo: t.TaskNo, printerID: w.id, attempt: t.Attempt, token: t.LeaseToken,
 			expires: g.clock.Mono() + length, length: length, processID: storeprint.NewProcessID(),
 			reprint: t.Reprint, backup: t.BackupFrom, policy: w.cfg.OnUncertain,
-			ticket: Ticket{
+			ticket: storeprint.Ticket{
 				StoreID: g.cfg.StoreID, Station: t.Station, OrderID: t.OrderID, Table: t.Table,
 				Note: t.Note, Items: t.Items, AcceptedAt: t.CreatedAt, TaskNo: t.TaskNo,
 				Reprint: t.Reprint, BackupFrom: t.BackupFrom, CopyOf: t.CopyOf,

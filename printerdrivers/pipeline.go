@@ -22,7 +22,7 @@ type Transport interface {
 	// Encode renders job's ticket (its StoreID filled in) in the
 	// printer's language: the exact bytes Prepare is given. An error
 	// means the job cannot be printed on this printer at all.
-	Encode(job *gateway.PrintJob, t gateway.Ticket) ([]byte, error)
+	Encode(job *gateway.PrintJob, t storeprint.Ticket) ([]byte, error)
 
 	// Open starts one call: connects, opens the device or a handle,
 	// within the printer's connect timeout. An error means the printer
@@ -50,7 +50,7 @@ type Conn interface {
 	// WithState(storeprint.PrinterOffline, ...) means nothing answers
 	// there (the peer closed, the device went away); any other error
 	// means the answer could not be read or made no sense.
-	Status(ctx context.Context) (gateway.PrinterStatus, error)
+	Status(ctx context.Context) (storeprint.PrinterStatus, error)
 
 	Close() error
 }
@@ -172,8 +172,8 @@ func (p *Pipeline) Config() gateway.PrinterConfig { return p.cfg }
 // or where nothing answers, is PrinterOffline with a nil error; one whose
 // answer cannot be read within the connect timeout is PrinterUnknown with
 // an error.
-func (p *Pipeline) Status(ctx context.Context) (gateway.PrinterStatus, error) {
-	unknown := gateway.PrinterStatus{State: storeprint.PrinterUnknown}
+func (p *Pipeline) Status(ctx context.Context) (storeprint.PrinterStatus, error) {
+	unknown := storeprint.PrinterStatus{State: storeprint.PrinterUnknown}
 	if ctx.Err() != nil {
 		return unknown, p.errorf("status: %w", context.Cause(ctx))
 	}
@@ -183,7 +183,7 @@ func (p *Pipeline) Status(ctx context.Context) (gateway.PrinterStatus, error) {
 			return unknown, p.errorf("status: %w", context.Cause(ctx))
 		}
 		p.unreachable()
-		return gateway.PrinterStatus{State: storeprint.PrinterOffline}, nil
+		return storeprint.PrinterStatus{State: storeprint.PrinterOffline}, nil
 	}
 	defer closeConn(c)
 	sctx, cancel := p.bound(ctx, p.cfg.ConnectTimeout.Duration, "status answer")
@@ -202,7 +202,7 @@ func (p *Pipeline) Status(ctx context.Context) (gateway.PrinterStatus, error) {
 	case ctx.Err() != nil:
 		return unknown, p.errorf("status: %w", context.Cause(ctx))
 	case StateOf(err) == storeprint.PrinterOffline:
-		return gateway.PrinterStatus{State: storeprint.PrinterOffline}, nil
+		return storeprint.PrinterStatus{State: storeprint.PrinterOffline}, nil
 	}
 	return unknown, p.errorf("status: %w", err)
 }

@@ -188,8 +188,8 @@ func TestSync_DeadLetters(t *testing.T) {
 // receipt, proving nothing was sent; later attempts print.
 type notSentOnce struct{ calls int }
 
-func (p *notSentOnce) Status(context.Context) (gateway.PrinterStatus, error) {
-	return gateway.PrinterStatus{State: storeprint.PrinterReady}, nil
+func (p *notSentOnce) Status(context.Context) (storeprint.PrinterStatus, error) {
+	return storeprint.PrinterStatus{State: storeprint.PrinterReady}, nil
 }
 
 func (p *notSentOnce) Print(ctx context.Context, job *gateway.PrintJob) error {

@@ -286,7 +286,7 @@ func (t *transport) Describe() string {
 	return fmt.Sprintf("printer %s (CloudPRNT, MAC %s)", t.cfg.ID, t.d.mac)
 }
 
-func (t *transport) Encode(_ *gateway.PrintJob, tk gateway.Ticket) ([]byte, error) {
+func (t *transport) Encode(_ *gateway.PrintJob, tk storeprint.Ticket) ([]byte, error) {
 	if t.d.mediaType == protocol.MediaRaw {
 		return escpos.Encode(tk, t.cfg.Encoding, t.cfg.Width, nil)
 	}
@@ -321,18 +321,18 @@ type conn struct {
 
 // Status is the status of the printer's last poll, or offline when it
 // has not polled for three poll intervals.
-func (c *conn) Status(ctx context.Context) (gateway.PrinterStatus, error) {
+func (c *conn) Status(ctx context.Context) (storeprint.PrinterStatus, error) {
 	if ctx.Err() != nil {
-		return gateway.PrinterStatus{}, context.Cause(ctx)
+		return storeprint.PrinterStatus{}, context.Cause(ctx)
 	}
 	st, code, err := c.t.d.state()
 	if err != nil {
-		return gateway.PrinterStatus{}, err
+		return storeprint.PrinterStatus{}, err
 	}
 	if st.State == storeprint.PrinterUnknown {
-		return gateway.PrinterStatus{}, fmt.Errorf("the printer reports status code %q", code)
+		return storeprint.PrinterStatus{}, fmt.Errorf("the printer reports status code %q", code)
 	}
-	return gateway.PrinterStatus{State: st.State, PaperNearEnd: st.PaperNearEnd}, nil
+	return storeprint.PrinterStatus{State: st.State, PaperNearEnd: st.PaperNearEnd}, nil
 }
 
 // Send offers the ticket at the printer's next poll and returns once the

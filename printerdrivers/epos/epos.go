@@ -180,7 +180,7 @@ func (t *transport) Describe() string {
 
 // Encode renders the request: the SOAP envelope, with the attempt's print
 // job id in its header when the printer keeps a job log.
-func (t *transport) Encode(job *gateway.PrintJob, tk gateway.Ticket) ([]byte, error) {
+func (t *transport) Encode(job *gateway.PrintJob, tk storeprint.Ticket) ([]byte, error) {
 	doc, err := Document(tk, Lang(t.cfg.Encoding), t.cfg.Width, nil)
 	if err != nil {
 		return nil, err
@@ -297,17 +297,17 @@ func (c *conn) Close() error {
 // Status asks for the printer's status with an empty document. A
 // printer nothing answers for, or whose device its service cannot reach
 // (no response bit, DeviceNotFound), is offline.
-func (c *conn) Status(ctx context.Context) (gateway.PrinterStatus, error) {
+func (c *conn) Status(ctx context.Context) (storeprint.PrinterStatus, error) {
 	r, err := c.t.ask(ctx, "", c.t.cfg.ConnectTimeout.Duration)
 	if err != nil {
-		return gateway.PrinterStatus{}, err
+		return storeprint.PrinterStatus{}, err
 	}
 	if r.Code == CodeDeviceNotFound {
-		return gateway.PrinterStatus{}, printerdrivers.WithState(storeprint.PrinterOffline,
+		return storeprint.PrinterStatus{}, printerdrivers.WithState(storeprint.PrinterOffline,
 			fmt.Errorf("the printer's ePOS-Print service has no device %q (DeviceNotFound)", c.t.cfg.DevID))
 	}
 	if err := c.t.checkJobLog(ctx); err != nil {
-		return gateway.PrinterStatus{}, err
+		return storeprint.PrinterStatus{}, err
 	}
 	return PrinterState(r.Status), nil
 }

@@ -15,7 +15,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/storeprint/storeprint"
-	"github.com/storeprint/storeprint/gateway"
 )
 
 // Namespaces of the documents.
@@ -56,12 +55,12 @@ func Lang(encoding string) string {
 // rule, and the task_no alone as the last line, then a feed and a cut.
 // Each line is one <text> ending in a line feed; the printer wraps lines
 // longer than its paper. Control characters never reach the printer.
-func Document(t gateway.Ticket, lang string, width int, loc *time.Location) ([]byte, error) {
+func Document(t storeprint.Ticket, lang string, width int, loc *time.Location) ([]byte, error) {
 	if strings.TrimSpace(t.TaskNo) == "" {
 		return nil, errors.New("epos: ticket has no task_no")
 	}
 	if width == 0 {
-		width = gateway.DefaultWidth
+		width = storeprint.DefaultWidth
 	}
 	if loc == nil {
 		loc = time.Local
@@ -263,14 +262,14 @@ const (
 // escpos.ParseStatus: cover open, then paper end, then anything that
 // keeps it from printing (no response, offline, an error, waiting to be
 // brought online, a stopped spooler).
-func PrinterState(status uint32) gateway.PrinterStatus {
+func PrinterState(status uint32) storeprint.PrinterStatus {
 	const stopped = StatusNoResponse | StatusOffline | StatusWaitOnline | StatusMechanicalErr |
 		StatusAutocutterErr | StatusUnrecoverErr | StatusAutorecoverErr | StatusSpoolerStopped
-	st := gateway.PrinterStatus{PaperNearEnd: status&(StatusReceiptNearEnd|StatusReceiptEnd) != 0}
+	st := storeprint.PrinterStatus{PaperNearEnd: status&(StatusReceiptNearEnd|StatusReceiptEnd) != 0}
 	switch {
 	case status&StatusNoResponse != 0:
 		// Nothing of the rest is current.
-		return gateway.PrinterStatus{State: storeprint.PrinterOffline}
+		return storeprint.PrinterStatus{State: storeprint.PrinterOffline}
 	case status&StatusCoverOpen != 0:
 		st.State = storeprint.PrinterCoverOpen
 	case status&StatusReceiptEnd != 0:
@@ -285,7 +284,7 @@ func PrinterState(status uint32) gateway.PrinterStatus {
 
 // StatusBits is what a printer in st reports, the inverse of
 // PrinterState; printed adds StatusPrintSuccess.
-func StatusBits(st gateway.PrinterStatus, printed bool) uint32 {
+func StatusBits(st storeprint.PrinterStatus, printed bool) uint32 {
 	var b uint32
 	if printed {
 		b |= StatusPrintSuccess

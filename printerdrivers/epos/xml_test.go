@@ -10,14 +10,13 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint"
-	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/epos"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/epos")
 
-func ticket() gateway.Ticket {
-	return gateway.Ticket{
+func ticket() storeprint.Ticket {
+	return storeprint.Ticket{
 		StoreID: "store-001", Station: "hot", OrderID: "1001", Table: "A3", Note: "快一点 <please>",
 		Items: []storeprint.Item{
 			{Name: "宫保鸡丁", Qty: 2, Station: "hot", Note: "不要花生"},
@@ -132,22 +131,22 @@ func TestPrinterState(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
 		bits uint32
-		want gateway.PrinterStatus
+		want storeprint.PrinterStatus
 	}{
-		{epos.StatusPrintSuccess, gateway.PrinterStatus{State: storeprint.PrinterReady}},
-		{epos.StatusReceiptNearEnd, gateway.PrinterStatus{State: storeprint.PrinterReady, PaperNearEnd: true}},
-		{epos.StatusOffline | epos.StatusCoverOpen | epos.StatusReceiptEnd, gateway.PrinterStatus{State: storeprint.PrinterCoverOpen, PaperNearEnd: true}},
-		{epos.StatusOffline | epos.StatusReceiptEnd, gateway.PrinterStatus{State: storeprint.PrinterPaperEnd, PaperNearEnd: true}},
-		{epos.StatusNoResponse | epos.StatusCoverOpen, gateway.PrinterStatus{State: storeprint.PrinterOffline}},
-		{epos.StatusAutocutterErr, gateway.PrinterStatus{State: storeprint.PrinterOffline}},
-		{epos.StatusSpoolerStopped, gateway.PrinterStatus{State: storeprint.PrinterOffline}},
+		{epos.StatusPrintSuccess, storeprint.PrinterStatus{State: storeprint.PrinterReady}},
+		{epos.StatusReceiptNearEnd, storeprint.PrinterStatus{State: storeprint.PrinterReady, PaperNearEnd: true}},
+		{epos.StatusOffline | epos.StatusCoverOpen | epos.StatusReceiptEnd, storeprint.PrinterStatus{State: storeprint.PrinterCoverOpen, PaperNearEnd: true}},
+		{epos.StatusOffline | epos.StatusReceiptEnd, storeprint.PrinterStatus{State: storeprint.PrinterPaperEnd, PaperNearEnd: true}},
+		{epos.StatusNoResponse | epos.StatusCoverOpen, storeprint.PrinterStatus{State: storeprint.PrinterOffline}},
+		{epos.StatusAutocutterErr, storeprint.PrinterStatus{State: storeprint.PrinterOffline}},
+		{epos.StatusSpoolerStopped, storeprint.PrinterStatus{State: storeprint.PrinterOffline}},
 	} {
 		if got := epos.PrinterState(tt.bits); got != tt.want {
 			t.Errorf("PrinterState(%#x): got %+v, want %+v", tt.bits, got, tt.want)
 		}
 	}
 	// StatusBits is its inverse for every state.
-	for _, st := range []gateway.PrinterStatus{
+	for _, st := range []storeprint.PrinterStatus{
 		{State: storeprint.PrinterReady}, {State: storeprint.PrinterReady, PaperNearEnd: true},
 		{State: storeprint.PrinterOffline}, {State: storeprint.PrinterCoverOpen},
 		{State: storeprint.PrinterPaperEnd, PaperNearEnd: true},

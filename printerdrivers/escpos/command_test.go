@@ -10,7 +10,6 @@ import (
 	"testing/iotest"
 
 	"github.com/storeprint/storeprint"
-	"github.com/storeprint/storeprint/gateway"
 )
 
 func TestProcessIDRequest(t *testing.T) {
@@ -126,19 +125,19 @@ func TestParseStatus(t *testing.T) {
 	tests := []struct {
 		name       string
 		n1, n2, n4 byte
-		want       gateway.PrinterStatus
+		want       storeprint.PrinterStatus
 	}{
-		{"Ready", 0x12, 0x12, 0x12, gateway.PrinterStatus{State: storeprint.PrinterReady}},
-		{"NearEnd", 0x12, 0x12, 0x1E, gateway.PrinterStatus{State: storeprint.PrinterReady, PaperNearEnd: true}},
-		{"Offline", 0x1A, 0x12, 0x12, gateway.PrinterStatus{State: storeprint.PrinterOffline}},
-		{"Error", 0x12, 0x52, 0x12, gateway.PrinterStatus{State: storeprint.PrinterOffline}},
-		{"CoverOpen", 0x1A, 0x16, 0x12, gateway.PrinterStatus{State: storeprint.PrinterCoverOpen}},
-		{"PaperEndStop", 0x1A, 0x32, 0x12, gateway.PrinterStatus{State: storeprint.PrinterPaperEnd}},
-		{"PaperEndSensor", 0x1A, 0x12, 0x72, gateway.PrinterStatus{State: storeprint.PrinterPaperEnd}},
-		{"PaperEndAndNearEnd", 0x1A, 0x32, 0x7E, gateway.PrinterStatus{State: storeprint.PrinterPaperEnd, PaperNearEnd: true}},
-		{"CoverOpenBeatsPaperEnd", 0x1A, 0x36, 0x7E, gateway.PrinterStatus{State: storeprint.PrinterCoverOpen, PaperNearEnd: true}},
-		{"ErrFixedBits", 0x37, 0x12, 0x12, gateway.PrinterStatus{State: storeprint.PrinterUnknown}},
-		{"ErrZero", 0x00, 0x00, 0x00, gateway.PrinterStatus{State: storeprint.PrinterUnknown}},
+		{"Ready", 0x12, 0x12, 0x12, storeprint.PrinterStatus{State: storeprint.PrinterReady}},
+		{"NearEnd", 0x12, 0x12, 0x1E, storeprint.PrinterStatus{State: storeprint.PrinterReady, PaperNearEnd: true}},
+		{"Offline", 0x1A, 0x12, 0x12, storeprint.PrinterStatus{State: storeprint.PrinterOffline}},
+		{"Error", 0x12, 0x52, 0x12, storeprint.PrinterStatus{State: storeprint.PrinterOffline}},
+		{"CoverOpen", 0x1A, 0x16, 0x12, storeprint.PrinterStatus{State: storeprint.PrinterCoverOpen}},
+		{"PaperEndStop", 0x1A, 0x32, 0x12, storeprint.PrinterStatus{State: storeprint.PrinterPaperEnd}},
+		{"PaperEndSensor", 0x1A, 0x12, 0x72, storeprint.PrinterStatus{State: storeprint.PrinterPaperEnd}},
+		{"PaperEndAndNearEnd", 0x1A, 0x32, 0x7E, storeprint.PrinterStatus{State: storeprint.PrinterPaperEnd, PaperNearEnd: true}},
+		{"CoverOpenBeatsPaperEnd", 0x1A, 0x36, 0x7E, storeprint.PrinterStatus{State: storeprint.PrinterCoverOpen, PaperNearEnd: true}},
+		{"ErrFixedBits", 0x37, 0x12, 0x12, storeprint.PrinterStatus{State: storeprint.PrinterUnknown}},
+		{"ErrZero", 0x00, 0x00, 0x00, storeprint.PrinterStatus{State: storeprint.PrinterUnknown}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -152,7 +151,7 @@ func TestParseStatus(t *testing.T) {
 
 func TestStatusByte(t *testing.T) {
 	t.Parallel()
-	for _, st := range []gateway.PrinterStatus{
+	for _, st := range []storeprint.PrinterStatus{
 		{State: storeprint.PrinterReady},
 		{State: storeprint.PrinterReady, PaperNearEnd: true},
 		{State: storeprint.PrinterOffline},
@@ -166,7 +165,7 @@ func TestStatusByte(t *testing.T) {
 			t.Errorf("round trip of %+v: got %+v", st, got)
 		}
 	}
-	if _, ok := StatusByte(gateway.PrinterStatus{State: storeprint.PrinterReady}, 7); ok {
+	if _, ok := StatusByte(storeprint.PrinterStatus{State: storeprint.PrinterReady}, 7); ok {
 		t.Error("StatusByte(7): got ok, want no answer")
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint"
 )
 
 // TimeLayout is how a ticket shows its acceptance time.
@@ -32,7 +32,7 @@ var (
 
 // Encode renders t as an ESC/POS kitchen ticket for a printer configured
 // with encoding (gb18030, cp437 or utf-8) and width columns of normal type
-// (0 means gateway.DefaultWidth). The acceptance time is shown in loc (nil
+// (0 means storeprint.DefaultWidth). The acceptance time is shown in loc (nil
 // means the local time zone).
 //
 // The ticket: the store, the station in large type, order id, table and
@@ -47,13 +47,13 @@ var (
 // '?', and control characters never reach the printer. Only an unknown
 // encoding, a width out of range (16-80) or a ticket without a task_no is
 // an error.
-func Encode(t gateway.Ticket, encoding string, width int, loc *time.Location) ([]byte, error) {
+func Encode(t storeprint.Ticket, encoding string, width int, loc *time.Location) ([]byte, error) {
 	te, err := newTextEncoder(encoding)
 	if err != nil {
 		return nil, fmt.Errorf("escpos: %w", err)
 	}
 	if width == 0 {
-		width = gateway.DefaultWidth
+		width = storeprint.DefaultWidth
 	}
 	if width < 16 || width > 80 {
 		return nil, fmt.Errorf("escpos: width %d is not between 16 and 80", width)

@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/storeprint/storeprint"
-	"github.com/storeprint/storeprint/gateway"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/escpos")
@@ -21,8 +20,8 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // cst is the zone the golden tickets show their time in.
 var cst = time.FixedZone("CST", 8*3600)
 
-func sampleTicket() gateway.Ticket {
-	return gateway.Ticket{
+func sampleTicket() storeprint.Ticket {
+	return storeprint.Ticket{
 		StoreID: "store-001",
 		Station: "hot",
 		OrderID: "1001",
@@ -39,7 +38,7 @@ func sampleTicket() gateway.Ticket {
 
 type encodeCase struct {
 	name     string
-	ticket   gateway.Ticket
+	ticket   storeprint.Ticket
 	encoding string
 	width    int
 }
@@ -124,7 +123,7 @@ func TestEncode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := Encode(sampleTicket(), GB18030, gateway.DefaultWidth, cst)
+		b, err := Encode(sampleTicket(), GB18030, storeprint.DefaultWidth, cst)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -279,7 +278,7 @@ func commandName(c []byte) string {
 	return s
 }
 
-func mustEncode(t *testing.T, tk gateway.Ticket, encoding string, width int) []byte {
+func mustEncode(t *testing.T, tk storeprint.Ticket, encoding string, width int) []byte {
 	t.Helper()
 	b, err := Encode(tk, encoding, width, cst)
 	if err != nil {
@@ -320,7 +319,7 @@ func FuzzEncode(f *testing.F) {
 		if width < 16 || width > 80 || strings.TrimSpace(taskNo) == "" {
 			return
 		}
-		tk := gateway.Ticket{StoreID: "s", Station: "hot", OrderID: "1", Table: table, Note: note,
+		tk := storeprint.Ticket{StoreID: "s", Station: "hot", OrderID: "1", Table: table, Note: note,
 			Items: []storeprint.Item{{Name: name, Qty: 1, Note: note}}, TaskNo: taskNo, Reprint: reprint}
 		for _, enc := range []string{GB18030, CP437, UTF8} {
 			b, err := Encode(tk, enc, width, time.UTC)

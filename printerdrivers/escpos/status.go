@@ -2,7 +2,6 @@ package escpos
 
 import (
 	"github.com/storeprint/storeprint"
-	"github.com/storeprint/storeprint/gateway"
 )
 
 // Bits of the real-time status answers (DLE EOT n). Every answer has bits
@@ -27,11 +26,11 @@ func validStatusByte(b byte) bool { return b&statusFixedMask == statusFixed }
 // several conditions hold, the one a person must fix first wins: cover
 // open, then paper end, then offline. An answer without the fixed bits of a
 // status byte makes the state PrinterUnknown.
-func ParseStatus(n1, n2, n4 byte) gateway.PrinterStatus {
+func ParseStatus(n1, n2, n4 byte) storeprint.PrinterStatus {
 	if !validStatusByte(n1) || !validStatusByte(n2) || !validStatusByte(n4) {
-		return gateway.PrinterStatus{State: storeprint.PrinterUnknown}
+		return storeprint.PrinterStatus{State: storeprint.PrinterUnknown}
 	}
-	st := gateway.PrinterStatus{PaperNearEnd: n4&paperNearEnd != 0}
+	st := storeprint.PrinterStatus{PaperNearEnd: n4&paperNearEnd != 0}
 	switch {
 	case n2&offlineCoverOpen != 0:
 		st.State = storeprint.PrinterCoverOpen
@@ -49,7 +48,7 @@ func ParseStatus(n1, n2, n4 byte) gateway.PrinterStatus {
 // inverse of ParseStatus. ok is false for an n a printer does not answer.
 // A printer with its cover open or out of paper is offline too, as real
 // printers report.
-func StatusByte(st gateway.PrinterStatus, n byte) (b byte, ok bool) {
+func StatusByte(st storeprint.PrinterStatus, n byte) (b byte, ok bool) {
 	b = statusFixed
 	switch n {
 	case StatusPrinter:

@@ -1,7 +1,7 @@
 package printersim
 
 import (
-	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 )
 
@@ -89,7 +89,7 @@ const (
 // asb returns the 4 bytes of automatic status back of a printer in status
 // st. They are built from the printer's answers to DLE EOT 1 to 4, so that
 // both always tell the same story.
-func asb(st gateway.PrinterStatus) [4]byte {
+func asb(st storeprint.PrinterStatus) [4]byte {
 	n1, _ := escpos.StatusByte(st, escpos.StatusPrinter)
 	n2, _ := escpos.StatusByte(st, escpos.StatusOffline)
 	n3, _ := escpos.StatusByte(st, escpos.StatusError)
@@ -141,7 +141,7 @@ func asbChanged(mask byte, prev, next [4]byte) bool {
 // transmitStatus returns the answer to GS r n of a printer in status st,
 // or nil for an n a TM-T88V ignores: n = 1 or 49 the paper sensors,
 // n = 2 or 50 the drawer kick-out connector (pin 3 low: no drawer).
-func transmitStatus(n byte, st gateway.PrinterStatus) []byte {
+func transmitStatus(n byte, st storeprint.PrinterStatus) []byte {
 	switch n {
 	case 1, 49:
 		b := asb(st)[2] & (asbNearEnd | asbPaperEnd)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint"
-	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -229,12 +228,12 @@ func TestPrinter_StatusAgrees(t *testing.T) {
 }
 
 // parseASB reads automatic status back the way a client does.
-func parseASB(t *testing.T, b [4]byte) gateway.PrinterStatus {
+func parseASB(t *testing.T, b [4]byte) storeprint.PrinterStatus {
 	t.Helper()
 	if b[0]&0x93 != 0x10 || b[1]&0x90 != 0 || b[2]&0x90 != 0 || b[3]&0x90 != 0 {
 		t.Fatalf("% x is not automatic status back", b)
 	}
-	st := gateway.PrinterStatus{PaperNearEnd: b[2]&0x03 != 0}
+	st := storeprint.PrinterStatus{PaperNearEnd: b[2]&0x03 != 0}
 	switch {
 	case b[0]&0x20 != 0:
 		st.State = storeprint.PrinterCoverOpen

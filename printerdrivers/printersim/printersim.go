@@ -15,7 +15,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/storeprint/storeprint"
-	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 )
 
@@ -80,16 +79,16 @@ func (f Fault) holds() bool {
 }
 
 // Status is what a printer in f reports to DLE EOT.
-func (f Fault) Status() gateway.PrinterStatus {
+func (f Fault) Status() storeprint.PrinterStatus {
 	switch f {
 	case FaultOffline:
-		return gateway.PrinterStatus{State: storeprint.PrinterOffline}
+		return storeprint.PrinterStatus{State: storeprint.PrinterOffline}
 	case FaultPaperEnd:
-		return gateway.PrinterStatus{State: storeprint.PrinterPaperEnd, PaperNearEnd: true}
+		return storeprint.PrinterStatus{State: storeprint.PrinterPaperEnd, PaperNearEnd: true}
 	case FaultCoverOpen:
-		return gateway.PrinterStatus{State: storeprint.PrinterCoverOpen}
+		return storeprint.PrinterStatus{State: storeprint.PrinterCoverOpen}
 	}
-	return gateway.PrinterStatus{State: storeprint.PrinterReady}
+	return storeprint.PrinterStatus{State: storeprint.PrinterReady}
 }
 
 // Model is the kind of ESC/POS printer simulated: which confirmation
@@ -481,7 +480,7 @@ func (p *Printer) command(c *conn, cmd []byte) bool {
 		if p.opts.Model == ModelDumb {
 			return true // not a command it knows: ignored
 		}
-		if transmitStatus(cmd[2], gateway.PrinterStatus{}) != nil {
+		if transmitStatus(cmd[2], storeprint.PrinterStatus{}) != nil {
 			p.enqueue(job{kind: jobStatus, conn: c, n: cmd[2], lost: p.Fault() == FaultLostAck})
 		}
 	case cmd[0] == escpos.DLE && cmd[1] == 0x05:

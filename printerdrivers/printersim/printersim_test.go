@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint"
-	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -95,7 +94,7 @@ func (c *client) send(b []byte) {
 // status asks DLE EOT 1, 2, 4 and parses the answers. As the printer
 // answers in arrival order, an answer also proves that everything sent
 // before the request has been received.
-func (c *client) status() gateway.PrinterStatus {
+func (c *client) status() storeprint.PrinterStatus {
 	c.t.Helper()
 	c.send(escpos.StatusQuery())
 	n1, n2, n4, err := escpos.ReadStatus(c.r)
@@ -116,7 +115,7 @@ func (c *client) confirmation() string {
 
 func ticket(t *testing.T, taskNo string) []byte {
 	t.Helper()
-	b, err := escpos.Encode(gateway.Ticket{
+	b, err := escpos.Encode(storeprint.Ticket{
 		StoreID: "store-001", Station: "hot", OrderID: "1001",
 		Items:  []storeprint.Item{{Name: "宫保鸡丁", Qty: 2, Station: "hot"}},
 		TaskNo: taskNo,
@@ -400,7 +399,7 @@ func TestPrinter_ServeConn(t *testing.T) {
 		p.ServeConn(dev)
 		close(done)
 	}()
-	b, err := escpos.Encode(gateway.Ticket{Station: "bar", Items: []storeprint.Item{{Name: "Mojito 🍹", Qty: 1}}, TaskNo: "order_1_station_bar"},
+	b, err := escpos.Encode(storeprint.Ticket{Station: "bar", Items: []storeprint.Item{{Name: "Mojito 🍹", Qty: 1}}, TaskNo: "order_1_station_bar"},
 		escpos.UTF8, 32, time.UTC)
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/storeprint/storeprint"
-	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 	"github.com/storeprint/storeprint/printerdrivers/printertest"
@@ -81,7 +80,7 @@ func (c *serialClient) send(b []byte) {
 
 // status asks for the status until the printer answers: bytes sent before
 // the simulator has (re)opened its end are discarded as it opens it.
-func (c *serialClient) status() gateway.PrinterStatus {
+func (c *serialClient) status() storeprint.PrinterStatus {
 	c.t.Helper()
 	deadline := time.Now().Add(waitTimeout)
 	for {

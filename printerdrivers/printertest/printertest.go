@@ -64,7 +64,7 @@ func Config(confirm time.Duration) gateway.PrinterConfig {
 	return gateway.PrinterConfig{
 		ID:             "sim-1",
 		Encoding:       escpos.GB18030,
-		Width:          gateway.DefaultWidth,
+		Width:          storeprint.DefaultWidth,
 		OnUncertain:    "hold",
 		ConnectTimeout: gateway.Duration{Duration: 2 * time.Second},
 		ConfirmTimeout: gateway.Duration{Duration: confirm},
@@ -494,8 +494,8 @@ func testPrint(t *testing.T, h Harness) {
 }
 
 // Ticket returns the ticket the suite prints, with the given task_no.
-func Ticket(taskNo string) gateway.Ticket {
-	return gateway.Ticket{
+func Ticket(taskNo string) storeprint.Ticket {
+	return storeprint.Ticket{
 		StoreID: "store-001",
 		Station: "hot",
 		OrderID: "1001",
@@ -587,7 +587,7 @@ type recorder struct {
 	prepared []byte
 }
 
-func (r *recorder) job(t gateway.Ticket, processID string) *gateway.PrintJob {
+func (r *recorder) job(t storeprint.Ticket, processID string) *gateway.PrintJob {
 	return &gateway.PrintJob{
 		Ticket:    t,
 		ProcessID: processID,

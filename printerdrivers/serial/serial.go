@@ -138,7 +138,7 @@ func (t *transport) Describe() string {
 	return fmt.Sprintf("printer %s at %s", t.cfg.ID, t.cfg.Address)
 }
 
-func (t *transport) Encode(job *gateway.PrintJob, tk gateway.Ticket) ([]byte, error) {
+func (t *transport) Encode(job *gateway.PrintJob, tk storeprint.Ticket) ([]byte, error) {
 	if !escpos.ValidProcessID(job.ProcessID) {
 		return nil, fmt.Errorf("process id %q is not four ASCII digits", job.ProcessID)
 	}
@@ -186,17 +186,17 @@ type conn struct {
 // 1, 2 and 4, opening the device unless it is open. A device that cannot
 // be opened, or that fails as it is read or written (it was unplugged),
 // is offline.
-func (c *conn) Status(ctx context.Context) (gateway.PrinterStatus, error) {
+func (c *conn) Status(ctx context.Context) (storeprint.PrinterStatus, error) {
 	ctx, cancel := c.t.callContext(ctx)
 	defer cancel()
 	l, st, err := c.t.status(ctx)
 	switch {
 	case ctx.Err() != nil:
-		return gateway.PrinterStatus{}, context.Cause(ctx)
+		return storeprint.PrinterStatus{}, context.Cause(ctx)
 	case err != nil && deviceGone(err):
-		return gateway.PrinterStatus{}, printerdrivers.WithState(storeprint.PrinterOffline, err)
+		return storeprint.PrinterStatus{}, printerdrivers.WithState(storeprint.PrinterOffline, err)
 	case err != nil:
-		return gateway.PrinterStatus{}, err
+		return storeprint.PrinterStatus{}, err
 	}
 	c.l = l
 	return st, nil
@@ -246,11 +246,11 @@ func (c *conn) Close() error {
 // with an I/O error means the device went away since, and may be back: it
 // is closed and opened afresh, and asked once more. Nothing of a ticket has
 // been sent yet, so trying again is safe.
-func (t *transport) status(ctx context.Context) (*line, gateway.PrinterStatus, error) {
+func (t *transport) status(ctx context.Context) (*line, storeprint.PrinterStatus, error) {
 	for retried := false; ; retried = true {
 		l, reused, err := t.open()
 		if err != nil {
-			return nil, gateway.PrinterStatus{}, err
+			return nil, storeprint.PrinterStatus{}, err
 		}
 		st, err := l.status(ctx)
 		t.settle()
@@ -258,7 +258,7 @@ func (t *transport) status(ctx context.Context) (*line, gateway.PrinterStatus, e
 			continue
 		}
 		if err != nil {
-			return nil, gateway.PrinterStatus{}, fmt.Errorf("status: %w", err)
+			return nil, storeprint.PrinterStatus{}, fmt.Errorf("status: %w", err)
 		}
 		return l, st, nil
 	}
@@ -401,17 +401,17 @@ func (l *line) bound(ctx context.Context) { l.ctx = ctx }
 
 // status discards stale input, sends DLE EOT 1, 2 and 4 and reads the
 // answers before ctx ends.
-func (l *line) status(ctx context.Context) (gateway.PrinterStatus, error) {
+func (l *line) status(ctx context.Context) (storeprint.PrinterStatus, error) {
 	l.bound(ctx)
 	if err := l.drain(); err != nil {
-		return gateway.PrinterStatus{}, err
+		return storeprint.PrinterStatus{}, err
 	}
 	if err := l.write(escpos.StatusQuery()); err != nil {
-		return gateway.PrinterStatus{}, fmt.Errorf("send status request: %w", err)
+		return storeprint.PrinterStatus{}, fmt.Errorf("send status request: %w", err)
 	}
 	n1, n2, n4, err := escpos.ReadStatus(l.r)
 	if err != nil {
-		return gateway.PrinterStatus{}, fmt.Errorf("read status answer: %w", err)
+		return storeprint.PrinterStatus{}, fmt.Errorf("read status answer: %w", err)
 	}
 	return escpos.ParseStatus(n1, n2, n4), nil
 }

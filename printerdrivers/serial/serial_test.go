@@ -190,7 +190,7 @@ func TestPrinter_Print(t *testing.T) {
 			}
 			// Now out of paper: only a driver that reads this answer
 			// knows.
-			paperEnd := gateway.PrinterStatus{State: storeprint.PrinterPaperEnd}
+			paperEnd := storeprint.PrinterStatus{State: storeprint.PrinterPaperEnd}
 			for _, n := range []byte{escpos.StatusPrinter, escpos.StatusOffline, escpos.StatusPaper} {
 				b, _ := escpos.StatusByte(paperEnd, n)
 				w.Write([]byte{b})

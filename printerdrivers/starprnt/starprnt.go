@@ -26,7 +26,7 @@ import (
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/simplifiedchinese"
 
-	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint"
 )
 
 // Command bytes.
@@ -71,7 +71,7 @@ func charset(name string) (encoding.Encoding, error) {
 // order's note, a rule, the task_no alone as the last line, and the cut.
 // The printer wraps long lines itself. The acceptance time is shown in
 // loc (nil: local time).
-func Encode(t gateway.Ticket, encodingName string, width int, loc *time.Location) ([]byte, error) {
+func Encode(t storeprint.Ticket, encodingName string, width int, loc *time.Location) ([]byte, error) {
 	cs, err := charset(encodingName)
 	if err != nil {
 		return nil, err
@@ -80,7 +80,7 @@ func Encode(t gateway.Ticket, encodingName string, width int, loc *time.Location
 		return nil, errors.New("starprnt: ticket has no task_no")
 	}
 	if width == 0 {
-		width = gateway.DefaultWidth
+		width = storeprint.DefaultWidth
 	}
 	if loc == nil {
 		loc = time.Local

@@ -7,12 +7,11 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint"
-	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/starprnt"
 )
 
-func ticket() gateway.Ticket {
-	return gateway.Ticket{
+func ticket() storeprint.Ticket {
+	return storeprint.Ticket{
 		StoreID: "store-001", Station: "hot", OrderID: "1001", Table: "A3",
 		Items:      []storeprint.Item{{Name: "宫保鸡丁", Qty: 2, Note: "不要花生"}, {Name: "Tea\x1bd\x00", Qty: 1}},
 		AcceptedAt: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), TaskNo: "order_1001_station_hot", CopyOf: "order_1000_station_hot",

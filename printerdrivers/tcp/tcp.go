@@ -50,7 +50,7 @@ func (t *transport) Describe() string {
 	return fmt.Sprintf("printer %s at %s", t.cfg.ID, t.cfg.Address)
 }
 
-func (t *transport) Encode(job *gateway.PrintJob, tk gateway.Ticket) ([]byte, error) {
+func (t *transport) Encode(job *gateway.PrintJob, tk storeprint.Ticket) ([]byte, error) {
 	if !escpos.ValidProcessID(job.ProcessID) {
 		return nil, fmt.Errorf("process id %q is not four ASCII digits", job.ProcessID)
 	}
@@ -126,18 +126,18 @@ func (c *conn) bind(ctx context.Context) (func(), error) {
 }
 
 // Status asks DLE EOT 1, 2 and 4 and reads the answers.
-func (c *conn) Status(ctx context.Context) (gateway.PrinterStatus, error) {
+func (c *conn) Status(ctx context.Context) (storeprint.PrinterStatus, error) {
 	done, err := c.bind(ctx)
 	defer done()
 	if err != nil {
-		return gateway.PrinterStatus{}, err
+		return storeprint.PrinterStatus{}, err
 	}
 	if _, err := c.nc.Write(escpos.StatusQuery()); err != nil {
-		return gateway.PrinterStatus{}, c.offline(fmt.Errorf("send status request: %w", cause(ctx, err)))
+		return storeprint.PrinterStatus{}, c.offline(fmt.Errorf("send status request: %w", cause(ctx, err)))
 	}
 	n1, n2, n4, err := escpos.ReadStatus(c.r)
 	if err != nil {
-		return gateway.PrinterStatus{}, c.offline(fmt.Errorf("read status answer: %w", cause(ctx, err)))
+		return storeprint.PrinterStatus{}, c.offline(fmt.Errorf("read status answer: %w", cause(ctx, err)))
 	}
 	return escpos.ParseStatus(n1, n2, n4), nil
 }

@@ -172,7 +172,7 @@ func (p *transport) Describe() string {
 	return fmt.Sprintf("printer %s at spooler queue %q", p.cfg.ID, p.cfg.Address)
 }
 
-func (p *transport) Encode(_ *gateway.PrintJob, t gateway.Ticket) ([]byte, error) {
+func (p *transport) Encode(_ *gateway.PrintJob, t storeprint.Ticket) ([]byte, error) {
 	return escpos.Encode(t, p.cfg.Encoding, p.cfg.Width, nil)
 }
 
@@ -216,13 +216,13 @@ type conn struct {
 
 func (c *conn) Close() error { return c.p.sp.ClosePrinter(c.h) }
 
-func (c *conn) Status(ctx context.Context) (gateway.PrinterStatus, error) {
+func (c *conn) Status(ctx context.Context) (storeprint.PrinterStatus, error) {
 	if ctx.Err() != nil {
-		return gateway.PrinterStatus{}, context.Cause(ctx)
+		return storeprint.PrinterStatus{}, context.Cause(ctx)
 	}
 	info, err := c.p.sp.GetPrinter(c.h)
 	if err != nil {
-		return gateway.PrinterStatus{}, fmt.Errorf("get printer: %w", err)
+		return storeprint.PrinterStatus{}, fmt.Errorf("get printer: %w", err)
 	}
 	return PrinterState(info), nil
 }
@@ -334,19 +334,19 @@ func (p *transport) deleteJob(h Handle, jobID uint32, cause error) error {
 // escpos.ParseStatus: door open, then paper out (which is paper near-end
 // too), then anything that keeps the queue from printing (offline, error,
 // jam, paused, not available, "Use printer offline").
-func PrinterState(info PrinterInfo) gateway.PrinterStatus {
+func PrinterState(info PrinterInfo) storeprint.PrinterStatus {
 	const stopped = PrinterStatusOffline | PrinterStatusError | PrinterStatusPaperJam | PrinterStatusPaperProblem |
 		PrinterStatusPaused | PrinterStatusPendingDeletion | PrinterStatusNotAvailable |
 		PrinterStatusUserIntervention | PrinterStatusServerUnknown
 	switch {
 	case info.Status&PrinterStatusDoorOpen != 0:
-		return gateway.PrinterStatus{State: storeprint.PrinterCoverOpen}
+		return storeprint.PrinterStatus{State: storeprint.PrinterCoverOpen}
 	case info.Status&PrinterStatusPaperOut != 0:
-		return gateway.PrinterStatus{State: storeprint.PrinterPaperEnd, PaperNearEnd: true}
+		return storeprint.PrinterStatus{State: storeprint.PrinterPaperEnd, PaperNearEnd: true}
 	case info.Status&stopped != 0, info.Attributes&PrinterAttributeWorkOffline != 0:
-		return gateway.PrinterStatus{State: storeprint.PrinterOffline}
+		return storeprint.PrinterStatus{State: storeprint.PrinterOffline}
 	}
-	return gateway.PrinterStatus{State: storeprint.PrinterReady}
+	return storeprint.PrinterStatus{State: storeprint.PrinterReady}
 }
 
 // JobProgress is where a job stands, as JobState reads it.

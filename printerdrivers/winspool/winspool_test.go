@@ -393,7 +393,7 @@ func TestPrinter_Status(t *testing.T) {
 		p, _, q, _ := setup(t, printertest.Config(5*time.Second), printersim.Options{}, winspooltest.QueueOptions{})
 		q.SetPrinterStatus(winspool.PrinterStatusPaperOut, 0)
 		st, err := p.Status(waitCtx(t))
-		if err != nil || st != (gateway.PrinterStatus{State: storeprint.PrinterPaperEnd, PaperNearEnd: true}) {
+		if err != nil || st != (storeprint.PrinterStatus{State: storeprint.PrinterPaperEnd, PaperNearEnd: true}) {
 			t.Fatalf("got %+v, %v; want paper end", st, err)
 		}
 	})
@@ -413,14 +413,14 @@ func TestPrinterState(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		info winspool.PrinterInfo
-		want gateway.PrinterStatus
+		want storeprint.PrinterStatus
 	}{
-		{winspool.PrinterInfo{}, gateway.PrinterStatus{State: storeprint.PrinterReady}},
-		{winspool.PrinterInfo{Status: winspool.PrinterStatusOffline}, gateway.PrinterStatus{State: storeprint.PrinterOffline}},
-		{winspool.PrinterInfo{Status: winspool.PrinterStatusPaperOut | winspool.PrinterStatusOffline}, gateway.PrinterStatus{State: storeprint.PrinterPaperEnd, PaperNearEnd: true}},
-		{winspool.PrinterInfo{Status: winspool.PrinterStatusDoorOpen | winspool.PrinterStatusPaperOut}, gateway.PrinterStatus{State: storeprint.PrinterCoverOpen}},
-		{winspool.PrinterInfo{Attributes: winspool.PrinterAttributeWorkOffline}, gateway.PrinterStatus{State: storeprint.PrinterOffline}},
-		{winspool.PrinterInfo{Status: 0x200 | 0x400}, gateway.PrinterStatus{State: storeprint.PrinterReady}}, // busy, printing
+		{winspool.PrinterInfo{}, storeprint.PrinterStatus{State: storeprint.PrinterReady}},
+		{winspool.PrinterInfo{Status: winspool.PrinterStatusOffline}, storeprint.PrinterStatus{State: storeprint.PrinterOffline}},
+		{winspool.PrinterInfo{Status: winspool.PrinterStatusPaperOut | winspool.PrinterStatusOffline}, storeprint.PrinterStatus{State: storeprint.PrinterPaperEnd, PaperNearEnd: true}},
+		{winspool.PrinterInfo{Status: winspool.PrinterStatusDoorOpen | winspool.PrinterStatusPaperOut}, storeprint.PrinterStatus{State: storeprint.PrinterCoverOpen}},
+		{winspool.PrinterInfo{Attributes: winspool.PrinterAttributeWorkOffline}, storeprint.PrinterStatus{State: storeprint.PrinterOffline}},
+		{winspool.PrinterInfo{Status: 0x200 | 0x400}, storeprint.PrinterStatus{State: storeprint.PrinterReady}}, // busy, printing
 	}
 	for _, tt := range tests {
 		if got := winspool.PrinterState(tt.info); got != tt.want {
