@@ -1,9 +1,7 @@
 package storeprint
 
 import (
-	"crypto/rand"
 	"fmt"
-	"math/big"
 	"strings"
 	"unicode/utf8"
 )
@@ -88,10 +86,4 @@ func Invalidf(format string, args ...any) error {
 // NewProcessID returns four random ASCII digits: the id of one attempt's
 // confirmation request (ESC/POS GS ( H), which the printer answers with the
 // same digits once everything sent before it has printed.
-func NewProcessID() string {
-	n, err := rand.Int(rand.Reader, big.NewInt(10000))
-	if err != nil {
-		panic(fmt.Sprintf("crypto/rand: %v", err)) // never fails on supported systems
-	}
-	return fmt.Sprintf("%04d", n.Int64())
-}
+func NewProcessID() string { return RandomDigits(4) }

@@ -1,10 +1,8 @@
 package cloud
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"strings"
 
 	"github.com/storeprint/storeprint"
@@ -64,14 +62,6 @@ func HashToken(token string) []byte {
 }
 
 // RandomID returns n random bytes in hex: gateway ids, audit ids, command ids.
-func RandomID(n int) string {
-	b := make([]byte, n)
-	rand.Read(b) // never fails (crypto/rand)
-	return hex.EncodeToString(b)
-}
+func RandomID(n int) string { return storeprint.RandomHex(n) }
 
-func secret() string {
-	b := make([]byte, 32)
-	rand.Read(b) // never fails (crypto/rand)
-	return b64.EncodeToString(b)
-}
+func secret() string { return b64.EncodeToString(storeprint.RandomBytes(32)) }

@@ -2,11 +2,9 @@ package gateway
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"fmt"
 	"strings"
 	"time"
 
@@ -103,7 +101,7 @@ func (g *Gateway) AddDisplayDevice(ctx context.Context, role storeprint.Role, na
 	}
 	token := DeviceTokenPrefix + randomString(32)
 	d := &Device{
-		ID: "dev-" + randomHex(8), Name: name, Role: role, Display: display, TokenSHA256: HashToken(token),
+		ID: "dev-" + storeprint.RandomHex(8), Name: name, Role: role, Display: display, TokenSHA256: HashToken(token),
 		CreatedAt: g.now().UTC(), CreatedBy: a.Operator,
 	}
 	err := g.store.Update(ctx, func(tx Tx) error {
@@ -214,19 +212,7 @@ func (g *Gateway) AuditPairing(ctx context.Context, c *PairingCode, a Actor) err
 }
 
 func randomString(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic(fmt.Sprintf("crypto/rand: %v", err)) // never fails on supported systems
-	}
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic(fmt.Sprintf("crypto/rand: %v", err))
-	}
-	return hex.EncodeToString(b)
+	return base64.RawURLEncoding.EncodeToString(storeprint.RandomBytes(n))
 }
 
 // Device returns a paired device; ENOTFOUND once it is revoked.

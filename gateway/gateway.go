@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	stdsync "sync"
@@ -482,13 +480,7 @@ func (g *Gateway) Receipts(ctx context.Context, taskNo string) ([]*Receipt, erro
 	return out, err
 }
 
-func newToken() string {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		panic(fmt.Sprintf("crypto/rand: %v", err)) // never fails on supported systems
-	}
-	return hex.EncodeToString(b)
-}
+func newToken() string { return storeprint.RandomHex(16) }
 
 func isNotFound(err error) bool { return ErrorCode(err) == ENOTFOUND }
 

@@ -1,9 +1,6 @@
 package gateway
 
 import (
-	"crypto/rand"
-	"fmt"
-	"math/big"
 	"strings"
 	stdsync "sync"
 	"time"
@@ -97,7 +94,7 @@ func (p *Pairing) CreateFor(role storeprint.Role, name, display, by string) (*Pa
 	}
 	c := &PairingCode{Role: role, Name: name, Display: display, ExpiresAt: now.Add(PairingCodeTTL).UTC(), CreatedBy: by}
 	for {
-		c.Code = randomDigits(PairingCodeDigits)
+		c.Code = storeprint.RandomDigits(PairingCodeDigits)
 		if p.codes[c.Code] == nil {
 			break
 		}
@@ -149,16 +146,4 @@ func (p *Pairing) expire(now time.Time) {
 			delete(p.codes, k)
 		}
 	}
-}
-
-func randomDigits(n int) string {
-	max := big.NewInt(1)
-	for range n {
-		max.Mul(max, big.NewInt(10))
-	}
-	v, err := rand.Int(rand.Reader, max)
-	if err != nil {
-		panic(fmt.Sprintf("crypto/rand: %v", err))
-	}
-	return fmt.Sprintf("%0*d", n, v)
 }

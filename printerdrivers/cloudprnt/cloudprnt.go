@@ -2,9 +2,7 @@ package cloudprnt
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -429,9 +427,5 @@ func (c *conn) Close() error {
 
 // newToken returns a job token carrying the attempt's process id.
 func newToken(processID string) string {
-	b := make([]byte, 6)
-	if _, err := rand.Read(b); err != nil {
-		panic(fmt.Sprintf("crypto/rand: %v", err)) // never fails on supported systems
-	}
-	return processID + "-" + hex.EncodeToString(b)
+	return processID + "-" + storeprint.RandomHex(6)
 }

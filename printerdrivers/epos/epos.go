@@ -3,8 +3,6 @@ package epos
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -145,9 +143,7 @@ func (t *transport) checkJobLog(ctx context.Context) error {
 // neverUsedJobID returns a print job id no attempt gets: JobID's are "sp"
 // and hex digits.
 func neverUsedJobID() string {
-	var b [14]byte
-	_, _ = rand.Read(b[:]) // never fails
-	return "chk" + hex.EncodeToString(b[:])[:27]
+	return "chk" + storeprint.RandomHex(14)[:27]
 }
 
 func newTransport(cfg gateway.PrinterConfig) *transport {

@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -251,11 +249,7 @@ func httpError(w http.ResponseWriter, status int, msg string) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
 }
 
-func newID() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b) // crypto/rand does not fail on supported systems
-	return hex.EncodeToString(b)
-}
+func newID() string { return storeprint.RandomHex(8) }
 
 func isClosed(err error) bool {
 	return websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseGoingAway) || errors.Is(err, context.Canceled)

@@ -2,8 +2,6 @@ package pgtest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/internal/testenv"
 	"github.com/storeprint/storeprint/schema"
 )
@@ -291,11 +290,7 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b)
-	return hex.EncodeToString(b)
-}
+func randomHex(n int) string { return storeprint.RandomHex(n) }
 
 // redacted is u without its password, for messages.
 func redacted(u *url.URL) string {
