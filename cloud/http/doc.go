@@ -10,5 +10,5 @@
 // token sees everything, a tenant token only its tenant's stores (another
 // tenant's store is 404, never its data), and a gateway token is refused
 // here (it is for the sync link). Errors are JSON {"error": "..."} with a
-// status from one table (see errorStatus). Secrets are never logged.
+// status from one table (see storeprint.HTTPStatus). Secrets are never logged.
 package http

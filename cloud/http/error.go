@@ -14,28 +14,11 @@ import (
 	"github.com/storeprint/storeprint/cloud"
 )
 
-// errorStatus is the one table from error codes to HTTP statuses.
-var errorStatus = map[string]int{
-	cloud.EINVALID:       http.StatusBadRequest,
-	cloud.EUNAUTHORIZED:  http.StatusUnauthorized,
-	cloud.EFORBIDDEN:     http.StatusForbidden,
-	cloud.ENOTFOUND:      http.StatusNotFound,
-	cloud.ECONFLICT:      http.StatusConflict,
-	cloud.EUNPROCESSABLE: http.StatusUnprocessableEntity,
-	cloud.ETOOLARGE:      http.StatusRequestEntityTooLarge,
-	cloud.ETOOMANY:       http.StatusTooManyRequests,
-	cloud.EUNAVAILABLE:   http.StatusServiceUnavailable,
-	cloud.EINTERNAL:      http.StatusInternalServerError,
-}
-
 // writeError answers {"error": message}. An unexpected error is logged and
 // answered as "internal error".
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := cloud.ErrorCode(err)
-	status, ok := errorStatus[code]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
+	status := storeprint.HTTPStatus(code)
 	if code == cloud.EINTERNAL || code == cloud.EUNAVAILABLE {
 		s.Logger.Error("request failed", append([]any{"method", r.Method, "path", r.URL.Path, "err", err}, idAttrs(r)...)...)
 	}

@@ -15,29 +15,13 @@ import (
 	"github.com/storeprint/storeprint/gateway"
 )
 
-// statuses maps error codes to HTTP statuses.
-var statuses = map[string]int{
-	gateway.EINVALID:      http.StatusBadRequest,
-	gateway.ENOTFOUND:     http.StatusNotFound,
-	gateway.ECONFLICT:     http.StatusConflict,
-	gateway.EUNAUTHORIZED: http.StatusUnauthorized,
-	gateway.EFORBIDDEN:    http.StatusForbidden,
-	gateway.ETOOMANY:      http.StatusTooManyRequests,
-	gateway.ETOOLARGE:     http.StatusRequestEntityTooLarge,
-	gateway.EUNAVAILABLE:  http.StatusServiceUnavailable,
-	gateway.EINTERNAL:     http.StatusInternalServerError,
-}
-
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	code := gateway.ErrorCode(err)
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		code = gateway.EUNAVAILABLE
 		err = gateway.Errorf(code, "request cancelled")
 	}
-	status, ok := statuses[code]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
+	status := storeprint.HTTPStatus(code)
 	if status == http.StatusInternalServerError {
 		log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
