@@ -509,6 +509,36 @@ func (p *PrinterConfig) SetDefaults() {
 // Validate checks the configuration; an error names the key and the problem.
 // Call SetDefaults first.
 func (c *Config) Validate() error {
+	if err := c.validateBasics(); err != nil {
+		return err
+	}
+	if err := c.Storage.validate(); err != nil {
+		return err
+	}
+	if err := c.Cloud.validate(); err != nil {
+		return err
+	}
+	if err := c.validateLAN(); err != nil {
+		return err
+	}
+	if c.Cluster != nil {
+		if err := c.Cluster.validate(); err != nil {
+			return err
+		}
+	}
+	printers, err := c.validatePrinters()
+	if err != nil {
+		return err
+	}
+	if err := c.validateDisplays(printers); err != nil {
+		return err
+	}
+	return c.validateStations(printers)
+}
+
+// validateBasics checks the top-level keys: the store, the API and how
+// long things are kept.
+func (c *Config) validateBasics() error {
 	if c.StoreID == "" {
 		return Errorf(EINVALID, "store_id: required")
 	}
@@ -539,54 +569,56 @@ func (c *Config) Validate() error {
 		return Errorf(EINVALID, "order_ids_retention: %s is shorter than retention (%s); order ids must be remembered at least as long as their tasks",
 			FormatDuration(c.OrderIDsRetention.Duration), FormatDuration(c.Retention.Duration))
 	}
-	if err := c.Storage.validate(); err != nil {
-		return err
+	return nil
+}
+
+// validate checks the [cloud] section; a nil one (no sync link) is valid.
+func (cl *CloudConfig) validate() error {
+	if cl == nil {
+		return nil
 	}
-	if cl := c.Cloud; cl != nil {
-		switch {
-		case strings.HasPrefix(cl.URL, "wss://"):
-		case strings.HasPrefix(cl.URL, "ws://"):
-			if !cl.Insecure {
-				return Errorf(EINVALID, "cloud.url: %q is not encrypted; use wss://, or set cloud.insecure = true to send the token and tickets in clear text", cl.URL)
-			}
-		default:
-			return Errorf(EINVALID, "cloud.url: %q must start with wss:// (or ws:// with cloud.insecure = true)", cl.URL)
+	switch {
+	case strings.HasPrefix(cl.URL, "wss://"):
+	case strings.HasPrefix(cl.URL, "ws://"):
+		if !cl.Insecure {
+			return Errorf(EINVALID, "cloud.url: %q is not encrypted; use wss://, or set cloud.insecure = true to send the token and tickets in clear text", cl.URL)
 		}
-		if cl.GatewayID == "" {
-			return Errorf(EINVALID, "cloud.gateway_id: required")
-		}
-		if cl.Token == "" {
-			return Errorf(EINVALID, "cloud.token: required")
-		}
+	default:
+		return Errorf(EINVALID, "cloud.url: %q must start with wss:// (or ws:// with cloud.insecure = true)", cl.URL)
 	}
-	if err := c.validateLAN(); err != nil {
-		return err
+	if cl.GatewayID == "" {
+		return Errorf(EINVALID, "cloud.gateway_id: required")
 	}
-	if c.Cluster != nil {
-		if err := c.Cluster.validate(); err != nil {
-			return err
-		}
+	if cl.Token == "" {
+		return Errorf(EINVALID, "cloud.token: required")
 	}
+	return nil
+}
+
+// validatePrinters checks each [[printers]] entry, then what they share:
+// CloudPRNT MAC addresses and the chains of backups. It returns the
+// printers by id.
+func (c *Config) validatePrinters() (map[string]*PrinterConfig, error) {
 	if len(c.Printers) == 0 && !c.Cluster.IsWitness() {
-		return Errorf(EINVALID, "printers: at least one [[printers]] entry is required")
+		return nil, Errorf(EINVALID, "printers: at least one [[printers]] entry is required")
 	}
 	printers := map[string]*PrinterConfig{}
 	for i := range c.Printers {
 		p := &c.Printers[i]
 		key := fmt.Sprintf("printers[%d]", i)
 		if p.ID == "" {
-			return Errorf(EINVALID, "%s.id: required", key)
+			return nil, Errorf(EINVALID, "%s.id: required", key)
 		}
 		if !storeprint.ValidID(p.ID) {
-			return Errorf(EINVALID, "%s.id: %q must be 1-64 characters of letters, digits, '-', '_' or '.'", key, p.ID)
+			return nil, Errorf(EINVALID, "%s.id: %q must be 1-64 characters of letters, digits, '-', '_' or '.'", key, p.ID)
 		}
 		key = fmt.Sprintf("printers[%d] (id %q)", i, p.ID)
 		if printers[p.ID] != nil {
-			return Errorf(EINVALID, "%s.id: duplicate printer id %q", key, p.ID)
+			return nil, Errorf(EINVALID, "%s.id: duplicate printer id %q", key, p.ID)
 		}
 		printers[p.ID] = p
 		if err := p.validate(key); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	macs := map[string]string{}
@@ -595,32 +627,42 @@ func (c *Config) Validate() error {
 			continue
 		}
 		if other, ok := macs[p.MAC]; ok {
-			return Errorf(EINVALID, "printers[%d] (id %q).mac: %s is printer %q's MAC address too", i, p.ID, p.MAC, other)
+			return nil, Errorf(EINVALID, "printers[%d] (id %q).mac: %s is printer %q's MAC address too", i, p.ID, p.MAC, other)
 		}
 		macs[p.MAC] = p.ID
 	}
 	for i := range c.Printers {
-		p := &c.Printers[i]
-		if p.Backup == "" {
-			continue
-		}
-		if printers[p.Backup] == nil {
-			return Errorf(EINVALID, "printers[%d] (id %q).backup: no printer with id %q", i, p.ID, p.Backup)
-		}
-		// Follow the chain of backups; coming back to a printer is a cycle.
-		seen := map[string]bool{p.ID: true}
-		path := []string{p.ID}
-		for b := p.Backup; b != ""; b = printers[b].Backup {
-			path = append(path, b)
-			if seen[b] {
-				return Errorf(EINVALID, "printers[%d] (id %q).backup: backup cycle %s", i, p.ID, strings.Join(path, " -> "))
-			}
-			seen[b] = true
+		if err := validateBackups(i, &c.Printers[i], printers); err != nil {
+			return nil, err
 		}
 	}
-	if err := c.validateDisplays(printers); err != nil {
-		return err
+	return printers, nil
+}
+
+// validateBackups follows printer i's chain of backups: each must exist,
+// and coming back to a printer is a cycle.
+func validateBackups(i int, p *PrinterConfig, printers map[string]*PrinterConfig) error {
+	if p.Backup == "" {
+		return nil
 	}
+	if printers[p.Backup] == nil {
+		return Errorf(EINVALID, "printers[%d] (id %q).backup: no printer with id %q", i, p.ID, p.Backup)
+	}
+	seen := map[string]bool{p.ID: true}
+	path := []string{p.ID}
+	for b := p.Backup; b != ""; b = printers[b].Backup {
+		path = append(path, b)
+		if seen[b] {
+			return Errorf(EINVALID, "printers[%d] (id %q).backup: backup cycle %s", i, p.ID, strings.Join(path, " -> "))
+		}
+		seen[b] = true
+	}
+	return nil
+}
+
+// validateStations checks the [[stations]] entries against the printers
+// and displays they name.
+func (c *Config) validateStations(printers map[string]*PrinterConfig) error {
 	if len(c.Stations) == 0 && !c.Cluster.IsWitness() {
 		return Errorf(EINVALID, "stations: at least one [[stations]] entry is required")
 	}
