@@ -310,207 +310,240 @@ func needsPersonSQL(cutoff string) string {
 // page of stores, the printers in trouble and the queue; then the details
 // and today's counts of the stores on the page.
 func (s *DashboardService) compute(ctx context.Context, tx pgx.Tx, a *cloud.Actor, f cloud.DashboardFilter, now time.Time) (*cloud.Dashboard, error) {
-	d := &cloud.Dashboard{Since: f.Since, Stores: []*cloud.StoreDay{}, Printers: []*cloud.StorePrinter{}, Queue: []*cloud.DashboardAlert{},
-		LinkEvents: []*cloud.LinkEvent{}}
-	cutoff := now.Add(-s.alertTTL())
+	dq := &dashboardQuery{
+		d: &cloud.Dashboard{Since: f.Since, Stores: []*cloud.StoreDay{}, Printers: []*cloud.StorePrinter{}, Queue: []*cloud.DashboardAlert{},
+			LinkEvents: []*cloud.LinkEvent{}},
+		a: a, f: f, now: now, ttl: s.alertTTL(), cutoff: now.Add(-s.alertTTL()),
+		byID: map[string]*cloud.StoreStatus{},
+	}
+	d := dq.d
 	b := &pgx.Batch{}
 	b.Queue(`SELECT set_config('jit', 'off', true), now()`).QueryRow(func(row pgx.Row) error {
 		var jit string
 		return row.Scan(&jit, &d.At)
 	})
-
-	// The stores: which are online, which have a printer or an alert in
-	// trouble, as sets over this scope's stores, joined by hash (NOT IN: a
-	// hashed subplan however few rows the planner expects online); the
-	// page is the first stores in trouble, then the others, by tenant and
-	// id.
-	byID := map[string]*cloud.StoreStatus{}
-	var ids, tenants []string
-	{
-		var q stmt
-		win, cut := q.arg(cloud.OnlineWindow), q.arg(cutoff)
-		join := func(alias string) string { // the scope's stores, for a table without tenant_id
-			if t, scoped := a.TenantScope(); scoped {
-				return " JOIN stores sc ON sc.store_id = " + alias + ".store_id AND sc.tenant_id = " + q.arg(t)
-			}
-			return ""
-		}
-		where := func(alias string) string {
-			if t, scoped := a.TenantScope(); scoped {
-				return " WHERE " + alias + ".tenant_id = " + q.arg(t)
-			}
-			return ""
-		}
-		sql := `
-			WITH online AS MATERIALIZED (
-				SELECT DISTINCT g.store_id FROM gateways g` + join("g") + `
-				WHERE g.online AND g.revoked_at IS NULL AND g.last_seen > now() - ` + win + `::interval
-			), bad AS MATERIALIZED (
-				SELECT p.store_id FROM printers p` + join("p") + ` WHERE ` + troubleSQL + `
-				UNION
-				SELECT al.store_id FROM alerts al` + join("al") + ` WHERE ` + needsPersonSQL(cut) + `
-			)
-			SELECT s.store_id, s.tenant_id, s.name, s.created_at, o.store_id IS NOT NULL,
-			       o.store_id IS NULL OR b.store_id IS NOT NULL AS trouble,
-			       (SELECT count(*) FROM stores s2` + where("s2") + `),
-			       (SELECT count(*) FROM online),
-			       (SELECT count(*) FROM online o2 WHERE o2.store_id NOT IN (SELECT b2.store_id FROM bad b2))
-			FROM stores s
-			LEFT JOIN online o ON o.store_id = s.store_id
-			LEFT JOIN bad b ON b.store_id = s.store_id` + where("s") + `
-			ORDER BY trouble DESC, s.tenant_id, s.store_id
-			LIMIT ` + q.arg(f.Limit)
-		b.Queue(sql, q.args...).Query(func(rows pgx.Rows) error {
-			var fine int
-			for rows.Next() {
-				st := &cloud.StoreDay{StoreStatus: cloud.StoreStatus{Gateways: []*cloud.Gateway{}, Printers: []*cloud.Printer{}}}
-				if err := rows.Scan(&st.ID, &st.TenantID, &st.Name, &st.CreatedAt, &st.Online, &st.Trouble,
-					&d.Summary.Stores, &d.Summary.Online, &fine); err != nil {
-					return err
-				}
-				d.Summary.StoresInTrouble = d.Summary.Stores - fine
-				d.Stores = append(d.Stores, st)
-				byID[st.ID] = &st.StoreStatus
-				ids = append(ids, st.ID)
-				tenants = append(tenants, st.TenantID)
-			}
-			return rows.Err()
-		})
-	}
-	{
-		var q stmt
-		win := q.arg(cloud.OnlineWindow)
-		scope := q.tenant(a, "s.tenant_id")
-		// The page of printers first, then whether each one's store is
-		// online: a probe of the gateways' primary key per printer shown.
-		sql := `
-			SELECT p.store_id, p.name, g.store_id IS NOT NULL,
-			       p.printer_id, p.status, p.stations, p.backup, p.failover, p.word, p.updated_at,
-			       p.kind, p.open, p.shown, p.stale
-			FROM (
-				SELECT p.*, s.name, s.tenant_id
-				FROM printers p JOIN stores s ON s.store_id = p.store_id
-				WHERE ` + troubleSQL + scope + `
-				ORDER BY s.tenant_id, p.store_id, p.printer_id
-				LIMIT ` + q.arg(cloud.MaxDashboardPrinters) + `
-			) p
-			LEFT JOIN LATERAL (
-				SELECT g.store_id FROM gateways g
-				WHERE g.store_id = p.store_id AND g.revoked_at IS NULL AND g.online AND g.last_seen > now() - ` + win + `::interval
-				LIMIT 1
-			) g ON true
-			ORDER BY p.tenant_id, p.store_id, p.printer_id`
-		b.Queue(sql, q.args...).Query(func(rows pgx.Rows) error {
-			for rows.Next() {
-				p := &cloud.StorePrinter{}
-				if err := rows.Scan(&p.StoreID, &p.StoreName, &p.StoreOnline, &p.ID, &p.Status, &p.Stations, &p.Backup,
-					&p.Failover, &p.Word, &p.UpdatedAt, &p.Kind, &p.Open, &p.Shown, &p.Stale); err != nil {
-					return err
-				}
-				d.Printers = append(d.Printers, p)
-			}
-			return rows.Err()
-		})
-	}
-	{
-		var q stmt
-		sql := `SELECT count(*) FROM printers p JOIN stores s ON s.store_id = p.store_id WHERE ` + troubleSQL + q.tenant(a, "s.tenant_id")
-		b.Queue(sql, q.args...).QueryRow(func(row pgx.Row) error {
-			return row.Scan(&d.Summary.PrintersInTrouble)
-		})
-	}
-	// The queue: the page of alerts that need a person, then of those a
-	// person took on, each a range of its partial index; then their tasks.
-	{
-		var q stmt
-		cut, scope, n := q.arg(cutoff), q.tenant(a, "s.tenant_id"), q.arg(cloud.MaxDashboardQueue)
-		part := func(acked string) string {
-			return `(SELECT al.store_id, s.name, al.alert_id, al.kind, al.task_no, al.printer_id, al.message, al.raised_at,
-			        al.acknowledged_at, al.acknowledged_by, ` + alertPrinterKindSQL + ` AS printer_kind
-			 FROM alerts al JOIN stores s ON s.store_id = al.store_id
-			 WHERE al.resolved_at IS NULL AND al.acknowledged_at ` + acked + ` AND al.raised_at >= ` + cut + scope + `
-			 ORDER BY al.raised_at, al.store_id, al.alert_id
-			 LIMIT ` + n + `)`
-		}
-		sql := `
-			WITH shown AS (` + part("IS NULL") + ` UNION ALL ` + part("IS NOT NULL") + `)
-			SELECT o.store_id, o.name, o.alert_id, o.kind, o.task_no, o.printer_id, o.message, o.raised_at,
-			       o.acknowledged_at, o.acknowledged_by, o.printer_kind,
-			       coalesce(t.order_id, ''), coalesce(t.station, ''), coalesce(t.status, ''), coalesce(t.reason, ''),
-			       coalesce(t.last_error, ''), coalesce(t.attempt, 0), t.created_at
-			FROM shown o
-			LEFT JOIN print_tasks t ON t.store_id = o.store_id AND t.task_no = o.task_no
-			ORDER BY o.acknowledged_at IS NOT NULL, o.raised_at, o.store_id, o.alert_id
-			LIMIT ` + n
-		ttl := s.alertTTL()
-		b.Queue(sql, q.args...).Query(func(rows pgx.Rows) error {
-			for rows.Next() {
-				q := &cloud.DashboardAlert{}
-				if err := rows.Scan(&q.StoreID, &q.StoreName, &q.ID, &q.Kind, &q.TaskNo, &q.PrinterID, &q.Message, &q.RaisedAt,
-					&q.AcknowledgedAt, &q.AcknowledgedBy, &q.PrinterKind,
-					&q.OrderID, &q.Station, &q.TaskStatus, &q.Reason, &q.LastError, &q.Attempt, &q.AcceptedAt); err != nil {
-					return err
-				}
-				q.SetState(ttl, now)
-				d.Queue = append(d.Queue, q)
-			}
-			return rows.Err()
-		})
-	}
-	{
-		var q stmt
-		cut, scope, limit := q.arg(cutoff), q.tenant(a, "s.tenant_id"), q.arg(cloud.MaxDashboardCount+1)
-		count := func(acked string) string {
-			return `(SELECT count(*) FROM (
-				SELECT 1 FROM alerts al JOIN stores s ON s.store_id = al.store_id
-				WHERE al.resolved_at IS NULL AND al.acknowledged_at ` + acked + ` AND al.raised_at >= ` + cut + scope + `
-				LIMIT ` + limit + `) n)`
-		}
-		sql := `SELECT ` + count("IS NULL") + `, ` + count("IS NOT NULL")
-		b.Queue(sql, q.args...).QueryRow(func(row pgx.Row) error {
-			sm := &d.Summary
-			if err := row.Scan(&sm.OpenAlerts, &sm.AcknowledgedAlerts); err != nil {
-				return err
-			}
-			if sm.OpenAlerts > cloud.MaxDashboardCount {
-				sm.OpenAlerts, sm.OpenAlertsMore = cloud.MaxDashboardCount, true
-			}
-			if sm.AcknowledgedAlerts > cloud.MaxDashboardCount {
-				sm.AcknowledgedAlerts, sm.AcknowledgedMore = cloud.MaxDashboardCount, true
-			}
-			return nil
-		})
-	}
-	// What happened on the stores' links lately: data reset, store
-	// resynchronised, restored behind the cloud, tickets taken over,
-	// events set aside.
-	{
-		var q stmt
-		since, scope, n := q.arg(now.Add(-cloud.DashboardLinkWindow)), q.tenant(a, "s.tenant_id"), q.arg(cloud.MaxDashboardLinkEvents)
-		sql := linkEventsSQL + `
-			WHERE e.at > ` + since + scope + `
-			ORDER BY e.at DESC, e.event_id
-			LIMIT ` + n
-		b.Queue(sql, q.args...).Query(func(rows pgx.Rows) error {
-			var err error
-			d.LinkEvents, err = scanLinkEvents(rows)
-			return err
-		})
-	}
+	dq.queueStores(b)
+	dq.queuePrinters(b)
+	dq.queuePrintersInTrouble(b)
+	dq.queueQueue(b)
+	dq.queueAlertCounts(b)
+	dq.queueLinkEvents(b)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return nil, interpret(err)
 	}
-	if len(ids) == 0 {
+	if len(dq.ids) == 0 {
 		return d, nil
 	}
 	days := make(map[string]*cloud.StoreDay, len(d.Stores))
 	for _, st := range d.Stores {
 		days[st.ID] = st
 	}
-	if err := s.storeDetails(ctx, tx, byID, days, ids, tenants, f.Since, cutoff); err != nil {
+	if err := s.storeDetails(ctx, tx, dq.byID, days, dq.ids, dq.tenants, f.Since, dq.cutoff); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// dashboardQuery is one reading of the dashboard: what its queries are
+// asked with, and what they fill in as the batch's answers come back.
+type dashboardQuery struct {
+	d      *cloud.Dashboard
+	a      *cloud.Actor
+	f      cloud.DashboardFilter
+	now    time.Time
+	ttl    time.Duration // how long an alert needs a person (alertTTL)
+	cutoff time.Time     // alerts raised before it no longer count
+
+	// The page of stores, filled by queueStores: by id, and their ids and
+	// tenants in page order.
+	byID         map[string]*cloud.StoreStatus
+	ids, tenants []string
+}
+
+// queueStores: which stores are online, which have a printer or an alert
+// in trouble, as sets over this scope's stores, joined by hash (NOT IN: a
+// hashed subplan however few rows the planner expects online); the page
+// is the first stores in trouble, then the others, by tenant and id.
+func (dq *dashboardQuery) queueStores(b *pgx.Batch) {
+	var q stmt
+	win, cut := q.arg(cloud.OnlineWindow), q.arg(dq.cutoff)
+	join := func(alias string) string { // the scope's stores, for a table without tenant_id
+		if t, scoped := dq.a.TenantScope(); scoped {
+			return " JOIN stores sc ON sc.store_id = " + alias + ".store_id AND sc.tenant_id = " + q.arg(t)
+		}
+		return ""
+	}
+	where := func(alias string) string {
+		if t, scoped := dq.a.TenantScope(); scoped {
+			return " WHERE " + alias + ".tenant_id = " + q.arg(t)
+		}
+		return ""
+	}
+	sql := `
+		WITH online AS MATERIALIZED (
+			SELECT DISTINCT g.store_id FROM gateways g` + join("g") + `
+			WHERE g.online AND g.revoked_at IS NULL AND g.last_seen > now() - ` + win + `::interval
+		), bad AS MATERIALIZED (
+			SELECT p.store_id FROM printers p` + join("p") + ` WHERE ` + troubleSQL + `
+			UNION
+			SELECT al.store_id FROM alerts al` + join("al") + ` WHERE ` + needsPersonSQL(cut) + `
+		)
+		SELECT s.store_id, s.tenant_id, s.name, s.created_at, o.store_id IS NOT NULL,
+		       o.store_id IS NULL OR b.store_id IS NOT NULL AS trouble,
+		       (SELECT count(*) FROM stores s2` + where("s2") + `),
+		       (SELECT count(*) FROM online),
+		       (SELECT count(*) FROM online o2 WHERE o2.store_id NOT IN (SELECT b2.store_id FROM bad b2))
+		FROM stores s
+		LEFT JOIN online o ON o.store_id = s.store_id
+		LEFT JOIN bad b ON b.store_id = s.store_id` + where("s") + `
+		ORDER BY trouble DESC, s.tenant_id, s.store_id
+		LIMIT ` + q.arg(dq.f.Limit)
+	b.Queue(sql, q.args...).Query(func(rows pgx.Rows) error {
+		var fine int
+		for rows.Next() {
+			st := &cloud.StoreDay{StoreStatus: cloud.StoreStatus{Gateways: []*cloud.Gateway{}, Printers: []*cloud.Printer{}}}
+			if err := rows.Scan(&st.ID, &st.TenantID, &st.Name, &st.CreatedAt, &st.Online, &st.Trouble,
+				&dq.d.Summary.Stores, &dq.d.Summary.Online, &fine); err != nil {
+				return err
+			}
+			dq.d.Summary.StoresInTrouble = dq.d.Summary.Stores - fine
+			dq.d.Stores = append(dq.d.Stores, st)
+			dq.byID[st.ID] = &st.StoreStatus
+			dq.ids = append(dq.ids, st.ID)
+			dq.tenants = append(dq.tenants, st.TenantID)
+		}
+		return rows.Err()
+	})
+}
+
+// queuePrinters: the page of printers in trouble first, then whether each
+// one's store is online: a probe of the gateways' primary key per printer
+// shown.
+func (dq *dashboardQuery) queuePrinters(b *pgx.Batch) {
+	var q stmt
+	win := q.arg(cloud.OnlineWindow)
+	scope := q.tenant(dq.a, "s.tenant_id")
+	// The page of printers first, then whether each one's store is
+	// online: a probe of the gateways' primary key per printer shown.
+	sql := `
+		SELECT p.store_id, p.name, g.store_id IS NOT NULL,
+		       p.printer_id, p.status, p.stations, p.backup, p.failover, p.word, p.updated_at,
+		       p.kind, p.open, p.shown, p.stale
+		FROM (
+			SELECT p.*, s.name, s.tenant_id
+			FROM printers p JOIN stores s ON s.store_id = p.store_id
+			WHERE ` + troubleSQL + scope + `
+			ORDER BY s.tenant_id, p.store_id, p.printer_id
+			LIMIT ` + q.arg(cloud.MaxDashboardPrinters) + `
+		) p
+		LEFT JOIN LATERAL (
+			SELECT g.store_id FROM gateways g
+			WHERE g.store_id = p.store_id AND g.revoked_at IS NULL AND g.online AND g.last_seen > now() - ` + win + `::interval
+			LIMIT 1
+		) g ON true
+		ORDER BY p.tenant_id, p.store_id, p.printer_id`
+	b.Queue(sql, q.args...).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			p := &cloud.StorePrinter{}
+			if err := rows.Scan(&p.StoreID, &p.StoreName, &p.StoreOnline, &p.ID, &p.Status, &p.Stations, &p.Backup,
+				&p.Failover, &p.Word, &p.UpdatedAt, &p.Kind, &p.Open, &p.Shown, &p.Stale); err != nil {
+				return err
+			}
+			dq.d.Printers = append(dq.d.Printers, p)
+		}
+		return rows.Err()
+	})
+}
+
+// queuePrintersInTrouble counts the scope's printers in trouble.
+func (dq *dashboardQuery) queuePrintersInTrouble(b *pgx.Batch) {
+	var q stmt
+	sql := `SELECT count(*) FROM printers p JOIN stores s ON s.store_id = p.store_id WHERE ` + troubleSQL + q.tenant(dq.a, "s.tenant_id")
+	b.Queue(sql, q.args...).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&dq.d.Summary.PrintersInTrouble)
+	})
+}
+
+// queueQueue: the page of alerts that need a person, then of those a
+// person took on, each a range of its partial index; then their tasks.
+func (dq *dashboardQuery) queueQueue(b *pgx.Batch) {
+	var q stmt
+	cut, scope, n := q.arg(dq.cutoff), q.tenant(dq.a, "s.tenant_id"), q.arg(cloud.MaxDashboardQueue)
+	part := func(acked string) string {
+		return `(SELECT al.store_id, s.name, al.alert_id, al.kind, al.task_no, al.printer_id, al.message, al.raised_at,
+		        al.acknowledged_at, al.acknowledged_by, ` + alertPrinterKindSQL + ` AS printer_kind
+		 FROM alerts al JOIN stores s ON s.store_id = al.store_id
+		 WHERE al.resolved_at IS NULL AND al.acknowledged_at ` + acked + ` AND al.raised_at >= ` + cut + scope + `
+		 ORDER BY al.raised_at, al.store_id, al.alert_id
+		 LIMIT ` + n + `)`
+	}
+	sql := `
+		WITH shown AS (` + part("IS NULL") + ` UNION ALL ` + part("IS NOT NULL") + `)
+		SELECT o.store_id, o.name, o.alert_id, o.kind, o.task_no, o.printer_id, o.message, o.raised_at,
+		       o.acknowledged_at, o.acknowledged_by, o.printer_kind,
+		       coalesce(t.order_id, ''), coalesce(t.station, ''), coalesce(t.status, ''), coalesce(t.reason, ''),
+		       coalesce(t.last_error, ''), coalesce(t.attempt, 0), t.created_at
+		FROM shown o
+		LEFT JOIN print_tasks t ON t.store_id = o.store_id AND t.task_no = o.task_no
+		ORDER BY o.acknowledged_at IS NOT NULL, o.raised_at, o.store_id, o.alert_id
+		LIMIT ` + n
+	b.Queue(sql, q.args...).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			q := &cloud.DashboardAlert{}
+			if err := rows.Scan(&q.StoreID, &q.StoreName, &q.ID, &q.Kind, &q.TaskNo, &q.PrinterID, &q.Message, &q.RaisedAt,
+				&q.AcknowledgedAt, &q.AcknowledgedBy, &q.PrinterKind,
+				&q.OrderID, &q.Station, &q.TaskStatus, &q.Reason, &q.LastError, &q.Attempt, &q.AcceptedAt); err != nil {
+				return err
+			}
+			q.SetState(dq.ttl, dq.now)
+			dq.d.Queue = append(dq.d.Queue, q)
+		}
+		return rows.Err()
+	})
+}
+
+// queueAlertCounts counts the open and the acknowledged alerts, up to
+// cloud.MaxDashboardCount.
+func (dq *dashboardQuery) queueAlertCounts(b *pgx.Batch) {
+	var q stmt
+	cut, scope, limit := q.arg(dq.cutoff), q.tenant(dq.a, "s.tenant_id"), q.arg(cloud.MaxDashboardCount+1)
+	count := func(acked string) string {
+		return `(SELECT count(*) FROM (
+			SELECT 1 FROM alerts al JOIN stores s ON s.store_id = al.store_id
+			WHERE al.resolved_at IS NULL AND al.acknowledged_at ` + acked + ` AND al.raised_at >= ` + cut + scope + `
+			LIMIT ` + limit + `) n)`
+	}
+	sql := `SELECT ` + count("IS NULL") + `, ` + count("IS NOT NULL")
+	b.Queue(sql, q.args...).QueryRow(func(row pgx.Row) error {
+		sm := &dq.d.Summary
+		if err := row.Scan(&sm.OpenAlerts, &sm.AcknowledgedAlerts); err != nil {
+			return err
+		}
+		if sm.OpenAlerts > cloud.MaxDashboardCount {
+			sm.OpenAlerts, sm.OpenAlertsMore = cloud.MaxDashboardCount, true
+		}
+		if sm.AcknowledgedAlerts > cloud.MaxDashboardCount {
+			sm.AcknowledgedAlerts, sm.AcknowledgedMore = cloud.MaxDashboardCount, true
+		}
+		return nil
+	})
+}
+
+// queueLinkEvents: what happened on the stores' links lately: data
+// reset, store resynchronised, restored behind the cloud, tickets taken
+// over, events set aside.
+func (dq *dashboardQuery) queueLinkEvents(b *pgx.Batch) {
+	var q stmt
+	since, scope, n := q.arg(dq.now.Add(-cloud.DashboardLinkWindow)), q.tenant(dq.a, "s.tenant_id"), q.arg(cloud.MaxDashboardLinkEvents)
+	sql := linkEventsSQL + `
+		WHERE e.at > ` + since + scope + `
+		ORDER BY e.at DESC, e.event_id
+		LIMIT ` + n
+	b.Queue(sql, q.args...).Query(func(rows pgx.Rows) error {
+		var err error
+		dq.d.LinkEvents, err = scanLinkEvents(rows)
+		return err
+	})
 }
 
 // storeDetails fills the gateways, printers, alert counts and today's
