@@ -382,24 +382,8 @@ func (m *Main) run(ctx context.Context) error {
 	if m.LogFormat == "" {
 		m.LogFormat = cmp.Or(cfg.LogFormat, "text")
 	}
-	// Every line carries the store, and the gateway's credential id when
-	// it links to a cloud (never its token): a chain's logs, gathered in
-	// one place, are searched by store.
-	log := m.logger().With("store_id", cfg.StoreID)
-	if cfg.Cloud != nil {
-		log = log.With("gateway_id", cfg.Cloud.GatewayID)
-	}
-	if w := configExposure(m.ConfigPath); w != "" {
-		log.Warn(w, "config", m.ConfigPath)
-	}
-	if cfg.Cloud != nil && cfg.Cloud.Insecure && strings.HasPrefix(cfg.Cloud.URL, "ws://") {
-		log.Warn("the sync link is not encrypted: the gateway's token and every ticket cross the network in clear text; use wss://", "key", "cloud.url", "url", cfg.Cloud.URL)
-	}
-	for i, t := range cfg.APITokens {
-		if len(t) < 12 {
-			log.Warn("an API token is short and easy to guess; use 16 or more random characters", "key", fmt.Sprintf("api_tokens[%d]", i), "length", len(t))
-		}
-	}
+	log := m.storeLogger(cfg)
+	m.warnConfig(cfg, log)
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data_dir: %w", err)
 	}
@@ -412,17 +396,9 @@ func (m *Main) run(ctx context.Context) error {
 	if err != nil {
 		return m.storeError(err)
 	}
-	m.printers = map[string]gateway.Printer{}
-	ps := &printerSet{storeID: cfg.StoreID, log: log, clock: m.Clock}
-	if m.Clock != nil {
-		ps.now = m.Clock.Now
-	}
-	for i, pc := range cfg.Printers {
-		p, err := ps.open(pc)
-		if err != nil {
-			return fmt.Errorf("config %s: printers[%d] (id %q).%w", m.ConfigPath, i, pc.ID, err)
-		}
-		m.printers[pc.ID] = p
+	ps, err := m.openPrinters(cfg, log)
+	if err != nil {
+		return err
 	}
 	var store gateway.Store = m.Store
 	if cfg.Cluster != nil {
@@ -439,14 +415,7 @@ func (m *Main) run(ctx context.Context) error {
 	}
 	m.Store.OnHealthChange(m.Gateway.Notify)
 	m.Store.OnQuietSync(m.Gateway.Notify)
-	metrics.Attach(m.Gateway)
-	metrics.AttachDisk(func() (free, reserve uint64, ok bool) {
-		d := m.Store.Disk()
-		if d == nil {
-			return 0, 0, false
-		}
-		return d.FreeBytes, d.ReserveBytes, true
-	})
+	m.attachMetrics(metrics)
 	if m.Node == nil {
 		if err := m.holdRecovered(ctx, log); err != nil {
 			return err
@@ -519,11 +488,7 @@ func (m *Main) run(ctx context.Context) error {
 	}
 	hdone := make(chan error, 1)
 	go func() { hdone <- m.HTTP.Serve() }()
-	attrs := []any{"version", version.String(), "listen", m.HTTP.Addr(), "url", m.HTTP.URL(), "data_dir", cfg.DataDir, "printers", len(cfg.Printers)}
-	if fp := m.HTTP.TLSFingerprint(); fp != "" {
-		attrs = append(attrs, "tls_fingerprint", fp)
-	}
-	log.Info("gateway running", attrs...)
+	m.logRunning(cfg, log)
 	close(m.ready)
 
 	select {
@@ -538,6 +503,81 @@ func (m *Main) run(ctx context.Context) error {
 		}
 	}
 	log.Info("gateway stopping")
+	return m.stop(err, cancel, gdone, sdone)
+}
+
+// attachMetrics has the metrics read the gateway and the store's disk.
+func (m *Main) attachMetrics(metrics *prometheus.Metrics) {
+	metrics.Attach(m.Gateway)
+	metrics.AttachDisk(func() (free, reserve uint64, ok bool) {
+		d := m.Store.Disk()
+		if d == nil {
+			return 0, 0, false
+		}
+		return d.FreeBytes, d.ReserveBytes, true
+	})
+}
+
+// logRunning says the gateway runs, where, and the certificate's
+// fingerprint when it serves HTTPS.
+func (m *Main) logRunning(cfg *gateway.Config, log *slog.Logger) {
+	attrs := []any{"version", version.String(), "listen", m.HTTP.Addr(), "url", m.HTTP.URL(), "data_dir", cfg.DataDir, "printers", len(cfg.Printers)}
+	if fp := m.HTTP.TLSFingerprint(); fp != "" {
+		attrs = append(attrs, "tls_fingerprint", fp)
+	}
+	log.Info("gateway running", attrs...)
+}
+
+// storeLogger is the logger of a running gateway. Every line carries the
+// store, and the gateway's credential id when it links to a cloud (never
+// its token): a chain's logs, gathered in one place, are searched by
+// store.
+func (m *Main) storeLogger(cfg *gateway.Config) *slog.Logger {
+	log := m.logger().With("store_id", cfg.StoreID)
+	if cfg.Cloud != nil {
+		log = log.With("gateway_id", cfg.Cloud.GatewayID)
+	}
+	return log
+}
+
+// warnConfig logs what in a valid configuration is still unsafe: a file
+// others can read, a link in clear text, short API tokens.
+func (m *Main) warnConfig(cfg *gateway.Config, log *slog.Logger) {
+	if w := configExposure(m.ConfigPath); w != "" {
+		log.Warn(w, "config", m.ConfigPath)
+	}
+	if cfg.Cloud != nil && cfg.Cloud.Insecure && strings.HasPrefix(cfg.Cloud.URL, "ws://") {
+		log.Warn("the sync link is not encrypted: the gateway's token and every ticket cross the network in clear text; use wss://", "key", "cloud.url", "url", cfg.Cloud.URL)
+	}
+	for i, t := range cfg.APITokens {
+		if len(t) < 12 {
+			log.Warn("an API token is short and easy to guess; use 16 or more random characters", "key", fmt.Sprintf("api_tokens[%d]", i), "length", len(t))
+		}
+	}
+}
+
+// openPrinters opens every configured printer's driver into m.printers.
+// An error names the config file, the printer and the key at fault.
+func (m *Main) openPrinters(cfg *gateway.Config, log *slog.Logger) (*printerSet, error) {
+	m.printers = map[string]gateway.Printer{}
+	ps := &printerSet{storeID: cfg.StoreID, log: log, clock: m.Clock}
+	if m.Clock != nil {
+		ps.now = m.Clock.Now
+	}
+	for i, pc := range cfg.Printers {
+		p, err := ps.open(pc)
+		if err != nil {
+			return nil, fmt.Errorf("config %s: printers[%d] (id %q).%w", m.ConfigPath, i, pc.ID, err)
+		}
+		m.printers[pc.ID] = p
+	}
+	return ps, nil
+}
+
+// stop shuts a running gateway down after err (nil: asked to stop): the
+// HTTP server within 10 seconds, then the dispatcher (cancel stops it and
+// the sync link), then waits for the link. It returns the first error.
+func (m *Main) stop(err error, cancel context.CancelFunc, gdone <-chan error, sdone <-chan struct{}) error {
 	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer scancel()
 	if serr := m.HTTP.Shutdown(sctx); serr != nil && err == nil {
