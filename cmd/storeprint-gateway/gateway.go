@@ -25,6 +25,7 @@ import (
 	"github.com/storeprint/storeprint/gateway/toml"
 	"github.com/storeprint/storeprint/internal/clock"
 	"github.com/storeprint/storeprint/internal/version"
+	"github.com/storeprint/storeprint/printerdrivers"
 	"github.com/storeprint/storeprint/printerdrivers/cloudprnt"
 	synclink "github.com/storeprint/storeprint/sync/client"
 )
@@ -396,7 +397,7 @@ func (m *Main) run(ctx context.Context) error {
 	if err != nil {
 		return m.storeError(err)
 	}
-	ps, err := m.openPrinters(cfg, log)
+	env, err := m.openPrinters(cfg, log)
 	if err != nil {
 		return err
 	}
@@ -423,18 +424,15 @@ func (m *Main) run(ctx context.Context) error {
 	} else if m.Store.Recovery() != nil {
 		log.Warn("this node's data dir was recovered; the cluster's log brings it up to date")
 	}
-	if ps.cloudprnt == nil {
-		// No CloudPRNT printer configured: the endpoint answers every
-		// poll as it answers wrong credentials (401).
-		ps.cloudprnt = cloudprnt.NewServer(cloudprnt.ServerOptions{Logger: log, Now: ps.now})
-	}
 	g := m.Gateway
 	m.HTTP = &gwhttp.Server{
 		Config: cfg, Tokens: cfg.APITokens, Logger: log, Now: g.Now, Metrics: metrics.Handler(),
 		Health: g, Changes: g, OrderService: g, TaskService: g, PrinterService: g, AuditService: g,
 		DeviceService: g, BoardService: g, DisplayService: g,
 		Storage: storage{m.Store, cfg.StoreID}, Backup: storage{m.Store, cfg.StoreID},
-		CloudPRNT: ps.cloudprnt,
+		// With no CloudPRNT printer configured the endpoint answers
+		// every poll as it answers wrong credentials (401).
+		CloudPRNT: cloudprnt.ServerOf(env),
 	}
 	if m.Node != nil {
 		m.HTTP.Cluster = m.Node
@@ -556,22 +554,23 @@ func (m *Main) warnConfig(cfg *gateway.Config, log *slog.Logger) {
 	}
 }
 
-// openPrinters opens every configured printer's driver into m.printers.
+// openPrinters opens every configured printer with its driver
+// (printerdrivers.Open) into m.printers, and returns what they share.
 // An error names the config file, the printer and the key at fault.
-func (m *Main) openPrinters(cfg *gateway.Config, log *slog.Logger) (*printerSet, error) {
+func (m *Main) openPrinters(cfg *gateway.Config, log *slog.Logger) (*printerdrivers.Env, error) {
 	m.printers = map[string]gateway.Printer{}
-	ps := &printerSet{storeID: cfg.StoreID, log: log, clock: m.Clock}
+	env := &printerdrivers.Env{StoreID: cfg.StoreID, Logger: log, Clock: m.Clock}
 	if m.Clock != nil {
-		ps.now = m.Clock.Now
+		env.Now = m.Clock.Now
 	}
 	for i, pc := range cfg.Printers {
-		p, err := ps.open(pc)
+		p, err := printerdrivers.Open(pc, env)
 		if err != nil {
 			return nil, fmt.Errorf("config %s: printers[%d] (id %q).%w", m.ConfigPath, i, pc.ID, err)
 		}
 		m.printers[pc.ID] = p
 	}
-	return ps, nil
+	return env, nil
 }
 
 // stop shuts a running gateway down after err (nil: asked to stop): the

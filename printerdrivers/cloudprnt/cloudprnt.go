@@ -233,6 +233,22 @@ type Printer struct {
 	*printerdrivers.Pipeline
 }
 
+func init() {
+	printerdrivers.Register("cloudprnt", func(pc gateway.PrinterConfig, env *printerdrivers.Env) (gateway.Printer, error) {
+		return New(pc, env.StoreID, ServerOf(env))
+	})
+}
+
+// ServerOf returns the one CloudPRNT endpoint of the printers opened with
+// env, made the first time it is asked for: the program serves it
+// (/v1/cloudprnt) whether or not a CloudPRNT printer is configured, and
+// with none it answers every poll as it answers wrong credentials.
+func ServerOf(env *printerdrivers.Env) *Server {
+	return env.Shared("cloudprnt", func() any {
+		return NewServer(ServerOptions{Logger: env.Log(), Now: env.Now})
+	}).(*Server)
+}
+
 // New returns a driver for the printer cfg describes (cfg.MAC,
 // cfg.Password, cfg.Emulation) and adds it to s. storeID heads the
 // tickets that do not name their store.

@@ -48,6 +48,12 @@ const (
 	notFoundRecheck = 500 * time.Millisecond
 )
 
+func init() {
+	printerdrivers.Register("epos", func(pc gateway.PrinterConfig, env *printerdrivers.Env) (gateway.Printer, error) {
+		return New(pc, env.StoreID), nil
+	})
+}
+
 // New returns a driver for the printer cfg describes. storeID heads the
 // tickets that do not name their store. Zero timeouts, encoding, width and
 // devid take the gateway's defaults.

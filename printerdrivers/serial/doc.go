@@ -15,5 +15,5 @@
 // Flow control: go.bug.st/serial v1.8.0 offers none (it switches RTS/CTS
 // and XON/XOFF off when it opens a port), so on Linux the driver sets the
 // termios flags itself (CRTSCTS for rtscts; IXON and IXOFF for xonxoff).
-// On other systems flow other than none is refused (see CheckConfig).
+// On other systems flow other than none is refused (see checkConfig).
 package serial

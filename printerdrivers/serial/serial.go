@@ -72,11 +72,25 @@ func New(cfg gateway.PrinterConfig, storeID string) *Printer {
 	return &Printer{printerdrivers.New(t, cfg, storeID)}
 }
 
-// CheckConfig reports a line setting of cfg that this driver cannot honour
+func init() {
+	printerdrivers.Register("serial", func(pc gateway.PrinterConfig, env *printerdrivers.Env) (gateway.Printer, error) {
+		if err := checkConfig(pc); err != nil {
+			return nil, err
+		}
+		p := New(pc, env.StoreID)
+		if env.Clock != nil {
+			p.SetClock(env.Clock)
+		}
+		return p, nil
+	})
+}
+
+// checkConfig reports a line setting of cfg that this driver cannot honour
 // on this system, naming the key: flow control other than none off Linux,
-// 1.5 stop bits off Windows, values the gateway does not know. Call it at
-// start-up: a driver with such a setting reports every call as offline.
-func CheckConfig(cfg gateway.PrinterConfig) error {
+// 1.5 stop bits off Windows, values the gateway does not know. The driver
+// refuses to open with such a setting (a printer made with New reports
+// every call as offline).
+func checkConfig(cfg gateway.PrinterConfig) error {
 	if cfg.Parity == "" {
 		cfg.Parity = "none"
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/printerdrivers"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 	"github.com/storeprint/storeprint/printerdrivers/printertest"
@@ -413,7 +414,18 @@ func TestPrinter_Status(t *testing.T) {
 	})
 }
 
-func TestCheckConfig(t *testing.T) {
+// checkConfig opens a serial printer with cfg's line settings through the
+// driver registry, as the gateway does at start, and closes it.
+func checkConfig(cfg gateway.PrinterConfig) error {
+	cfg.Driver, cfg.Address = "serial", "/dev/ttyUSB0"
+	p, err := printerdrivers.Open(cfg, &printerdrivers.Env{StoreID: "s1"})
+	if err != nil {
+		return err
+	}
+	return p.Close()
+}
+
+func TestRegister_LineSettings(t *testing.T) {
 	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		t.Parallel()
@@ -425,8 +437,8 @@ func TestCheckConfig(t *testing.T) {
 			cfgs = append(cfgs, gateway.PrinterConfig{Parity: "odd", Flow: "rtscts"}, gateway.PrinterConfig{Parity: "mark", Flow: "xonxoff"})
 		}
 		for _, cfg := range cfgs {
-			if err := serial.CheckConfig(cfg); err != nil {
-				t.Errorf("CheckConfig(%+v): got %v, want nil", cfg, err)
+			if err := checkConfig(cfg); err != nil {
+				t.Errorf("open with %+v: got %v, want nil", cfg, err)
 			}
 		}
 	})
@@ -449,9 +461,9 @@ func TestCheckConfig(t *testing.T) {
 			tests = append(tests, test{gateway.PrinterConfig{Flow: "xonxoff"}, `flow: "xonxoff" is not available`})
 		}
 		for _, tt := range tests {
-			err := serial.CheckConfig(tt.cfg)
+			err := checkConfig(tt.cfg)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("CheckConfig(%+v): got %v, want an error with %q", tt.cfg, err, tt.want)
+				t.Errorf("open with %+v: got %v, want an error with %q", tt.cfg, err, tt.want)
 			}
 		}
 	})

@@ -29,6 +29,16 @@ type Printer struct {
 	*printerdrivers.Pipeline
 }
 
+func init() {
+	printerdrivers.Register("tcp", func(pc gateway.PrinterConfig, env *printerdrivers.Env) (gateway.Printer, error) {
+		p := New(pc, env.StoreID)
+		if env.Clock != nil {
+			p.SetClock(env.Clock)
+		}
+		return p, nil
+	})
+}
+
 // New returns a driver for the printer cfg describes. storeID heads the
 // tickets that do not name their store. Zero timeouts, encoding and width
 // take the gateway's defaults.

@@ -148,6 +148,19 @@ type transport struct {
 	closed atomic.Bool
 }
 
+func init() {
+	printerdrivers.Register("spooler", func(pc gateway.PrinterConfig, env *printerdrivers.Env) (gateway.Printer, error) {
+		p, err := New(pc, env.StoreID)
+		if errors.Is(err, ErrUnsupported) {
+			return nil, errors.New(`driver: "spooler" is only available on Windows`)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("driver: %w", err)
+		}
+		return p, nil
+	})
+}
+
 // NewWithSpooler returns a driver for the queue cfg.Address on sp. New
 // gives the system's spooler; tests give winspooltest's. storeID heads the
 // tickets that do not name their store. Zero timeouts, encoding and width
