@@ -22,7 +22,16 @@ import (
 
 func printerSimUsage() string {
 	var b strings.Builder
-	b.WriteString(`Usage:
+	b.WriteString(printerSimUsageText)
+	for _, f := range printersim.Faults {
+		fmt.Fprintf(&b, "  %-11s %s\n", f, f.Description())
+	}
+	b.WriteString(printerSimExamples)
+	return b.String()
+}
+
+// printerSimUsageText is printersim's help up to its list of faults.
+const printerSimUsageText = `Usage:
   storeprint printersim --listen ADDR --out FILE.jsonl [flags]
   storeprint printersim --serial PATH --out FILE.jsonl [flags]
   storeprint printersim --protocol epos --listen ADDR --out FILE.jsonl [flags]
@@ -132,11 +141,10 @@ Flags:
 
 Faults (on a serial line, down keeps the device closed and drop closes it
 mid-ticket; the simulator then opens it again and discards what waits in it):
-`)
-	for _, f := range printersim.Faults {
-		fmt.Fprintf(&b, "  %-11s %s\n", f, f.Description())
-	}
-	b.WriteString(`
+`
+
+// printerSimExamples ends printersim's help.
+const printerSimExamples = `
 Example:
   storeprint printersim --listen 127.0.0.1:9100 --out paper.jsonl --control 127.0.0.1:9200
   curl -X PUT -d '{"fault":"paper_end"}' http://127.0.0.1:9200/fault
@@ -144,9 +152,7 @@ Example:
   storeprint printersim --serial /tmp/ttySIM --out paper.jsonl
   storeprint printersim --protocol epos --listen 127.0.0.1:8081 --job-log --out paper.jsonl
   storeprint printersim --protocol cloudprnt --url http://127.0.0.1:8080/v1/cloudprnt --mac 00:11:62:1d:9a:b7 --out paper.jsonl
-`)
-	return b.String()
-}
+`
 
 // printerSim is the printersim subcommand.
 type printerSim struct {
@@ -279,25 +285,9 @@ func (c *printerSim) parseFlags(args []string) error {
 
 // run serves the simulated printer until ctx is done.
 func (c *printerSim) run(ctx context.Context) error {
-	var out io.Writer = c.m.Stdout
-	if c.Out != "-" {
-		f, err := os.OpenFile(c.Out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-		if err != nil {
-			return fmt.Errorf("printersim: open --out file: %w", err)
-		}
-		c.out, out = f, f
-	}
-	var paper io.Writer
-	switch c.Paper {
-	case "":
-	case "-":
-		paper = c.m.Stdout
-	default:
-		f, err := os.OpenFile(c.Paper, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-		if err != nil {
-			return fmt.Errorf("printersim: open --paper file: %w", err)
-		}
-		c.paper, paper = f, f
+	out, paper, err := c.openOutputs()
+	if err != nil {
+		return err
 	}
 	sim, err := printersim.New(printersim.Options{
 		Name:      c.Name,
@@ -337,19 +327,67 @@ func (c *printerSim) run(ctx context.Context) error {
 		}
 	}
 	errc := make(chan error, 3)
-	if c.Control != "" {
-		cl, err := net.Listen("tcp", c.Control)
-		if err != nil {
-			return fmt.Errorf("printersim: --control: %w", err)
-		}
-		c.control = &http.Server{Handler: sim.Handler(), ReadHeaderTimeout: 10 * time.Second}
-		go func() {
-			if err := c.control.Serve(cl); !errors.Is(err, http.ErrServerClosed) {
-				errc <- fmt.Errorf("printersim: control: %w", err)
-			}
-		}()
-		fmt.Fprintf(c.m.Stderr, "printersim control on http://%s\n", cl.Addr())
+	if err := c.serveControl(sim, errc); err != nil {
+		return err
 	}
+	c.serve(ctx, sim, cp, errc)
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-errc:
+		return err
+	}
+}
+
+// openOutputs opens --out (the JSON lines) and --paper (the tickets as
+// they read on paper; nil without it); "-" is standard output.
+func (c *printerSim) openOutputs() (out, paper io.Writer, err error) {
+	out = c.m.Stdout
+	if c.Out != "-" {
+		f, err := os.OpenFile(c.Out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, nil, fmt.Errorf("printersim: open --out file: %w", err)
+		}
+		c.out, out = f, f
+	}
+	switch c.Paper {
+	case "":
+	case "-":
+		paper = c.m.Stdout
+	default:
+		f, err := os.OpenFile(c.Paper, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, nil, fmt.Errorf("printersim: open --paper file: %w", err)
+		}
+		c.paper, paper = f, f
+	}
+	return out, paper, nil
+}
+
+// serveControl serves the control API on --control, if given; a failure
+// of the server goes to errc.
+func (c *printerSim) serveControl(sim *printersim.Printer, errc chan<- error) error {
+	if c.Control == "" {
+		return nil
+	}
+	cl, err := net.Listen("tcp", c.Control)
+	if err != nil {
+		return fmt.Errorf("printersim: --control: %w", err)
+	}
+	c.control = &http.Server{Handler: sim.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := c.control.Serve(cl); !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("printersim: control: %w", err)
+		}
+	}()
+	fmt.Fprintf(c.m.Stderr, "printersim control on http://%s\n", cl.Addr())
+	return nil
+}
+
+// serve runs the simulated printer on what the flags name (the listener
+// as ePOS-Print or raw ESC/POS, CloudPRNT polling, a serial line), each
+// saying so on stderr; a failure goes to errc.
+func (c *printerSim) serve(ctx context.Context, sim *printersim.Printer, cp *printersim.CloudPRNT, errc chan<- error) {
 	switch {
 	case c.ln != nil && c.Protocol == "epos":
 		fmt.Fprintf(c.m.Stderr, "printersim ePOS-Print listening on http://%s (devid %s, job log %t, encoding %s, fault %s, paper %s)\n",
@@ -382,12 +420,6 @@ func (c *printerSim) run(ctx context.Context) error {
 				errc <- fmt.Errorf("printersim: --serial: %w", err)
 			}
 		}()
-	}
-	select {
-	case <-ctx.Done():
-		return nil
-	case err := <-errc:
-		return err
 	}
 }
 
