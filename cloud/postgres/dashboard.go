@@ -625,11 +625,29 @@ func (s *DashboardService) SearchTasks(ctx context.Context, q cloud.TaskSearch) 
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
+	out, tasks, err := s.findTasks(ctx, a, q)
+	if err != nil || len(out) == 0 {
+		return out, err
+	}
+	if err := s.readHistory(ctx, out, tasks); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// historyKeys are the found tasks' keys, in the order found, as arrays
+// for unnest.
+type historyKeys struct{ storeIDs, tenantIDs, taskNos []string }
+
+// findTasks returns the tasks q finds in a's scope, newest first, with
+// their keys.
+func (s *DashboardService) findTasks(ctx context.Context, a *cloud.Actor, q cloud.TaskSearch) ([]*cloud.TaskHistory, historyKeys, error) {
+	var k historyKeys
 	sq := stmt{args: []any{q.Query}}
 	where := sq.tenant(a, "s.tenant_id")
 	if q.StoreID != "" {
 		if err := visibleStore(ctx, s.db.pool, a, q.StoreID); err != nil {
-			return nil, err
+			return nil, k, err
 		}
 		where += " AND t.store_id = " + sq.arg(q.StoreID)
 	}
@@ -642,10 +660,9 @@ func (s *DashboardService) SearchTasks(ctx context.Context, q cloud.TaskSearch) 
 		LIMIT ` + sq.arg(q.Limit)
 	rows, err := s.db.pool.Query(ctx, sql, sq.args...)
 	if err != nil {
-		return nil, fmt.Errorf("search tasks: %w", interpret(err))
+		return nil, k, fmt.Errorf("search tasks: %w", interpret(err))
 	}
 	out := []*cloud.TaskHistory{}
-	var storeIDs, tenantIDs, taskNos []string
 	for rows.Next() {
 		h := &cloud.TaskHistory{Task: cloud.Task{Receipts: []*cloud.Receipt{}}, Events: []*cloud.TaskEventRecord{}, Audit: []*cloud.AuditEvent{}}
 		var tenantID string
@@ -654,17 +671,21 @@ func (s *DashboardService) SearchTasks(ctx context.Context, q cloud.TaskSearch) 
 			&t.Version, &t.Attempt, &t.LastError, &t.Reason, &t.Source, &t.CopyOf, &t.BackupFrom, &t.CreatedAt,
 			&t.PrintedAt, &t.UpdatedAt); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("search tasks: %w", interpret(err))
+			return nil, k, fmt.Errorf("search tasks: %w", interpret(err))
 		}
 		out = append(out, h)
-		storeIDs, tenantIDs, taskNos = append(storeIDs, t.StoreID), append(tenantIDs, tenantID), append(taskNos, t.TaskNo)
+		k.storeIDs, k.tenantIDs, k.taskNos = append(k.storeIDs, t.StoreID), append(k.tenantIDs, tenantID), append(k.taskNos, t.TaskNo)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("search tasks: %w", interpret(err))
+		return nil, k, fmt.Errorf("search tasks: %w", interpret(err))
 	}
-	if len(out) == 0 {
-		return out, nil
-	}
+	return out, k, nil
+}
+
+// readHistory reads the found tasks' receipts, events and audit entries
+// in one round trip.
+func (s *DashboardService) readHistory(ctx context.Context, out []*cloud.TaskHistory, k historyKeys) error {
+	storeIDs, tenantIDs, taskNos := k.storeIDs, k.tenantIDs, k.taskNos
 	byKey := make(map[[2]string]*cloud.TaskHistory, len(out))
 	for _, h := range out {
 		byKey[[2]string{h.StoreID, h.TaskNo}] = h
@@ -721,10 +742,10 @@ func (s *DashboardService) SearchTasks(ctx context.Context, q cloud.TaskSearch) 
 		return rows.Err()
 	})
 	if err := s.db.pool.SendBatch(ctx, b).Close(); err != nil {
-		return nil, fmt.Errorf("read task history: %w", interpret(err))
+		return fmt.Errorf("read task history: %w", interpret(err))
 	}
 	for i, h := range out {
 		h.Receipts = append(h.Receipts, rr.receipts(i)...)
 	}
-	return out, nil
+	return nil
 }
