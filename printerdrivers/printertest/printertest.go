@@ -292,204 +292,234 @@ func testStatus(t *testing.T, h Harness) {
 }
 
 func testPrint(t *testing.T, h Harness) {
-	t.Run("OK", func(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		run  func(*testing.T, Harness)
+	}{
+		{"OK", printOK},
+		{"Marks", printMarks},
+		{"Sequence", printSequence},
+		{"ErrNotReady", printErrNotReady},
+		{"ErrLostAck", printErrLostAck},
+		{"ErrDrop", printErrDrop},
+		{"ErrTimeout", printErrTimeout},
+		{"ErrDown", printErrDown},
+		{"ErrUnreachable", printErrUnreachable},
+		{"ErrPrepare", printErrPrepare},
+		{"ErrCanceled", printErrCanceled},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.run(t, h) })
+	}
+}
+
+// printOK: the ticket printed once, with its lines; Prepare saw exactly what went out.
+func printOK(t *testing.T, h Harness) {
+	t.Parallel()
+	p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
+	r := &recorder{}
+	tk := Ticket("order_1001_station_hot")
+	if err := p.Print(waitCtx(t), r.job(tk, "0001")); err != nil {
+		t.Fatalf("Print: got %v, want nil", err)
+	}
+	printed := sim.Printed()
+	if len(printed) != 1 || printed[0].TaskNo != tk.TaskNo {
+		t.Fatalf("got on paper %+v, want exactly %s", printed, tk.TaskNo)
+	}
+	for _, want := range []string{"2 x 宫保鸡丁", "  - 不要花生", "Table: A3", "hot"} {
+		if !strings.Contains(printed[0].Text, want) {
+			t.Errorf("got ticket text %q, want %q in it", printed[0].Text, want)
+		}
+	}
+	if strings.Contains(printed[0].Text, "REPRINT") {
+		t.Errorf("got REPRINT on a first print")
+	}
+	r.check(t, "prepare,submitted")
+	// What Prepare saw is what was printed.
+	last := h.LastLine
+	if last == nil {
+		last = lastLine
+	}
+	if got := last(t, r.payload()); got != tk.TaskNo {
+		t.Errorf("Prepare's payload ends with line %q, want the task_no", got)
+	}
+}
+
+// printMarks: the REPRINT, BACKUP FROM and COPY OF lines.
+func printMarks(t *testing.T, h Harness) {
+	t.Parallel()
+	p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
+	tk := Ticket("order_1001_station_hot_copy_1")
+	tk.Reprint, tk.BackupFrom, tk.CopyOf = true, "hot-1", "order_1001_station_hot"
+	if err := p.Print(waitCtx(t), (&recorder{}).job(tk, "0002")); err != nil {
+		t.Fatalf("Print: %v", err)
+	}
+	text := sim.Printed()[0].Text
+	for _, want := range []string{"REPRINT", "BACKUP FROM hot-1", "COPY OF order_1001_station_hot"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("got ticket text %q, want %q in it", text, want)
+		}
+	}
+}
+
+// printSequence: tickets printed one after another come out in order.
+func printSequence(t *testing.T, h Harness) {
+	t.Parallel()
+	p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
+	want := []string{"order_1_station_hot", "order_2_station_hot", "order_3_station_hot"}
+	for i, taskNo := range want {
+		if err := p.Print(waitCtx(t), (&recorder{}).job(Ticket(taskNo), "000"+string(rune('1'+i)))); err != nil {
+			t.Fatalf("Print %s: %v", taskNo, err)
+		}
+	}
+	if got := taskNos(sim.Printed()); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("got on paper %q, want %q", got, want)
+	}
+}
+
+// printErrNotReady: a printer that says it cannot print gets nothing.
+func printErrNotReady(t *testing.T, h Harness) {
+	t.Parallel()
+	for _, f := range []printersim.Fault{printersim.FaultPaperEnd, printersim.FaultCoverOpen, printersim.FaultOffline} {
+		t.Run(string(f), func(t *testing.T) {
+			t.Parallel()
+			p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: f})
+			r := &recorder{}
+			err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+			checkOutcome(t, err, gateway.PrintNotReady, f.Status().State)
+			r.check(t, "")
+			sim.SetFault(printersim.FaultNone)
+			nothingPending(t, p, sim)
+		})
+	}
+}
+
+// printErrLostAck: no confirmation after the bytes went out: uncertain, and the paper came out once.
+func printErrLostAck(t *testing.T, h Harness) {
+	t.Parallel()
+	p, sim := h.Open(t, Config(shortTimeout), printersim.Options{Fault: printersim.FaultLostAck})
+	r := &recorder{}
+	err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+	checkOutcome(t, err, gateway.PrintUncertain, "")
+	r.check(t, "prepare,submitted")
+	// Paper came out all the same: exactly once.
+	printed := waitPrinted(t, sim, 1)
+	if len(printed) != 1 || printed[0].TaskNo != "order_1_station_hot" {
+		t.Fatalf("got on paper %+v, want the ticket once", printed)
+	}
+}
+
+// printErrDrop: the connection drops mid-ticket: uncertain.
+func printErrDrop(t *testing.T, h Harness) {
+	t.Parallel()
+	p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: printersim.FaultDrop})
+	r := &recorder{}
+	err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+	checkOutcome(t, err, gateway.PrintUncertain, "")
+	if n := r.count("prepare"); n != 1 {
+		t.Fatalf("got %d Prepare calls, want 1", n)
+	}
+	sim.SetFault(printersim.FaultNone)
+	nothingPending(t, p, sim)
+}
+
+// printErrTimeout: the confirmation comes after the timeout: uncertain.
+func printErrTimeout(t *testing.T, h Harness) {
+	t.Parallel()
+	p, sim := h.Open(t, Config(shortTimeout), printersim.Options{Fault: printersim.FaultSlow, SlowDelay: time.Hour})
+	r := &recorder{}
+	err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+	checkOutcome(t, err, gateway.PrintUncertain, "")
+	r.check(t, "prepare,submitted")
+	if got := sim.Printed(); len(got) != 0 {
+		t.Fatalf("got %d tickets within the slow delay, want none yet", len(got))
+	}
+	// The printer finishes later: the paper the outcome was uncertain about.
+	sim.SetFault(printersim.FaultNone)
+	if printed := waitPrinted(t, sim, 1); len(printed) != 1 {
+		t.Fatalf("got %d tickets, want 1", len(printed))
+	}
+}
+
+// printErrDown: a printer that is down: not sent.
+func printErrDown(t *testing.T, h Harness) {
+	t.Parallel()
+	p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: printersim.FaultDown})
+	r := &recorder{}
+	err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+	checkOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterOffline)
+	r.check(t, "")
+	sim.SetFault(printersim.FaultNone)
+	nothingPending(t, p, sim)
+}
+
+// printErrUnreachable: a printer that cannot be reached: not sent.
+func printErrUnreachable(t *testing.T, h Harness) {
+	t.Parallel()
+	p := h.Unreachable(t, Config(confirmTimeout))
+	r := &recorder{}
+	err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+	checkOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterOffline)
+	r.check(t, "")
+}
+
+// printErrPrepare: Prepare fails: nothing sent.
+func printErrPrepare(t *testing.T, h Harness) {
+	t.Parallel()
+	p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
+	boom := errors.New("receipt store full")
+	r := &recorder{prepareErr: boom}
+	err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+	checkOutcome(t, err, gateway.PrintNotSent, "")
+	if !errors.Is(err, boom) {
+		t.Errorf("got %v, want it to wrap the Prepare error", err)
+	}
+	r.check(t, "prepare")
+	nothingPending(t, p, sim)
+}
+
+// printErrCanceled: cancelled before, in Prepare or while waiting for the confirmation.
+func printErrCanceled(t *testing.T, h Harness) {
+	t.Parallel()
+	t.Run("Before", func(t *testing.T) {
 		t.Parallel()
 		p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
 		r := &recorder{}
-		tk := Ticket("order_1001_station_hot")
-		if err := p.Print(waitCtx(t), r.job(tk, "0001")); err != nil {
-			t.Fatalf("Print: got %v, want nil", err)
-		}
-		printed := sim.Printed()
-		if len(printed) != 1 || printed[0].TaskNo != tk.TaskNo {
-			t.Fatalf("got on paper %+v, want exactly %s", printed, tk.TaskNo)
-		}
-		for _, want := range []string{"2 x 宫保鸡丁", "  - 不要花生", "Table: A3", "hot"} {
-			if !strings.Contains(printed[0].Text, want) {
-				t.Errorf("got ticket text %q, want %q in it", printed[0].Text, want)
-			}
-		}
-		if strings.Contains(printed[0].Text, "REPRINT") {
-			t.Errorf("got REPRINT on a first print")
-		}
-		r.check(t, "prepare,submitted")
-		// What Prepare saw is what was printed.
-		last := h.LastLine
-		if last == nil {
-			last = lastLine
-		}
-		if got := last(t, r.payload()); got != tk.TaskNo {
-			t.Errorf("Prepare's payload ends with line %q, want the task_no", got)
-		}
-	})
-
-	t.Run("Marks", func(t *testing.T) {
-		t.Parallel()
-		p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
-		tk := Ticket("order_1001_station_hot_copy_1")
-		tk.Reprint, tk.BackupFrom, tk.CopyOf = true, "hot-1", "order_1001_station_hot"
-		if err := p.Print(waitCtx(t), (&recorder{}).job(tk, "0002")); err != nil {
-			t.Fatalf("Print: %v", err)
-		}
-		text := sim.Printed()[0].Text
-		for _, want := range []string{"REPRINT", "BACKUP FROM hot-1", "COPY OF order_1001_station_hot"} {
-			if !strings.Contains(text, want) {
-				t.Errorf("got ticket text %q, want %q in it", text, want)
-			}
-		}
-	})
-
-	t.Run("Sequence", func(t *testing.T) {
-		t.Parallel()
-		p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
-		want := []string{"order_1_station_hot", "order_2_station_hot", "order_3_station_hot"}
-		for i, taskNo := range want {
-			if err := p.Print(waitCtx(t), (&recorder{}).job(Ticket(taskNo), "000"+string(rune('1'+i)))); err != nil {
-				t.Fatalf("Print %s: %v", taskNo, err)
-			}
-		}
-		if got := taskNos(sim.Printed()); strings.Join(got, ",") != strings.Join(want, ",") {
-			t.Fatalf("got on paper %q, want %q", got, want)
-		}
-	})
-
-	t.Run("ErrNotReady", func(t *testing.T) {
-		t.Parallel()
-		for _, f := range []printersim.Fault{printersim.FaultPaperEnd, printersim.FaultCoverOpen, printersim.FaultOffline} {
-			t.Run(string(f), func(t *testing.T) {
-				t.Parallel()
-				p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: f})
-				r := &recorder{}
-				err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
-				checkOutcome(t, err, gateway.PrintNotReady, f.Status().State)
-				r.check(t, "")
-				sim.SetFault(printersim.FaultNone)
-				nothingPending(t, p, sim)
-			})
-		}
-	})
-
-	t.Run("ErrLostAck", func(t *testing.T) {
-		t.Parallel()
-		p, sim := h.Open(t, Config(shortTimeout), printersim.Options{Fault: printersim.FaultLostAck})
-		r := &recorder{}
-		err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
-		checkOutcome(t, err, gateway.PrintUncertain, "")
-		r.check(t, "prepare,submitted")
-		// Paper came out all the same: exactly once.
-		printed := waitPrinted(t, sim, 1)
-		if len(printed) != 1 || printed[0].TaskNo != "order_1_station_hot" {
-			t.Fatalf("got on paper %+v, want the ticket once", printed)
-		}
-	})
-
-	t.Run("ErrDrop", func(t *testing.T) {
-		t.Parallel()
-		p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: printersim.FaultDrop})
-		r := &recorder{}
-		err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
-		checkOutcome(t, err, gateway.PrintUncertain, "")
-		if n := r.count("prepare"); n != 1 {
-			t.Fatalf("got %d Prepare calls, want 1", n)
-		}
-		sim.SetFault(printersim.FaultNone)
-		nothingPending(t, p, sim)
-	})
-
-	t.Run("ErrTimeout", func(t *testing.T) {
-		t.Parallel()
-		p, sim := h.Open(t, Config(shortTimeout), printersim.Options{Fault: printersim.FaultSlow, SlowDelay: time.Hour})
-		r := &recorder{}
-		err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
-		checkOutcome(t, err, gateway.PrintUncertain, "")
-		r.check(t, "prepare,submitted")
-		if got := sim.Printed(); len(got) != 0 {
-			t.Fatalf("got %d tickets within the slow delay, want none yet", len(got))
-		}
-		// The printer finishes later: the paper the outcome was uncertain about.
-		sim.SetFault(printersim.FaultNone)
-		if printed := waitPrinted(t, sim, 1); len(printed) != 1 {
-			t.Fatalf("got %d tickets, want 1", len(printed))
-		}
-	})
-
-	t.Run("ErrDown", func(t *testing.T) {
-		t.Parallel()
-		p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: printersim.FaultDown})
-		r := &recorder{}
-		err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
-		checkOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterOffline)
-		r.check(t, "")
-		sim.SetFault(printersim.FaultNone)
-		nothingPending(t, p, sim)
-	})
-
-	t.Run("ErrUnreachable", func(t *testing.T) {
-		t.Parallel()
-		p := h.Unreachable(t, Config(confirmTimeout))
-		r := &recorder{}
-		err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
-		checkOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterOffline)
-		r.check(t, "")
-	})
-
-	t.Run("ErrPrepare", func(t *testing.T) {
-		t.Parallel()
-		p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
-		boom := errors.New("receipt store full")
-		r := &recorder{prepareErr: boom}
-		err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+		err := p.Print(ctx, r.job(Ticket("order_1_station_hot"), "0001"))
 		checkOutcome(t, err, gateway.PrintNotSent, "")
-		if !errors.Is(err, boom) {
-			t.Errorf("got %v, want it to wrap the Prepare error", err)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("got %v, want it to wrap context.Canceled", err)
 		}
+		r.check(t, "")
+		nothingPending(t, p, sim)
+	})
+	t.Run("InPrepare", func(t *testing.T) {
+		t.Parallel()
+		p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		r := &recorder{onPrepare: cancel}
+		err := p.Print(ctx, r.job(Ticket("order_1_station_hot"), "0001"))
+		checkOutcome(t, err, gateway.PrintNotSent, "")
 		r.check(t, "prepare")
 		nothingPending(t, p, sim)
 	})
-
-	t.Run("ErrCanceled", func(t *testing.T) {
+	t.Run("Waiting", func(t *testing.T) {
 		t.Parallel()
-		t.Run("Before", func(t *testing.T) {
-			t.Parallel()
-			p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel()
-			r := &recorder{}
-			err := p.Print(ctx, r.job(Ticket("order_1_station_hot"), "0001"))
-			checkOutcome(t, err, gateway.PrintNotSent, "")
-			if !errors.Is(err, context.Canceled) {
-				t.Errorf("got %v, want it to wrap context.Canceled", err)
-			}
-			r.check(t, "")
-			nothingPending(t, p, sim)
-		})
-		t.Run("InPrepare", func(t *testing.T) {
-			t.Parallel()
-			p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			r := &recorder{onPrepare: cancel}
-			err := p.Print(ctx, r.job(Ticket("order_1_station_hot"), "0001"))
-			checkOutcome(t, err, gateway.PrintNotSent, "")
-			r.check(t, "prepare")
-			nothingPending(t, p, sim)
-		})
-		t.Run("Waiting", func(t *testing.T) {
-			t.Parallel()
-			// No confirmation ever comes and the timeout is far off:
-			// only the cancellation can end the wait.
-			p, sim := h.Open(t, Config(time.Minute), printersim.Options{Fault: printersim.FaultLostAck})
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			r := &recorder{onSubmitted: cancel}
-			err := p.Print(ctx, r.job(Ticket("order_1_station_hot"), "0001"))
-			checkOutcome(t, err, gateway.PrintUncertain, "")
-			if !errors.Is(err, context.Canceled) {
-				t.Errorf("got %v, want it to wrap context.Canceled", err)
-			}
-			r.check(t, "prepare,submitted")
-			waitPrinted(t, sim, 1)
-		})
+		// No confirmation ever comes and the timeout is far off:
+		// only the cancellation can end the wait.
+		p, sim := h.Open(t, Config(time.Minute), printersim.Options{Fault: printersim.FaultLostAck})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		r := &recorder{onSubmitted: cancel}
+		err := p.Print(ctx, r.job(Ticket("order_1_station_hot"), "0001"))
+		checkOutcome(t, err, gateway.PrintUncertain, "")
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("got %v, want it to wrap context.Canceled", err)
+		}
+		r.check(t, "prepare,submitted")
+		waitPrinted(t, sim, 1)
 	})
 }
 
