@@ -231,41 +231,12 @@ func (p *Pipeline) Print(ctx context.Context, job *gateway.PrintJob) error {
 		return p.fail(gateway.PrintNotSent, storeprint.PrinterOffline, err)
 	}
 	defer closeConn(c)
-
-	sctx, cancel := p.bound(ctx, p.cfg.ConnectTimeout.Duration, "status answer")
-	st, err := c.Status(sctx)
-	cancel()
-	switch {
-	case ctx.Err() != nil:
-		return p.fail(gateway.PrintNotSent, "", context.Cause(ctx))
-	case err != nil && StateOf(err) == storeprint.PrinterOffline:
-		return p.fail(gateway.PrintNotSent, storeprint.PrinterOffline, fmt.Errorf("status: %w", err))
-	case err != nil:
-		return p.fail(gateway.PrintNotSent, storeprint.PrinterUnknown, fmt.Errorf("status: %w", err))
-	case st.State != storeprint.PrinterReady:
-		return p.fail(gateway.PrintNotReady, st.State, fmt.Errorf("printer reports %s", st.State))
+	if err := p.statusGate(ctx, c); err != nil {
+		return err
 	}
-
-	sc, stream := c.(StreamConn)
-	jc, _ := c.(JobConn)
-	switch {
-	case stream:
-		m, err := p.method(ctx, sc)
-		switch {
-		case ctx.Err() != nil:
-			return p.fail(gateway.PrintNotSent, "", context.Cause(ctx))
-		case err != nil:
-			st := StateOf(err)
-			if st == "" {
-				st = storeprint.PrinterUnknown
-			}
-			return p.fail(gateway.PrintNotSent, st, fmt.Errorf("find out how the printer confirms: %w", err))
-		}
-		job.Confirms = m
-	case jc == nil:
-		return p.fail(gateway.PrintNotSent, "", fmt.Errorf("a %T can neither take a job nor a byte stream", c))
-	default:
-		job.Confirms = confirmsOf(c, p.t)
+	sc, jc, err := p.confirmMethod(ctx, c, job)
+	if err != nil {
+		return err
 	}
 
 	// The final fence: nothing of the ticket leaves before Prepare has
@@ -279,43 +250,16 @@ func (p *Pipeline) Print(ctx context.Context, job *gateway.PrintJob) error {
 		return p.fail(gateway.PrintNotSent, storeprint.PrinterReady, context.Cause(ctx))
 	}
 
-	// From the first byte on, nobody knows whether paper comes out
-	// unless the printer says so.
-	var sent atomic.Bool
-	wctx, cancel := p.bound(ctx, p.cfg.ConnectTimeout.Duration+p.cfg.ConfirmTimeout.Duration, "ticket sent")
-	var jobID string
-	if stream {
-		sent.Store(true)
-		err = sc.Write(wctx, append(payload, request(job.Confirms, job.ProcessID)...))
-	} else {
-		jobID, err = jc.Send(wctx, job, payload, func() { sent.Store(true) })
-	}
-	cancel()
+	jobID, err := p.send(ctx, sc, jc, job, payload)
 	if err != nil {
-		if !sent.Load() {
-			// Nothing left: the printer may have said it cannot print
-			// now, or gone away since its status.
-			switch st := StateOf(err); st {
-			case storeprint.PrinterPaperEnd, storeprint.PrinterCoverOpen:
-				return p.fail(gateway.PrintNotReady, st, fmt.Errorf("send ticket: %w", err))
-			case "":
-				return p.fail(gateway.PrintNotSent, storeprint.PrinterReady, fmt.Errorf("send ticket: %w", err))
-			default:
-				return p.fail(gateway.PrintNotSent, st, fmt.Errorf("send ticket: %w", err))
-			}
-		}
-		st := StateOf(err)
-		if st == "" {
-			st = storeprint.PrinterReady // as it said a moment ago
-		}
-		return p.fail(gateway.PrintUncertain, st, fmt.Errorf("send ticket: %w", err))
+		return err
 	}
 	if job.Submitted != nil {
 		job.Submitted(ctx, jobID)
 	}
 	cctx, cancel := p.bound(ctx, p.cfg.ConfirmTimeout.Duration, "confirmation")
 	defer cancel()
-	if stream {
+	if sc != nil {
 		err = p.confirmStream(cctx, sc, job, payload)
 	} else {
 		err = jc.Confirm(cctx, job, jobID)
@@ -328,6 +272,91 @@ func (p *Pipeline) Print(ctx context.Context, job *gateway.PrintJob) error {
 		return p.fail(gateway.PrintNotSent, np.State, err)
 	}
 	return p.fail(gateway.PrintUncertain, StateOf(err), fmt.Errorf("wait for confirmation %s: %w", job.ProcessID, err))
+}
+
+// statusGate reads the printer's status: only a ready printer gets a
+// ticket. Otherwise nothing was sent, and the error says whether the
+// printer is not ready (paper end, cover open) or could not be asked.
+func (p *Pipeline) statusGate(ctx context.Context, c Conn) error {
+	sctx, cancel := p.bound(ctx, p.cfg.ConnectTimeout.Duration, "status answer")
+	st, err := c.Status(sctx)
+	cancel()
+	switch {
+	case ctx.Err() != nil:
+		return p.fail(gateway.PrintNotSent, "", context.Cause(ctx))
+	case err != nil && StateOf(err) == storeprint.PrinterOffline:
+		return p.fail(gateway.PrintNotSent, storeprint.PrinterOffline, fmt.Errorf("status: %w", err))
+	case err != nil:
+		return p.fail(gateway.PrintNotSent, storeprint.PrinterUnknown, fmt.Errorf("status: %w", err))
+	case st.State != storeprint.PrinterReady:
+		return p.fail(gateway.PrintNotReady, st.State, fmt.Errorf("printer reports %s", st.State))
+	}
+	return nil
+}
+
+// confirmMethod sets how this attempt is to be confirmed (job.Confirms)
+// and returns the connection as a byte stream (sc), which the pipeline
+// confirms itself, or as a job taker (jc), which confirms its jobs; the
+// other is nil. Nothing of the ticket was sent when it fails.
+func (p *Pipeline) confirmMethod(ctx context.Context, c Conn, job *gateway.PrintJob) (sc StreamConn, jc JobConn, err error) {
+	sc, stream := c.(StreamConn)
+	jc, _ = c.(JobConn)
+	switch {
+	case stream:
+		m, err := p.method(ctx, sc)
+		switch {
+		case ctx.Err() != nil:
+			return nil, nil, p.fail(gateway.PrintNotSent, "", context.Cause(ctx))
+		case err != nil:
+			st := StateOf(err)
+			if st == "" {
+				st = storeprint.PrinterUnknown
+			}
+			return nil, nil, p.fail(gateway.PrintNotSent, st, fmt.Errorf("find out how the printer confirms: %w", err))
+		}
+		job.Confirms = m
+		return sc, nil, nil
+	case jc == nil:
+		return nil, nil, p.fail(gateway.PrintNotSent, "", fmt.Errorf("a %T can neither take a job nor a byte stream", c))
+	}
+	job.Confirms = confirmsOf(c, p.t)
+	return nil, jc, nil
+}
+
+// send sends the ticket: on a byte stream with its confirmation request
+// after it, to a job taker as a job (its id returned). From the first
+// byte on, nobody knows whether paper comes out unless the printer says
+// so: a failure after it is uncertain, one before it is not.
+func (p *Pipeline) send(ctx context.Context, sc StreamConn, jc JobConn, job *gateway.PrintJob, payload []byte) (jobID string, err error) {
+	var sent atomic.Bool
+	wctx, cancel := p.bound(ctx, p.cfg.ConnectTimeout.Duration+p.cfg.ConfirmTimeout.Duration, "ticket sent")
+	if sc != nil {
+		sent.Store(true)
+		err = sc.Write(wctx, append(payload, request(job.Confirms, job.ProcessID)...))
+	} else {
+		jobID, err = jc.Send(wctx, job, payload, func() { sent.Store(true) })
+	}
+	cancel()
+	if err == nil {
+		return jobID, nil
+	}
+	if !sent.Load() {
+		// Nothing left: the printer may have said it cannot print
+		// now, or gone away since its status.
+		switch st := StateOf(err); st {
+		case storeprint.PrinterPaperEnd, storeprint.PrinterCoverOpen:
+			return "", p.fail(gateway.PrintNotReady, st, fmt.Errorf("send ticket: %w", err))
+		case "":
+			return "", p.fail(gateway.PrintNotSent, storeprint.PrinterReady, fmt.Errorf("send ticket: %w", err))
+		default:
+			return "", p.fail(gateway.PrintNotSent, st, fmt.Errorf("send ticket: %w", err))
+		}
+	}
+	st := StateOf(err)
+	if st == "" {
+		st = storeprint.PrinterReady // as it said a moment ago
+	}
+	return "", p.fail(gateway.PrintUncertain, st, fmt.Errorf("send ticket: %w", err))
 }
 
 // ProbeTransport is a transport whose printers answer a confirmation
