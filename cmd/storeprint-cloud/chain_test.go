@@ -24,6 +24,7 @@ import (
 	"github.com/storeprint/storeprint/internal/testbin"
 	"github.com/storeprint/storeprint/internal/testwatch"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
+	"github.com/storeprint/storeprint/printerdrivers/printertest"
 )
 
 // The whole chain: real gateway processes, real cloud programs, a real
@@ -317,17 +318,7 @@ func waitGateway(t testing.TB, g *gatewayProc, timeout time.Duration, cond func(
 
 func startSim(t testing.TB) (*printersim.Printer, string) {
 	t.Helper()
-	p, err := printersim.New(printersim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go p.Serve(ln)
-	t.Cleanup(func() { p.Close() })
-	return p, ln.Addr().String()
+	return printertest.StartTCP(t, printersim.Options{})
 }
 
 func postOrder(t testing.TB, base, id string, stations ...string) int {

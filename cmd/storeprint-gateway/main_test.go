@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 	"github.com/storeprint/storeprint/internal/clock"
 	"github.com/storeprint/storeprint/internal/openapitest"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
+	"github.com/storeprint/storeprint/printerdrivers/printertest"
 )
 
 const token = "test-token-123"
@@ -34,17 +34,8 @@ type sim struct {
 
 func startSim(t testing.TB, fault printersim.Fault) *sim {
 	t.Helper()
-	p, err := printersim.New(printersim.Options{Fault: fault})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go p.Serve(ln)
-	t.Cleanup(func() { p.Close() })
-	return &sim{Printer: p, addr: ln.Addr().String()}
+	p, addr := printertest.StartTCP(t, printersim.Options{Fault: fault})
+	return &sim{Printer: p, addr: addr}
 }
 
 // printerConf is one [[printers]] entry of a test configuration.
