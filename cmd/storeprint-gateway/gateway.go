@@ -443,8 +443,35 @@ func (m *Main) run(ctx context.Context) error {
 	}
 	gctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	gdone := make(chan error, 1)
-	sdone := make(chan struct{})
+	gdone, sdone := m.start(gctx, cfg, log, metrics)
+	hdone := make(chan error, 1)
+	go func() { hdone <- m.HTTP.Serve() }()
+	m.logRunning(cfg, log)
+	close(m.ready)
+
+	select {
+	case <-ctx.Done():
+	case err = <-gdone:
+		if err != nil {
+			err = fmt.Errorf("dispatcher: %w", err)
+		}
+	case err = <-hdone:
+		if err != nil {
+			err = fmt.Errorf("http: %w", err)
+		}
+	}
+	log.Info("gateway stopping")
+	return m.stop(err, cancel, gdone, sdone)
+}
+
+// start runs what prints and links to the cloud: alone, the dispatcher,
+// the sweeper and the sync link; on a cluster, the leader's part while
+// this node leads. gdone receives the dispatcher's end (never, on a
+// cluster); sdone is closed once the link has stopped (at once without
+// one).
+func (m *Main) start(gctx context.Context, cfg *gateway.Config, log *slog.Logger, metrics *prometheus.Metrics) (gdone chan error, sdone chan struct{}) {
+	gdone = make(chan error, 1)
+	sdone = make(chan struct{})
 	if m.Node != nil {
 		// Only the leader prints, sweeps and links to the cloud; a new
 		// leader first settles what the one before it left in flight.
@@ -484,24 +511,7 @@ func (m *Main) run(ctx context.Context) error {
 	} else {
 		close(sdone)
 	}
-	hdone := make(chan error, 1)
-	go func() { hdone <- m.HTTP.Serve() }()
-	m.logRunning(cfg, log)
-	close(m.ready)
-
-	select {
-	case <-ctx.Done():
-	case err = <-gdone:
-		if err != nil {
-			err = fmt.Errorf("dispatcher: %w", err)
-		}
-	case err = <-hdone:
-		if err != nil {
-			err = fmt.Errorf("http: %w", err)
-		}
-	}
-	log.Info("gateway stopping")
-	return m.stop(err, cancel, gdone, sdone)
+	return gdone, sdone
 }
 
 // attachMetrics has the metrics read the gateway and the store's disk.
