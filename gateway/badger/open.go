@@ -1,7 +1,6 @@
 package badger
 
 import (
-	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -244,9 +243,7 @@ func (d *DB) newIncarnation() error {
 		}
 		var b [8]byte
 		for binary.BigEndian.Uint64(b[:]) == 0 {
-			if _, err := rand.Read(b[:]); err != nil {
-				return fmt.Errorf("make the data dir's incarnation: %w", err)
-			}
+			copy(b[:], storeprint.RandomBytes(len(b)))
 		}
 		return txn.Set(key(spaceMeta, "user", gateway.MetaIncarnation), b[:])
 	})

@@ -2,7 +2,6 @@ package badger
 
 import (
 	"bytes"
-	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/storeprint/storeprint"
 )
 
 // The witness is a small file beside Badger's own that records the last
@@ -54,9 +55,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func newWitnessID() [16]byte {
 	var id [16]byte
-	if _, err := rand.Read(id[:]); err != nil {
-		panic(fmt.Sprintf("crypto/rand: %v", err))
-	}
+	copy(id[:], storeprint.RandomBytes(len(id)))
 	return id
 }
 

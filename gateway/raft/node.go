@@ -145,8 +145,38 @@ func Open(opts Options) (*Node, error) {
 	if err != nil {
 		return fail(fmt.Errorf("open cluster snapshots: %w", err))
 	}
+	conf := raftConfig(opts, hlog)
+	existing, err := hraft.HasExistingState(n.logs, n.logs, snaps)
+	if err != nil {
+		return fail(err)
+	}
+	n.raft, err = hraft.NewRaft(conf, n.fsm, n.logs, n.logs, snaps, n.trans)
+	if err != nil {
+		return fail(fmt.Errorf("start cluster node: %w", err))
+	}
+	if !existing {
+		if err := n.bootstrap(); err != nil {
+			n.raft.Shutdown()
+			return fail(err)
+		}
+	}
+	obs := make(chan hraft.Observation, 16)
+	n.raft.RegisterObserver(hraft.NewObserver(obs, false, func(o *hraft.Observation) bool {
+		_, ok := o.Data.(hraft.LeaderObservation)
+		return ok
+	}))
+	n.wg.Add(2) // watch and observe; the batcher closes batcherDone
+	go n.batcher()
+	go n.watch()
+	go n.observe(obs)
+	return n, nil
+}
+
+// raftConfig is the engine's configuration for the node: timeouts from
+// the heartbeat, and a store that is not rebuilt from a snapshot at start.
+func raftConfig(opts Options, hlog hclog.Logger) *hraft.Config {
 	conf := hraft.DefaultConfig()
-	conf.LocalID = hraft.ServerID(c.NodeID)
+	conf.LocalID = hraft.ServerID(opts.Cluster.NodeID)
 	conf.Logger = hlog
 	conf.HeartbeatTimeout = opts.HeartbeatTimeout
 	conf.ElectionTimeout = opts.HeartbeatTimeout
@@ -157,49 +187,38 @@ func Open(opts Options) (*Node, error) {
 	conf.NoSnapshotRestoreOnStart = true
 	conf.TrailingLogs = cmp.Or(opts.TrailingLogs, 4096)
 	conf.SnapshotThreshold = conf.TrailingLogs
-	existing, err := hraft.HasExistingState(n.logs, n.logs, snaps)
-	if err != nil {
-		return fail(err)
+	return conf
+}
+
+// bootstrap makes the cluster of the configured peers on a node's first
+// start; every node does the same, and all but the first are refused.
+func (n *Node) bootstrap() error {
+	var servers []hraft.Server
+	for _, p := range n.peers {
+		servers = append(servers, hraft.Server{Suffrage: hraft.Voter, ID: hraft.ServerID(p.ID), Address: hraft.ServerAddress(p.Address)})
 	}
-	n.raft, err = hraft.NewRaft(conf, n.fsm, n.logs, n.logs, snaps, n.trans)
-	if err != nil {
-		return fail(fmt.Errorf("start cluster node: %w", err))
+	if err := n.raft.BootstrapCluster(hraft.Configuration{Servers: servers}).Error(); err != nil && !errors.Is(err, hraft.ErrCantBootstrap) {
+		return fmt.Errorf("bootstrap cluster: %w", err)
 	}
-	if !existing {
-		var servers []hraft.Server
-		for _, p := range peers {
-			servers = append(servers, hraft.Server{Suffrage: hraft.Voter, ID: hraft.ServerID(p.ID), Address: hraft.ServerAddress(p.Address)})
-		}
-		if err := n.raft.BootstrapCluster(hraft.Configuration{Servers: servers}).Error(); err != nil && !errors.Is(err, hraft.ErrCantBootstrap) {
-			n.raft.Shutdown()
-			return fail(fmt.Errorf("bootstrap cluster: %w", err))
-		}
-	}
-	obs := make(chan hraft.Observation, 16)
-	n.raft.RegisterObserver(hraft.NewObserver(obs, false, func(o *hraft.Observation) bool {
-		_, ok := o.Data.(hraft.LeaderObservation)
-		return ok
-	}))
-	n.wg.Add(2)
-	go n.batcher()
-	go n.watch()
-	go func() {
-		defer n.wg.Done()
-		for {
-			select {
-			case <-obs:
-				n.obsMu.Lock()
-				if n.changed != nil {
-					close(n.changed)
-					n.changed = nil
-				}
-				n.obsMu.Unlock()
-			case <-n.closing:
-				return
+	return nil
+}
+
+// observe wakes whoever waits on a leadership change.
+func (n *Node) observe(obs <-chan hraft.Observation) {
+	defer n.wg.Done()
+	for {
+		select {
+		case <-obs:
+			n.obsMu.Lock()
+			if n.changed != nil {
+				close(n.changed)
+				n.changed = nil
 			}
+			n.obsMu.Unlock()
+		case <-n.closing:
+			return
 		}
-	}()
-	return n, nil
+	}
 }
 
 // ID returns the node's id.

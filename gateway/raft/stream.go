@@ -3,7 +3,6 @@ package raft
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	hraft "github.com/hashicorp/raft"
+
+	"github.com/storeprint/storeprint"
 )
 
 // The nodes' own traffic runs over TCP on the cluster's listen address.
@@ -128,8 +129,7 @@ func (s *stream) accept(c net.Conn) {
 func (s *stream) serverHandshake(c net.Conn) (byte, string, error) {
 	c.SetDeadline(time.Now().Add(handshakeTimeout))
 	defer c.SetDeadline(time.Time{})
-	sn := make([]byte, nonceSize)
-	rand.Read(sn)
+	sn := storeprint.RandomBytes(nonceSize)
 	if _, err := c.Write(sn); err != nil {
 		return 0, "", err
 	}
@@ -177,8 +177,7 @@ func (s *stream) clientHandshake(c net.Conn, kind byte) error {
 	if _, err := io.ReadFull(c, sn); err != nil {
 		return err
 	}
-	cn := make([]byte, nonceSize)
-	rand.Read(cn)
+	cn := storeprint.RandomBytes(nonceSize)
 	msg := append([]byte{kind}, cn...)
 	msg = append(msg, byte(len(s.nodeID)))
 	msg = append(msg, s.nodeID...)
