@@ -95,11 +95,17 @@ type node struct {
 	gw    *gateway.Gateway
 	// out[id] carries this node's traffic to node id.
 	out map[string]*proxy
+	// dir is the node's data dir, cfg and opts its gateway's.
+	dir  string
+	cfg  *gateway.Config
+	opts gateway.Options
 }
 
 type cluster struct {
 	nodes   map[string]*node
 	leaders chan string
+	// wrap, when set, wraps each gateway's printer.
+	wrap func(n *node, p gateway.Printer) gateway.Printer
 }
 
 var ids = []string{"gw-a", "gw-b", "wit"}
@@ -109,6 +115,12 @@ var ids = []string{"gw-a", "gw-b", "wit"}
 // one simulated printer. fp is the gateways' failpoint hook.
 func setup(t *testing.T, sim string, fp func(nodeID, name string)) *cluster {
 	t.Helper()
+	return setupWith(t, sim, fp, nil)
+}
+
+// setupWith is setup with each gateway's printer wrapped by wrap.
+func setupWith(t *testing.T, sim string, fp func(nodeID, name string), wrap func(n *node, p gateway.Printer) gateway.Printer) *cluster {
+	t.Helper()
 	lns := map[string]net.Listener{}
 	for _, id := range ids {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -117,7 +129,7 @@ func setup(t *testing.T, sim string, fp func(nodeID, name string)) *cluster {
 		}
 		lns[id] = ln
 	}
-	c := &cluster{nodes: map[string]*node{}, leaders: make(chan string, 16)}
+	c := &cluster{nodes: map[string]*node{}, leaders: make(chan string, 16), wrap: wrap}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -144,33 +156,52 @@ func setup(t *testing.T, sim string, fp func(nodeID, name string)) *cluster {
 		if err := cfg.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		n.cc, n.log = cc, log.With("node", id)
+		n.cc, n.log, n.cfg = cc, log.With("node", id), cfg
 		n.open(t, lns[id])
 		if !cc.Witness {
-			opts := gateway.Options{LeaseMargin: 400 * time.Millisecond, Logger: log.With("node", id)}
+			n.opts = gateway.Options{LeaseMargin: 400 * time.Millisecond, Logger: log.With("node", id)}
 			if fp != nil {
-				opts.Failpoint = func(name string) { fp(id, name) }
+				n.opts.Failpoint = func(name string) { fp(id, name) }
 			}
-			var err error
-			n.gw, err = gateway.New(cfg, n.node, map[string]gateway.Printer{"hot-1": tcp.New(cfg.Printers[0], cfg.StoreID)}, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			gw := n.gw
-			n.node.WhileLeader(func(ctx context.Context) {
-				c.leaders <- id
-				gw.Run(ctx)
-			})
+			c.startGateway(t, n)
 		}
 		c.nodes[id] = n
 	}
 	return c
 }
 
+// startGateway starts a gateway node's gateway on its cluster node.
+func (c *cluster) startGateway(t *testing.T, n *node) {
+	t.Helper()
+	var p gateway.Printer = tcp.New(n.cfg.Printers[0], n.cfg.StoreID)
+	if c.wrap != nil {
+		p = c.wrap(n, p)
+	}
+	gw, err := gateway.New(n.cfg, n.node, map[string]gateway.Printer{"hot-1": p}, n.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.gw = gw
+	id := n.id
+	n.node.WhileLeader(func(ctx context.Context) {
+		select {
+		case c.leaders <- id:
+		default: // nobody follows the elections
+		}
+		gw.Run(ctx)
+	})
+}
+
 // open starts the node on an empty data dir.
 func (n *node) open(t *testing.T, ln net.Listener) {
 	t.Helper()
-	dir := t.TempDir()
+	n.openDir(t, t.TempDir(), ln)
+}
+
+// openDir starts the node on the data dir dir.
+func (n *node) openDir(t *testing.T, dir string, ln net.Listener) {
+	t.Helper()
+	n.dir = dir
 	store, err := badger.Open(dir, badger.Options{MinFreeBytes: 1})
 	if err != nil {
 		t.Fatal(err)
