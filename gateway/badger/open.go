@@ -113,8 +113,11 @@ func Open(dir string, opts Options) (*DB, error) {
 	d.readDisk()
 	d.dirAt, _ = dirStamp(d.dir)
 	d.wg.Add(3)
+	// The syncer starts from the state opened, read here: the writer
+	// owns d.cmt and d.ctr from the moment it runs.
+	synced := syncJob{commit: true, cmt: d.cmt, ctr: d.ctr}
 	go d.writer()
-	go d.syncer()
+	go d.syncer(synced)
 	go d.gc()
 	return d, nil
 }

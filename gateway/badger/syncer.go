@@ -81,14 +81,15 @@ const idleSync = time.Second
 // once that commit has waited witnessAfter for it; a quiet store writes
 // it after its last sync, at most idleSync after that commit was
 // answered. So a busy store writes its witness a little more than once a
-// second (each write is a page of the disk's life), never once a commit, and a store printing a ticket now and then no more often than
-// it syncs its log. The witness is never ahead of the store: a power cut
+// second (each write is a page of the disk's life), never once a commit,
+// and a store printing a ticket now and then no more often than it syncs
+// its log. The witness is never ahead of the store: a power cut
 // leaves the store ahead of its witness by at most the commits of the
 // last second, which is sound; only their loss could go unseen. Close
 // records the last commit before it returns.
-func (d *DB) syncer() {
+func (d *DB) syncer(synced syncJob) {
 	defer d.wg.Done()
-	s := &syncState{d: d, durable: syncJob{commit: true, cmt: d.cmt, ctr: d.ctr}, witnessed: d.cmt.Gen}
+	s := &syncState{d: d, durable: synced, witnessed: synced.cmt.Gen}
 	timer := time.NewTimer(idleSync)
 	timer.Stop()
 	defer timer.Stop()
