@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint/deploy"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -166,6 +167,15 @@ func TestMain_Cluster(t *testing.T) {
 		for _, id := range []string{"gw-a", "gw-b", "wit"} {
 			if want := `storeprint_cluster_member{node_id="` + id + `",state="up"} 1`; !strings.Contains(text, want) {
 				t.Errorf("the leader's metrics lack %s", want)
+			}
+		}
+		uses, err := deploy.Uses()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range uses[deploy.Gateway] {
+			if strings.HasPrefix(n, "storeprint_cluster_") && !strings.Contains(text, "\n"+n) {
+				t.Errorf("deploy/ reads %s from the gateway, which does not serve it on a cluster", n)
 			}
 		}
 	})
