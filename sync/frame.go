@@ -77,6 +77,7 @@ type Frame struct {
 	Receipts    []ReceiptEvent  `json:"receipts,omitempty"`     // snapshot
 	Final       bool            `json:"final,omitempty"`        // snapshot, states: the last frame of the set
 	Printers    []PrinterStatus `json:"printers,omitempty"`     // status
+	Cluster     *ClusterStatus  `json:"cluster,omitempty"`      // status: the leader's view of its cluster; nil alone
 	Commands    []Command       `json:"commands,omitempty"`     // down
 	Seq         uint64          `json:"seq,omitempty"`          // down_ack
 	Error       string          `json:"error,omitempty"`        // error
@@ -132,6 +133,23 @@ type PrinterStatus struct {
 	Open  int `json:"open,omitempty"`
 	Shown int `json:"shown,omitempty"`
 	Stale int `json:"stale,omitempty"`
+}
+
+// ClusterStatus is a store's cluster as the node that reports it sees it:
+// its own id and role, the leader, the term, and each member's state
+// ("up", "down" or "unknown", as GET /v1/cluster names them).
+type ClusterStatus struct {
+	NodeID  string          `json:"node_id"`
+	Role    string          `json:"role"`
+	Leader  string          `json:"leader"`
+	Term    uint64          `json:"term"`
+	Members []ClusterMember `json:"members"`
+}
+
+// ClusterMember is one node of a store's cluster.
+type ClusterMember struct {
+	NodeID string `json:"node_id"`
+	State  string `json:"state"`
 }
 
 // Command is one entry of a store's downstream queue. Seq grows by one per

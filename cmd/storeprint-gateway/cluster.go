@@ -11,6 +11,7 @@ import (
 	"github.com/storeprint/storeprint/gateway/badger"
 	"github.com/storeprint/storeprint/gateway/raft"
 	"github.com/storeprint/storeprint/internal/version"
+	"github.com/storeprint/storeprint/sync"
 	synclink "github.com/storeprint/storeprint/sync/client"
 )
 
@@ -44,7 +45,7 @@ func (m *Main) lead(ctx context.Context, log *slog.Logger) {
 		link := &synclink.Client{
 			URL: cfg.Cloud.URL, GatewayID: cfg.Cloud.GatewayID, Token: cfg.Cloud.Token,
 			StoreID: cfg.StoreID, Version: version.String(), Gateway: m.Gateway, Logger: log, Clock: m.Clock,
-			OnChange: m.Gateway.Notify,
+			OnChange: m.Gateway.Notify, Cluster: m.clusterStatus,
 		}
 		m.leaderLink.Store(link)
 		defer m.leaderLink.Store(nil)
@@ -59,4 +60,16 @@ func (m *Main) lead(ctx context.Context, log *slog.Logger) {
 	}
 	wg.Wait()
 	log.Info("no longer leading the cluster: printing stopped", "node_id", m.Node.ID())
+}
+
+// clusterStatus is the cluster as this node sees it, for the status
+// reports of the sync link: HQ shows each node's role and state.
+func (m *Main) clusterStatus() *sync.ClusterStatus {
+	st := m.Node.State()
+	out := &sync.ClusterStatus{NodeID: st.NodeID, Role: st.Role, Leader: st.Leader, Term: st.Term,
+		Members: make([]sync.ClusterMember, 0, len(st.Members))}
+	for _, mb := range st.Members {
+		out.Members = append(out.Members, sync.ClusterMember{NodeID: mb.NodeID, State: mb.State})
+	}
+	return out
 }

@@ -55,6 +55,11 @@ type Client struct {
 	// (clock.Real{} when nil). Socket deadlines are the network's and
 	// always run on the system clock.
 	Clock clock.Clock
+	// Cluster, when set, is the store's cluster as this node sees it:
+	// each status report carries it (nil for a gateway that runs alone).
+	// The report is read when the gateway signals a change and at least
+	// every statusEvery.
+	Cluster func() *sync.ClusterStatus
 
 	BatchSize  int           // events per frame; default 500
 	Window     int           // events sent and not yet acknowledged; default 10000

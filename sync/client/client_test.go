@@ -417,6 +417,34 @@ func TestClient_Run(t *testing.T) {
 		}
 	})
 
+	// On a cluster each report carries the cluster as the node sees it;
+	// a member's state changes with no word from the gateway, so it is
+	// read again at each ping and reported when it changed.
+	t.Run("Cluster", func(t *testing.T) {
+		t.Parallel()
+		gw := newGateway(incarnation)
+		gw.SetPrinters(sync.PrinterStatus{ID: "hot-1", Status: storeprint.PrinterReady, Stations: []string{"hot"}})
+		h := setup(t, gw)
+		var b atomic.Value
+		b.Store("up")
+		h.client.Cluster = func() *sync.ClusterStatus {
+			return &sync.ClusterStatus{NodeID: "gw-a", Role: "leader", Leader: "gw-a", Term: 2,
+				Members: []sync.ClusterMember{{NodeID: "gw-a", State: "up"}, {NodeID: "gw-b", State: b.Load().(string)}}}
+		}
+		h.client.PingEvery = 10 * time.Second // well within statusEvery
+		h.run()
+		member := func(want string) func() bool {
+			return func() bool {
+				c := h.cloud.Gateway(h.gateway.ID).Cluster
+				return c != nil && c.Role == "leader" && c.Term == 2 && len(c.Members) == 2 && c.Members[1].State == want
+			}
+		}
+		h.waitCloud("the cluster in the first report", member("up"))
+		b.Store("down")
+		h.clock.Advance(h.client.PingEvery)
+		h.waitCloud("gw-b down at the next ping", member("down"))
+	})
+
 	// A cloud behind what the outbox compacted gets a snapshot of every
 	// task, then the events after it.
 	t.Run("Snapshot", func(t *testing.T) {

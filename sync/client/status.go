@@ -32,9 +32,13 @@ func (s *session) report(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var cl *sync.ClusterStatus
+	if s.c.Cluster != nil {
+		cl = s.c.Cluster()
+	}
 	now := s.c.Clock.Mono()
-	if key := statusKey(ps); key != s.status.key || s.status.due(now) {
-		if err := writeFrame(s.conn, &sync.Frame{Type: sync.FrameStatus, Printers: ps}); err != nil {
+	if key := statusKey(ps) + clusterKey(cl); key != s.status.key || s.status.due(now) {
+		if err := writeFrame(s.conn, &sync.Frame{Type: sync.FrameStatus, Printers: ps, Cluster: cl}); err != nil {
 			return err
 		}
 		s.status = statusReport{sent: true, key: key, at: now}
@@ -49,6 +53,20 @@ func statusKey(ps []sync.PrinterStatus) string {
 	var b strings.Builder
 	for _, p := range ps {
 		fmt.Fprintf(&b, "%s=%s/%t/%s/%s;", p.ID, p.Status, p.Failover, p.Word, strings.Join(p.Stations, ","))
+	}
+	return b.String()
+}
+
+// clusterKey is what a report says of the cluster: roles, leader, term
+// and the members' states.
+func clusterKey(c *sync.ClusterStatus) string {
+	if c == nil {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "cluster %s=%s/%s/%d;", c.NodeID, c.Role, c.Leader, c.Term)
+	for _, m := range c.Members {
+		fmt.Fprintf(&b, "%s=%s;", m.NodeID, m.State)
 	}
 	return b.String()
 }

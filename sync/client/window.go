@@ -78,9 +78,12 @@ func (s *session) compactOnExit(ctx context.Context) {
 }
 
 // ping keeps the link alive, compacts what is acknowledged, and has the
-// printers reported again when the last report is old.
+// printers reported again when the last report is old (or the cluster
+// read again, on a cluster).
 func (s *session) ping(ctx context.Context) error {
-	s.status.dirty = s.status.due(s.c.Clock.Mono())
+	// A cluster's members change with no word from the gateway: read
+	// them at each ping (a report goes out only when they changed).
+	s.status.dirty = s.status.due(s.c.Clock.Mono()) || s.c.Cluster != nil
 	if s.acked > s.compacted {
 		if err := s.compact(ctx); err != nil {
 			return err
