@@ -24,7 +24,7 @@ type Fleet struct {
 
 // AlertKinds are the kinds of alert the cloud raises; Fleet counts every
 // one of them, zero or not, and any other kind it finds.
-var AlertKinds = []string{"failed", "attention_required", "command_refused", "dead_letter", AlertCredentialShared}
+var AlertKinds = []string{"failed", "attention_required", "command_refused", "dead_letter", AlertCredentialShared, AlertClusterNodeDown}
 
 // FleetService counts the chain for monitoring. Its answer is bounded
 // work whatever the chain's size: a few counts over partial indexes, no

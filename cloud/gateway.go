@@ -26,6 +26,70 @@ type Gateway struct {
 	Online    bool       `json:"online"`
 	LastSeen  *time.Time `json:"last_seen"`
 	Version   string     `json:"version"`
+	// Cluster is the store's cluster as this gateway last reported it
+	// while it led (nil when it runs alone or never reported one).
+	Cluster *Cluster `json:"cluster,omitempty"`
+}
+
+// Cluster is a store's cluster of gateway nodes, as its leader reports it.
+type Cluster struct {
+	NodeID  string          `json:"node_id"` // the node that reported it
+	Role    string          `json:"role"`    // leader, follower, candidate or witness
+	Leader  string          `json:"leader"`  // the leader's node id, empty when none is known
+	Term    uint64          `json:"term"`
+	Members []ClusterMember `json:"members"`
+}
+
+// ClusterMember is one node of a store's cluster.
+type ClusterMember struct {
+	NodeID string `json:"node_id"`
+	State  string `json:"state"` // ClusterMemberUp, ClusterMemberDown or ClusterMemberUnknown
+}
+
+// Cluster member states, as the gateway's GET /v1/cluster names them. A
+// member down (not heard from, or cut off) opens an alert of kind
+// AlertClusterNodeDown for the store, resolved when it is back up.
+const (
+	ClusterMemberUp      = "up"
+	ClusterMemberDown    = "down"
+	ClusterMemberUnknown = "unknown"
+	AlertClusterNodeDown = "cluster_node_down"
+)
+
+// Validate checks a cluster report.
+func (c *Cluster) Validate() error {
+	if err := validID("cluster node", c.NodeID); err != nil {
+		return err
+	}
+	switch c.Role {
+	case "leader", "follower", "candidate", "witness":
+	default:
+		return Errorf(EINVALID, "cluster: unknown role %q", c.Role)
+	}
+	if c.Leader != "" {
+		if err := validID("cluster leader", c.Leader); err != nil {
+			return err
+		}
+	}
+	if len(c.Members) > 64 {
+		return Errorf(EINVALID, "cluster: %d members, at most 64", len(c.Members))
+	}
+	seen := make(map[string]bool, len(c.Members))
+	for _, m := range c.Members {
+		if err := validID("cluster node", m.NodeID); err != nil {
+			return err
+		}
+		if seen[m.NodeID] {
+			return Errorf(EINVALID, "cluster: member %q twice", m.NodeID)
+		}
+		seen[m.NodeID] = true
+		switch m.State {
+		case ClusterMemberUp, ClusterMemberDown, ClusterMemberUnknown:
+		default:
+			return Errorf(EINVALID, "cluster member %q: unknown state %q", m.NodeID, m.State)
+		}
+	}
+	return nil
 }
 
 // Presence is what the sync server reports about a gateway's link.
@@ -115,6 +179,11 @@ type GatewayService interface {
 
 	// UpdatePrinters records the printers a gateway reports for its store.
 	UpdatePrinters(ctx context.Context, storeID, gatewayID string, printers []*Printer) error
+
+	// UpdateCluster records the store's cluster as its leading gateway
+	// reports it: an alert of kind AlertClusterNodeDown is open for each
+	// member down, and resolved once the member is reported back.
+	UpdateCluster(ctx context.Context, storeID, gatewayID string, c *Cluster) error
 }
 
 // Channels of PostgreSQL notifications a sync node may LISTEN on.

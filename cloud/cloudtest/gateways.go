@@ -28,6 +28,11 @@ func (c *Cloud) CreateGateway(ctx context.Context, storeID string, note cloud.No
 	c.gateways[g.ID] = g
 	c.signal()
 	gw := g.Gateway
+	if g.Cluster != nil {
+		cl := *g.Cluster
+		cl.Members = slices.Clone(cl.Members)
+		gw.Cluster = &cl
+	}
 	return &gw, token, nil
 }
 
@@ -192,6 +197,25 @@ func (c *Cloud) UpdatePrinters(ctx context.Context, storeID, gatewayID string, p
 		s.printers[p.ID] = &cp
 	}
 	s.reports++
+	c.signal()
+	return nil
+}
+
+// UpdateCluster implements cloud.GatewayService: the cluster is kept on
+// the gateway (Gateway returns it); alerts are not kept here.
+func (c *Cloud) UpdateCluster(ctx context.Context, storeID, gatewayID string, cl *cloud.Cluster) error {
+	if err := cl.Validate(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g, err := c.live(storeID, gatewayID)
+	if err != nil {
+		return err
+	}
+	cp := *cl
+	cp.Members = slices.Clone(cl.Members)
+	g.Cluster = &cp
 	c.signal()
 	return nil
 }

@@ -372,3 +372,61 @@ func (s *GatewayService) UpdatePrinters(ctx context.Context, storeID, gatewayID 
 	}
 	return nil
 }
+
+// UpdateCluster implements cloud.GatewayService: in one transaction, the
+// gateway's row keeps the cluster, an alert of kind
+// cloud.AlertClusterNodeDown (id cluster_node_down:<node id>) is opened
+// for each member down, unless it is open already, and those of members
+// no longer down are resolved.
+func (s *GatewayService) UpdateCluster(ctx context.Context, storeID, gatewayID string, c *cloud.Cluster) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	var down, ids []string
+	for _, m := range c.Members {
+		if m.State == cloud.ClusterMemberDown {
+			down = append(down, m.NodeID)
+			ids = append(ids, cloud.AlertClusterNodeDown+":"+m.NodeID)
+		}
+	}
+	if ids == nil {
+		ids = []string{}
+	}
+	err := s.db.tx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
+			UPDATE gateways SET cluster = $3
+			WHERE store_id = $1 AND gateway_id = $2 AND revoked_at IS NULL`, storeID, gatewayID, c)
+		if err != nil {
+			return fmt.Errorf("record cluster: %w", interpret(err))
+		}
+		if tag.RowsAffected() == 0 {
+			return cloud.Errorf(cloud.EUNAUTHORIZED, "gateway %q of store %q is unknown or revoked", gatewayID, storeID)
+		}
+		for i, node := range down {
+			msg := fmt.Sprintf("Node %s of the store's cluster is down or cut off (as its leader %s sees it, term %d): "+
+				"the store runs on the others, with one loss fewer to spare. Bring it back, or replace it.", node, c.NodeID, c.Term)
+			if _, err := tx.Exec(ctx, `
+				INSERT INTO alerts (store_id, alert_id, kind, message, raised_at)
+				VALUES ($1, $2, $3, $4, now())
+				ON CONFLICT (store_id, alert_id) DO UPDATE
+				SET message = EXCLUDED.message, raised_at = now(), resolved_at = NULL,
+				    acknowledged_at = NULL, acknowledged_by = ''
+				WHERE alerts.resolved_at IS NOT NULL OR alerts.raised_at < now() - $5::interval`,
+				storeID, ids[i], cloud.AlertClusterNodeDown, msg,
+				fmt.Sprintf("%d seconds", int(cloud.DefaultAlertTTL.Seconds()))); err != nil {
+				return fmt.Errorf("raise %s alert: %w", cloud.AlertClusterNodeDown, interpret(err))
+			}
+		}
+		if _, err := tx.Exec(ctx, `
+			UPDATE alerts SET resolved_at = now()
+			WHERE store_id = $1 AND kind = $2 AND resolved_at IS NULL AND NOT (alert_id = ANY($3))`,
+			storeID, cloud.AlertClusterNodeDown, ids); err != nil {
+			return fmt.Errorf("resolve %s alerts: %w", cloud.AlertClusterNodeDown, interpret(err))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("update cluster of store %s: %w", storeID, err)
+	}
+	return nil
+}

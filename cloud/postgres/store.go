@@ -147,13 +147,13 @@ func queueStoreStatus(b *pgx.Batch, byID map[string]*cloud.StoreStatus, ids []st
 	b.Queue(`
 		SELECT g.store_id, g.gateway_id, g.created_at, g.revoked_at,
 		       g.online AND g.revoked_at IS NULL AND g.last_seen > now() - $2::interval,
-		       g.last_seen, g.version
+		       g.last_seen, g.version, g.cluster
 		FROM gateways g
 		WHERE g.store_id = ANY($1)
 		ORDER BY g.store_id, g.created_at`, ids, cloud.OnlineWindow).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			g := &cloud.Gateway{}
-			if err := rows.Scan(&g.StoreID, &g.ID, &g.CreatedAt, &g.RevokedAt, &g.Online, &g.LastSeen, &g.Version); err != nil {
+			if err := rows.Scan(&g.StoreID, &g.ID, &g.CreatedAt, &g.RevokedAt, &g.Online, &g.LastSeen, &g.Version, &g.Cluster); err != nil {
 				return err
 			}
 			st := byID[g.StoreID]

@@ -707,6 +707,19 @@ func (l *link) handle(ctx context.Context, f *sync.Frame) error {
 			}
 			return l.fail("status refused: " + cloud.ErrorMessage(err))
 		}
+		if c := f.Cluster; c != nil {
+			cl := &cloud.Cluster{NodeID: c.NodeID, Role: c.Role, Leader: c.Leader, Term: c.Term,
+				Members: make([]cloud.ClusterMember, 0, len(c.Members))}
+			for _, m := range c.Members {
+				cl.Members = append(cl.Members, cloud.ClusterMember{NodeID: m.NodeID, State: m.State})
+			}
+			if err := s.Gateways.UpdateCluster(ctx, l.gw.StoreID, l.gw.ID, cl); err != nil {
+				if cloud.ErrorCode(err) == cloud.EINTERNAL {
+					return err
+				}
+				return l.fail("cluster status refused: " + cloud.ErrorMessage(err))
+			}
+		}
 	case sync.FrameDownAck:
 		if err := s.Commands.AckDownstream(ctx, l.gw.StoreID, f.Seq); err != nil {
 			return err

@@ -1,0 +1,3 @@
+BEGIN;
+ALTER TABLE gateways DROP COLUMN IF EXISTS cluster;
+COMMIT;
