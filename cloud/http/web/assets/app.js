@@ -57,6 +57,8 @@ const T = {
     raised: "raised {time}", resolved_at: "resolved {time}", acked_at: "acknowledged by {who} {time}",
     screen_on: "Screen on", screen_offline: "Screen offline", screen_counts: "{open} open · {shown} shown",
     screen_stale: "{n} waiting too long", screen: "screen {id}",
+    role_leader: "leader", role_follower: "follower", role_candidate: "candidate", role_witness: "witness",
+    node_up: "up", node_down: "down", node_unknown: "no word", a_cluster_node_down: "A node of the store's cluster is down or cut off",
   },
   zh: {
     title: "storeprint 总部", connection: "连接", signout: "退出", signin_title: "登录", signin: "登录",
@@ -107,6 +109,8 @@ const T = {
     raised: "{time} 发出", resolved_at: "{time} 解决", acked_at: "{who} {time} 认领",
     screen_on: "屏幕在线", screen_offline: "屏幕离线", screen_counts: "未划单 {open} · 已显示 {shown}",
     screen_stale: "{n} 张等待过久", screen: "屏幕 {id}",
+    role_leader: "主节点", role_follower: "从节点", role_candidate: "选举中", role_witness: "见证节点",
+    node_up: "在线", node_down: "离线", node_unknown: "无消息", a_cluster_node_down: "门店集群有节点离线或被隔断",
   },
 };
 
@@ -349,6 +353,7 @@ function reasonWords(a) {
   if (a.kind === "dead_letter") return say("alert.dead_letter");
   if (a.kind === "command_refused") return say("alert.command_refused");
   if (a.kind === "gateway_credential_shared") return say("alert.gateway_credential_shared");
+  if (a.kind === "cluster_node_down") return t("a_cluster_node_down");
   if (a.task_status === "failed" || a.kind === "failed") return say("task." + (a.reason || "retries"));
   return say("task." + (a.reason || "uncertain"));
 }
@@ -378,7 +383,7 @@ function render() {
       "data-status": a.task_status || a.kind, "data-state": a.state },
       el("h3", {}, a.store_name + " · " + (a.station || "") + (a.order_id ? " · " + a.order_id : "")),
       el("div", { class: "state " + (acked ? "warn" : "bad") }, reasonWords(a)),
-      (a.kind === "command_refused" || a.kind === "gateway_credential_shared") && el("div", {}, a.message),
+      (a.kind === "command_refused" || a.kind === "gateway_credential_shared" || a.kind === "cluster_node_down") && el("div", {}, a.message),
       el("div", { class: "muted" }, a.accepted_at && el("span", { class: "accepted" }, t("accepted_ago", { ago: ago(a.accepted_at) }) + " · "),
         el("span", { class: "age" }, t("waited", { ago: ago(a.raised_at) })),
         (a.printer_id ? " · " + targetName(a.printer_id, a.printer_kind) : "") + (a.task_no ? " · " + a.task_no : "")),
@@ -429,7 +434,7 @@ function render() {
       el("td", {}, el("strong", {}, st.name), el("div", { class: "muted" }, st.store_id + (tenants.size > 1 ? " · " + st.tenant_id : ""))),
       el("td", { class: st.online ? "" : "bad" }, el("span", { class: "dot " + (st.online ? "live" : "down") }), " ",
         st.online ? t("online") : t("offline"),
-        lastSeen(st)),
+        lastSeen(st), clusterChips(st)),
       el("td", {}, st.printers.map(p => el("span", { class: "chip " + printerState(p), "data-store": st.store_id,
         "data-printer": p.printer_id, "data-status": p.status, "data-kind": p.kind || "printer" }, p.printer_id + " · " + printerWords(p)))),
       el("td", { class: "num" + (st.open_alerts > 0 ? " bad" : "") }, alertsButton(st)),
@@ -461,7 +466,7 @@ function storeRow(st) {
     el("td", {}, el("strong", {}, st.name), el("div", { class: "muted" }, st.store_id + " · " + st.tenant_id)),
     el("td", { class: st.online ? "" : "bad" }, el("span", { class: "dot " + (st.online ? "live" : "down") }), " ",
       st.online ? t("online") : t("offline"),
-      lastSeen(st)),
+      lastSeen(st), clusterChips(st)),
     el("td", {}, st.printers.map(p => el("span", { class: "chip " + printerState(p), "data-store": st.store_id,
       "data-printer": p.printer_id, "data-status": p.status, "data-kind": p.kind || "printer" }, p.printer_id + " · " + printerWords(p)))),
   ];
@@ -472,6 +477,20 @@ function storeRow(st) {
 function lastSeen(st) {
   if (st.online) return null;
   return el("div", { class: "muted" }, st.last_seen ? t("seen", { ago: ago(st.last_seen) }) : t("never"));
+}
+
+// clusterChips shows a store's cluster as its leading gateway last
+// reported it: each node with its role and state, red when down.
+function clusterChips(st) {
+  const g = (st.gateways || []).find(g => g.cluster && !g.revoked_at);
+  if (!g) return null;
+  const c = g.cluster;
+  return el("div", { class: "cluster", "data-cluster": st.store_id }, c.members.map(m => {
+    const role = m.node_id === c.node_id ? c.role : m.node_id === c.leader ? "leader" : "follower";
+    const cls = m.state === "up" ? "ok" : m.state === "down" ? "bad" : "unknown";
+    return el("span", { class: "chip " + cls, "data-node": m.node_id, "data-role": role, "data-state": m.state },
+      m.node_id + " · " + t("role_" + role) + " · " + t("node_" + m.state));
+  }));
 }
 
 // alertsButton shows a store's current alerts and opens its alert history.
