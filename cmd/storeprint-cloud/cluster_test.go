@@ -15,9 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
+	"github.com/storeprint/storeprint/internal/chromium"
 	"github.com/storeprint/storeprint/internal/testbin"
 )
 
@@ -229,10 +231,44 @@ func TestChain_Cluster(t *testing.T) {
 	second := c.leader(first, 30*time.Second)
 	waitSynced(t, c.procs[second], 30*time.Second)
 	t.Logf("%s killed, %s leads", first, second)
+	// HQ: the killed node is down, an alert open while it is.
+	nodeAlert := func(open bool) {
+		t.Helper()
+		q := `SELECT count(*) FROM alerts WHERE store_id = $1 AND alert_id = 'cluster_node_down:` + first + `' AND resolved_at IS ` +
+			map[bool]string{true: "NULL", false: "NOT NULL"}[open]
+		var posted time.Time
+		waitGateway(t, c.procs[second], 30*time.Second, func() (bool, string) {
+			if countCloudRows(t, dbURL, q, st.id) == 1 {
+				return true, ""
+			}
+			// The leader reports its cluster at each ping; an order now
+			// and then has the wait look again.
+			if time.Since(posted) > 500*time.Millisecond {
+				posted = time.Now()
+				rush(1)
+			}
+			return false, fmt.Sprintf("no alert cluster_node_down on %s with open %t", first, open)
+		})
+	}
+	nodeAlert(true)
+	ctx := chromium.New(t, 1400, 1000)
+	within(t, ctx, 20*time.Second, "the dashboard", chromedp.Navigate(node.base+"/?token="+adminToken),
+		chromedp.WaitVisible(`[data-store-row="`+st.id+`"]`))
+	nodeChip := func(state, words string) {
+		t.Helper()
+		chip := `#stores [data-cluster="` + st.id + `"] span.chip[data-node="` + first + `"]`
+		within(t, ctx, 20*time.Second, first+" "+state+" on the dashboard",
+			chromedp.Poll[chromedp.Void](`(() => { const c = document.querySelector(`+"`"+chip+"`"+`);
+				return c !== null && c.dataset.state === "`+state+`" && c.classList.contains("`+map[string]string{"down": "bad", "up": "ok"}[state]+`") &&
+					c.textContent.includes("`+words+`"); })()`))
+	}
+	nodeChip("down", "follower · down")
 
-	// The killed node comes back as a follower; the leader stops (it hands
-	// leadership on) while orders stream.
+	// The killed node comes back as a follower (the alert is resolved);
+	// the leader stops (it hands leadership on) while orders stream.
 	c.start(first)
+	nodeAlert(false)
+	nodeChip("up", "follower · up")
 	rush(10)
 	if err := c.procs[second].Interrupt(t, 30*time.Second); err != nil {
 		t.Fatalf("%s stopped with %v", second, err)
