@@ -178,9 +178,6 @@ const Day = 24 * time.Hour
 // Encodings the ESC/POS encoder knows.
 var Encodings = []string{"gb18030", "cp437", "utf-8"}
 
-// Drivers the gateway knows.
-var Drivers = []string{"tcp", "serial", "spooler", "epos", "cloudprnt"}
-
 // ConfirmAuto is the confirm setting that finds out how a tcp or serial
 // printer confirms.
 const ConfirmAuto = "auto"
@@ -316,15 +313,6 @@ func (p *PrinterConfig) SetDefaults() {
 	case "gbk", "gb2312":
 		p.Encoding = "gb18030" // a superset of both
 	}
-	p.Parity = strings.ToLower(p.Parity)
-	switch f := strings.ToLower(p.Flow); f {
-	case "rts/cts", "rts_cts", "hardware":
-		p.Flow = "rtscts"
-	case "xon/xoff", "xon_xoff", "software":
-		p.Flow = "xonxoff"
-	default:
-		p.Flow = f
-	}
 	if p.OnUncertain == "" {
 		p.OnUncertain = "hold"
 	}
@@ -346,39 +334,8 @@ func (p *PrinterConfig) SetDefaults() {
 	if p.SuspectAfter == 0 {
 		p.SuspectAfter = DefaultSuspectAfter
 	}
-	switch p.Driver {
-	case "epos":
-		if p.DevID == "" {
-			p.DevID = DefaultDevID
-		}
-	case "cloudprnt":
-		p.Emulation = strings.ToLower(p.Emulation)
-		if p.Emulation == "" {
-			p.Emulation = "starprnt"
-		}
-		if m, err := ParseMAC(p.MAC); err == nil {
-			p.MAC = m
-		}
-	}
-	if (p.Driver == "tcp" || p.Driver == "serial") && p.Confirm == "" {
-		p.Confirm = ConfirmAuto
-	}
-	if p.Driver == "serial" {
-		if p.Baud == 0 {
-			p.Baud = 19200
-		}
-		if p.DataBits == 0 {
-			p.DataBits = 8
-		}
-		if p.Parity == "" {
-			p.Parity = "none"
-		}
-		if p.StopBits == "" {
-			p.StopBits = "1"
-		}
-		if p.Flow == "" {
-			p.Flow = "none"
-		}
+	if dc := driverConfig(p.Driver); dc != nil {
+		dc.Defaults(p)
 	}
 }
 
@@ -563,66 +520,15 @@ func (c *Config) validateStations(printers map[string]*PrinterConfig) error {
 }
 
 func (p *PrinterConfig) validate(key string) error {
-	switch p.Driver {
-	case "tcp":
-		host, port, err := net.SplitHostPort(p.Address)
-		if err != nil || host == "" || port == "" {
-			return Errorf(EINVALID, "%s.address: %q is not a host:port address", key, p.Address)
-		}
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return Errorf(EINVALID, "%s.address: port %q of %q is not a number from 1 to 65535", key, port, p.Address)
-		}
-	case "serial":
-		if p.Address == "" {
-			return Errorf(EINVALID, "%s.address: a device path like /dev/ttyUSB0 or COM3 is required", key)
-		}
-		switch p.Parity {
-		case "none", "odd", "even", "mark", "space":
-		default:
-			return Errorf(EINVALID, "%s.parity: %q is not one of none, odd, even, mark, space", key, p.Parity)
-		}
-		switch p.StopBits {
-		case "1", "1.5", "2":
-		default:
-			return Errorf(EINVALID, "%s.stop_bits: %q is not one of 1, 1.5, 2", key, p.StopBits)
-		}
-		switch p.Flow {
-		case "none", "rtscts", "xonxoff":
-		default:
-			return Errorf(EINVALID, "%s.flow: %q is not one of none, rtscts, xonxoff", key, p.Flow)
-		}
-		if p.DataBits < 5 || p.DataBits > 8 {
-			return Errorf(EINVALID, "%s.data_bits: %d is not between 5 and 8", key, p.DataBits)
-		}
-		if p.Baud <= 0 {
-			return Errorf(EINVALID, "%s.baud: %d is not a baud rate", key, p.Baud)
-		}
-	case "spooler":
-		if p.Address == "" {
-			return Errorf(EINVALID, "%s.address: the spooler queue name is required", key)
-		}
-		if p.TrustSpooler == nil {
-			return Errorf(EINVALID, "%s.trust_spooler: required for driver = \"spooler\": true (count Windows' \"job complete\" as printed: confirmed by Windows, not by the printer) or false (every ticket stays uncertain until a person checks the paper)", key)
-		}
-	case "epos":
-		u, err := url.Parse(p.Address)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-			return Errorf(EINVALID, "%s.address: %q is not the printer's base URL like http://192.168.1.50 or https://192.168.1.50", key, p.Address)
-		}
-		if !validDevID(p.DevID) {
-			return Errorf(EINVALID, "%s.devid: %q must be 1-64 letters, digits, '_' or '-'", key, p.DevID)
-		}
-	case "cloudprnt":
-		if _, err := ParseMAC(p.MAC); err != nil {
-			return Errorf(EINVALID, "%s.mac: %s", key, err.Error())
-		}
-		if !contains(Emulations, p.Emulation) {
-			return Errorf(EINVALID, "%s.emulation: %q is not one of %s", key, p.Emulation, strings.Join(Emulations, ", "))
-		}
-	case "":
-		return Errorf(EINVALID, "%s.driver: required (one of %s)", key, strings.Join(Drivers, ", "))
-	default:
-		return Errorf(EINVALID, "%s.driver: unknown driver %q (one of %s)", key, p.Driver, strings.Join(Drivers, ", "))
+	if p.Driver == "" {
+		return Errorf(EINVALID, "%s.driver: required (one of %s)", key, strings.Join(DriverNames(), ", "))
+	}
+	dc := driverConfig(p.Driver)
+	if dc == nil {
+		return Errorf(EINVALID, "%s.driver: unknown driver %q (one of %s)", key, p.Driver, strings.Join(DriverNames(), ", "))
+	}
+	if err := dc.Validate(key, p); err != nil {
+		return err
 	}
 	if !contains(Encodings, p.Encoding) {
 		return Errorf(EINVALID, "%s.encoding: unknown encoding %q (one of %s)", key, p.Encoding, strings.Join(Encodings, ", "))
@@ -645,32 +551,7 @@ func (p *PrinterConfig) validate(key string) error {
 	if p.ConnectTimeout.Duration < 0 || p.ConfirmTimeout.Duration < 0 || p.FailbackAfter.Duration < 0 || p.FailoverAfter.Duration < 0 {
 		return Errorf(EINVALID, "%s: durations must not be negative", key)
 	}
-	switch p.Driver {
-	case "tcp", "serial":
-		if !contains(ConfirmMethods, p.Confirm) {
-			return Errorf(EINVALID, "%s.confirm: %q is not one of %s", key, p.Confirm, strings.Join(ConfirmMethods, ", "))
-		}
-	default:
-		if p.Confirm != "" {
-			return Errorf(EINVALID, "%s.confirm: only for driver = \"tcp\" or \"serial\" (a %s printer confirms in its own way)", key, p.Driver)
-		}
-	}
-	if p.JobLog && p.Driver != "epos" {
-		return Errorf(EINVALID, "%s.job_log: only for driver = \"epos\"", key)
-	}
 	return nil
-}
-
-func validDevID(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // ParseMAC returns an Ethernet MAC address (six octets in hex, separated
