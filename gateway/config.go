@@ -189,9 +189,6 @@ var ConfirmMethods = []string{ConfirmAuto, string(storeprint.ConfirmProcessID), 
 // "job complete" as printed (trust_spooler = true).
 func (p *PrinterConfig) TrustsSpooler() bool { return p.TrustSpooler != nil && *p.TrustSpooler }
 
-// Emulations a CloudPRNT printer can be given tickets in.
-var Emulations = []string{"starprnt", "escpos"}
-
 // DefaultDevID is an ePOS-Print printer's device id unless devid says
 // otherwise.
 const DefaultDevID = "local_printer"
@@ -454,15 +451,8 @@ func (c *Config) validatePrinters() (map[string]*PrinterConfig, error) {
 			return nil, err
 		}
 	}
-	macs := map[string]string{}
-	for i, p := range c.Printers {
-		if p.Driver != "cloudprnt" {
-			continue
-		}
-		if other, ok := macs[p.MAC]; ok {
-			return nil, Errorf(EINVALID, "printers[%d] (id %q).mac: %s is printer %q's MAC address too", i, p.ID, p.MAC, other)
-		}
-		macs[p.MAC] = p.ID
+	if err := validateAcross(c.Printers); err != nil {
+		return nil, err
 	}
 	for i := range c.Printers {
 		if err := validateBackups(i, &c.Printers[i], printers); err != nil {
@@ -552,17 +542,6 @@ func (p *PrinterConfig) validate(key string) error {
 		return Errorf(EINVALID, "%s: durations must not be negative", key)
 	}
 	return nil
-}
-
-// ParseMAC returns an Ethernet MAC address (six octets in hex, separated
-// by ':' or '-') in the form CloudPRNT printers send it: lower case, with
-// colons ("00:11:62:1d:9a:b7").
-func ParseMAC(s string) (string, error) {
-	hw, err := net.ParseMAC(strings.TrimSpace(s))
-	if err != nil || len(hw) != 6 {
-		return "", fmt.Errorf("%q is not a MAC address like 00:11:62:1d:9a:b7", s)
-	}
-	return hw.String(), nil
 }
 
 func contains(list []string, s string) bool {

@@ -21,6 +21,14 @@ type DriverConfig interface {
 	Validate(key string, p *PrinterConfig) error
 }
 
+// AcrossPrinters is a DriverConfig that also checks its printers
+// together, after each was checked alone (two CloudPRNT printers cannot
+// share a MAC address). ps is every printer of the config, in order, to
+// be named as printers[i]; the driver looks at those of its own driver.
+type AcrossPrinters interface {
+	ValidateAcross(ps []PrinterConfig) error
+}
+
 var (
 	driverConfigsMu sync.RWMutex
 	driverConfigs   = map[string]DriverConfig{}
@@ -56,4 +64,17 @@ func driverConfig(name string) DriverConfig {
 	driverConfigsMu.RLock()
 	defer driverConfigsMu.RUnlock()
 	return driverConfigs[name]
+}
+
+// validateAcross runs the registered drivers' checks of their printers
+// together, in the order of the drivers' names.
+func validateAcross(ps []PrinterConfig) error {
+	for _, name := range DriverNames() {
+		if a, ok := driverConfig(name).(AcrossPrinters); ok {
+			if err := a.ValidateAcross(ps); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
