@@ -70,27 +70,7 @@ func TestProcess_ClusterFreezeLeader(t *testing.T) {
 	postSome(2)
 	all := settle(t, survivor.base, 30*time.Second)
 	paper := hot.Printed()
-	byNo := map[string]taskJSON{}
-	for _, tj := range all {
-		byNo[tj.TaskNo] = tj
-	}
-	for i := range n {
-		no := fmt.Sprintf("order_f%d_station_hot", i)
-		tj, ok := byNo[no]
-		k := countPaper(paper, no)
-		switch {
-		case !ok:
-			t.Errorf("%s: accepted, not in the store", no)
-		case tj.Status == "done" && k != 1:
-			t.Errorf("%s: done, on paper %d times, want once", no, k)
-		case tj.Status == "attention_required" && k > 1:
-			t.Errorf("%s: flagged, on paper %d times", no, k)
-		case tj.Status != "done" && tj.Status != "attention_required":
-			t.Errorf("%s: %s, want done or flagged", no, tj.Status)
-		case i >= firstAfter && tj.Status != "done":
-			t.Errorf("%s: accepted while the leader was frozen, %s, want done", no, tj.Status)
-		}
-	}
+	checkOnceOrFlagged(t, all, paper, "f", n, firstAfter, "accepted while the leader was frozen")
 	late := map[string]bool{fmt.Sprintf("order_f%d_station_hot", n-2): true, fmt.Sprintf("order_f%d_station_hot", n-1): true}
 	for _, tk := range paper[before:] {
 		if tk.At.After(woke) && !late[tk.TaskNo] {

@@ -135,25 +135,34 @@ func TestProcess_ClusterKillLeader(t *testing.T) {
 	t.Logf("takeover after SIGKILL of %s: the POS got its next 201 after %s, its ticket on paper after %s",
 		st.Leader, firstAccepted.Sub(killed).Round(time.Millisecond), firstPaper.Sub(killed).Round(time.Millisecond))
 
+	checkOnceOrFlagged(t, all, paper, "k", before+after, before, "accepted after the takeover")
+}
+
+// checkOnceOrFlagged checks the n orders "<prefix><i>" on the hot station
+// against the store (all) and the paper: each is in the store, done and
+// on paper once, or flagged and on paper at most once; those from
+// firstAfter on (accepted after the loss, which says why) are done.
+func checkOnceOrFlagged(t *testing.T, all []taskJSON, paper []printersim.Ticket, prefix string, n, firstAfter int, after string) {
+	t.Helper()
 	byNo := map[string]taskJSON{}
 	for _, tj := range all {
 		byNo[tj.TaskNo] = tj
 	}
-	for i := range before + after {
-		no := fmt.Sprintf("order_k%d_station_hot", i)
+	for i := range n {
+		no := fmt.Sprintf("order_%s%d_station_hot", prefix, i)
 		tj, ok := byNo[no]
-		n := countPaper(paper, no)
+		k := countPaper(paper, no)
 		switch {
 		case !ok:
-			t.Errorf("%s: accepted, not in the store after the takeover", no)
-		case tj.Status == "done" && n != 1:
-			t.Errorf("%s: done, on paper %d times, want once", no, n)
-		case tj.Status == "attention_required" && n > 1:
-			t.Errorf("%s: flagged, on paper %d times", no, n)
+			t.Errorf("%s: accepted, not in the store", no)
+		case tj.Status == "done" && k != 1:
+			t.Errorf("%s: done, on paper %d times, want once", no, k)
+		case tj.Status == "attention_required" && k > 1:
+			t.Errorf("%s: flagged, on paper %d times", no, k)
 		case tj.Status != "done" && tj.Status != "attention_required":
 			t.Errorf("%s: %s, want done or flagged", no, tj.Status)
-		case i >= before && tj.Status != "done":
-			t.Errorf("%s: accepted after the takeover, %s, want done", no, tj.Status)
+		case i >= firstAfter && tj.Status != "done":
+			t.Errorf("%s: %s, %s, want done", no, after, tj.Status)
 		}
 	}
 }
