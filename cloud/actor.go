@@ -1,6 +1,10 @@
 package cloud
 
-import "context"
+import (
+	"context"
+
+	"github.com/storeprint/storeprint"
+)
 
 // Actor kinds: which credential made a call.
 const (
@@ -69,11 +73,11 @@ func RequireActor(ctx context.Context) (*Actor, error) {
 	a := ActorFromContext(ctx)
 	switch {
 	case a == nil:
-		return nil, Errorf(EUNAUTHORIZED, "no credential")
+		return nil, storeprint.Errorf(storeprint.EUNAUTHORIZED, "no credential")
 	case a.Kind == ActorGateway:
-		return nil, Errorf(EFORBIDDEN, "a gateway token is only accepted on the sync link")
+		return nil, storeprint.Errorf(storeprint.EFORBIDDEN, "a gateway token is only accepted on the sync link")
 	case a.Kind != ActorAdmin && a.Kind != ActorTenant:
-		return nil, Errorf(EUNAUTHORIZED, "unknown credential")
+		return nil, storeprint.Errorf(storeprint.EUNAUTHORIZED, "unknown credential")
 	}
 	return a, nil
 }
@@ -85,7 +89,7 @@ func RequireAdmin(ctx context.Context) (*Actor, error) {
 		return nil, err
 	}
 	if !a.IsAdmin() {
-		return nil, Errorf(EFORBIDDEN, "this action needs the admin token")
+		return nil, storeprint.Errorf(storeprint.EFORBIDDEN, "this action needs the admin token")
 	}
 	return a, nil
 }

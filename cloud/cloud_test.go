@@ -77,13 +77,13 @@ func TestRequireAdmin(t *testing.T) {
 		code string
 	}{
 		"Admin":   {with(&cloud.Actor{Kind: cloud.ActorAdmin}), ""},
-		"Tenant":  {with(&cloud.Actor{Kind: cloud.ActorTenant, TenantID: "a"}), cloud.EFORBIDDEN},
-		"Gateway": {with(&cloud.Actor{Kind: cloud.ActorGateway}), cloud.EFORBIDDEN},
-		"None":    {ctx, cloud.EUNAUTHORIZED},
+		"Tenant":  {with(&cloud.Actor{Kind: cloud.ActorTenant, TenantID: "a"}), storeprint.EFORBIDDEN},
+		"Gateway": {with(&cloud.Actor{Kind: cloud.ActorGateway}), storeprint.EFORBIDDEN},
+		"None":    {ctx, storeprint.EUNAUTHORIZED},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := cloud.RequireAdmin(tc.ctx)
-			if got := cloud.ErrorCode(err); got != tc.code {
+			if got := storeprint.ErrorCode(err); got != tc.code {
 				t.Fatalf("got %q (%v), want %q", got, err, tc.code)
 			}
 		})
@@ -91,15 +91,15 @@ func TestRequireAdmin(t *testing.T) {
 }
 
 func TestErrorCode(t *testing.T) {
-	wrapped := fmt.Errorf("create store: %w", cloud.Errorf(cloud.ECONFLICT, "store %q exists", "s1"))
-	if cloud.ErrorCode(wrapped) != cloud.ECONFLICT || cloud.ErrorMessage(wrapped) != `store "s1" exists` {
-		t.Fatalf("got %q %q", cloud.ErrorCode(wrapped), cloud.ErrorMessage(wrapped))
+	wrapped := fmt.Errorf("create store: %w", storeprint.Errorf(storeprint.ECONFLICT, "store %q exists", "s1"))
+	if storeprint.ErrorCode(wrapped) != storeprint.ECONFLICT || storeprint.ErrorMessage(wrapped) != `store "s1" exists` {
+		t.Fatalf("got %q %q", storeprint.ErrorCode(wrapped), storeprint.ErrorMessage(wrapped))
 	}
 	plain := errors.New("connection reset: secret detail")
-	if cloud.ErrorCode(plain) != cloud.EINTERNAL || cloud.ErrorMessage(plain) != "internal error" {
-		t.Fatalf("got %q %q, want the detail hidden", cloud.ErrorCode(plain), cloud.ErrorMessage(plain))
+	if storeprint.ErrorCode(plain) != storeprint.EINTERNAL || storeprint.ErrorMessage(plain) != "internal error" {
+		t.Fatalf("got %q %q, want the detail hidden", storeprint.ErrorCode(plain), storeprint.ErrorMessage(plain))
 	}
-	if cloud.ErrorCode(nil) != "" {
+	if storeprint.ErrorCode(nil) != "" {
 		t.Fatal("nil has a code")
 	}
 }
@@ -111,17 +111,17 @@ func TestCommandRequest_Validate(t *testing.T) {
 	}{
 		"Retry":         {cloud.CommandRequest{Kind: storeprint.CommandRetry, TaskNo: "order_1_station_hot"}, ""},
 		"FailoverAck":   {cloud.CommandRequest{Kind: storeprint.CommandFailoverAck, PrinterID: "hot-1"}, ""},
-		"ErrNoTask":     {cloud.CommandRequest{Kind: storeprint.CommandReprint}, cloud.EINVALID},
+		"ErrNoTask":     {cloud.CommandRequest{Kind: storeprint.CommandReprint}, storeprint.EINVALID},
 		"DeviceRevoke":  {cloud.CommandRequest{Kind: storeprint.CommandDeviceRevoke, DeviceID: "dev-1a2b"}, ""},
-		"ErrNoDevice":   {cloud.CommandRequest{Kind: storeprint.CommandDeviceRevoke}, cloud.EINVALID},
-		"ErrDeviceID":   {cloud.CommandRequest{Kind: storeprint.CommandDeviceRevoke, DeviceID: "dev/1"}, cloud.EINVALID},
-		"ErrKind":       {cloud.CommandRequest{Kind: "order", TaskNo: "x"}, cloud.EINVALID},
-		"ErrCommandID":  {cloud.CommandRequest{ID: "a b", Kind: storeprint.CommandRetry, TaskNo: "x"}, cloud.EINVALID},
-		"ErrLongReason": {cloud.CommandRequest{Kind: storeprint.CommandRetry, TaskNo: "x", Note: cloud.Note{Reason: strings.Repeat("x", 501)}}, cloud.EINVALID},
-		"ErrControl":    {cloud.CommandRequest{Kind: storeprint.CommandRetry, TaskNo: "x", Note: cloud.Note{Operator: "a\x1bb"}}, cloud.EINVALID},
+		"ErrNoDevice":   {cloud.CommandRequest{Kind: storeprint.CommandDeviceRevoke}, storeprint.EINVALID},
+		"ErrDeviceID":   {cloud.CommandRequest{Kind: storeprint.CommandDeviceRevoke, DeviceID: "dev/1"}, storeprint.EINVALID},
+		"ErrKind":       {cloud.CommandRequest{Kind: "order", TaskNo: "x"}, storeprint.EINVALID},
+		"ErrCommandID":  {cloud.CommandRequest{ID: "a b", Kind: storeprint.CommandRetry, TaskNo: "x"}, storeprint.EINVALID},
+		"ErrLongReason": {cloud.CommandRequest{Kind: storeprint.CommandRetry, TaskNo: "x", Note: cloud.Note{Reason: strings.Repeat("x", 501)}}, storeprint.EINVALID},
+		"ErrControl":    {cloud.CommandRequest{Kind: storeprint.CommandRetry, TaskNo: "x", Note: cloud.Note{Operator: "a\x1bb"}}, storeprint.EINVALID},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if got := cloud.ErrorCode(tc.req.Validate()); got != tc.code {
+			if got := storeprint.ErrorCode(tc.req.Validate()); got != tc.code {
 				t.Fatalf("got %q, want %q", got, tc.code)
 			}
 		})

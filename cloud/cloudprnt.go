@@ -52,7 +52,7 @@ func (p *CloudPRNTPrinter) Validate() error {
 	}
 	hw, err := net.ParseMAC(strings.TrimSpace(p.MAC))
 	if err != nil || len(hw) != 6 {
-		return Errorf(EINVALID, "mac %q is not a MAC address like 00:11:62:1d:9a:b7", p.MAC)
+		return storeprint.Errorf(storeprint.EINVALID, "mac %q is not a MAC address like 00:11:62:1d:9a:b7", p.MAC)
 	}
 	p.MAC = hw.String()
 	if p.Stations == nil {
@@ -67,7 +67,7 @@ func (p *CloudPRNTPrinter) Validate() error {
 		p.ConfirmTimeout = DefaultCloudPRNTConfirmTimeout
 	}
 	if p.ConfirmTimeout < time.Second || p.ConfirmTimeout > 10*time.Minute {
-		return Errorf(EINVALID, "confirm_timeout %s is not between 1s and 10m", p.ConfirmTimeout)
+		return storeprint.Errorf(storeprint.EINVALID, "confirm_timeout %s is not between 1s and 10m", p.ConfirmTimeout)
 	}
 	return nil
 }
@@ -88,7 +88,7 @@ func ParseCloudPRNTJobToken(token string) (taskNo string, attempt int, err error
 	taskNo, n, ok := strings.Cut(token, "~")
 	attempt, aerr := strconv.Atoi(n)
 	if !ok || aerr != nil || attempt < 1 || !validTaskNo(taskNo) {
-		return "", 0, Errorf(ENOTFOUND, "no print job %q", token)
+		return "", 0, storeprint.Errorf(storeprint.ENOTFOUND, "no print job %q", token)
 	}
 	return taskNo, attempt, nil
 }

@@ -46,7 +46,7 @@ func (r *CommandRequest) Validate() error {
 	switch r.Kind {
 	case storeprint.CommandRetry, storeprint.CommandReprint:
 		if r.TaskNo == "" {
-			return Errorf(EINVALID, "task_no is required")
+			return storeprint.Errorf(storeprint.EINVALID, "task_no is required")
 		}
 		if err := checkText("task_no", r.TaskNo, 200); err != nil {
 			return err
@@ -60,7 +60,7 @@ func (r *CommandRequest) Validate() error {
 			return err
 		}
 	default:
-		return Errorf(EINVALID, "unknown command %q", r.Kind)
+		return storeprint.Errorf(storeprint.EINVALID, "unknown command %q", r.Kind)
 	}
 	return r.Note.Validate()
 }

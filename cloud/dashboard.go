@@ -46,13 +46,13 @@ func (f *DashboardFilter) Validate(now time.Time) error {
 		f.Since = time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 	}
 	if f.Since.After(now.Add(time.Minute)) {
-		return Errorf(EINVALID, "since %s is in the future", f.Since.Format(time.RFC3339))
+		return storeprint.Errorf(storeprint.EINVALID, "since %s is in the future", f.Since.Format(time.RFC3339))
 	}
 	if f.Since.Before(now.Add(-MaxDashboardWindow)) {
-		return Errorf(EINVALID, "since must be within the last %d hours", int(MaxDashboardWindow.Hours()))
+		return storeprint.Errorf(storeprint.EINVALID, "since must be within the last %d hours", int(MaxDashboardWindow.Hours()))
 	}
 	if f.Limit < 0 || f.Limit > MaxDashboardStores {
-		return Errorf(EINVALID, "limit must be between 1 and %d", MaxDashboardStores)
+		return storeprint.Errorf(storeprint.EINVALID, "limit must be between 1 and %d", MaxDashboardStores)
 	}
 	if f.Limit == 0 {
 		f.Limit = DefaultDashboardStores
@@ -168,7 +168,7 @@ type TaskSearch struct {
 // Validate checks the search and fills the default limit.
 func (s *TaskSearch) Validate() error {
 	if s.Query == "" {
-		return Errorf(EINVALID, "q is required: an order id or a task_no")
+		return storeprint.Errorf(storeprint.EINVALID, "q is required: an order id or a task_no")
 	}
 	if err := checkText("q", s.Query, 200); err != nil {
 		return err
@@ -179,7 +179,7 @@ func (s *TaskSearch) Validate() error {
 		}
 	}
 	if s.Limit < 0 || s.Limit > MaxSearchLimit {
-		return Errorf(EINVALID, "limit must be between 1 and %d", MaxSearchLimit)
+		return storeprint.Errorf(storeprint.EINVALID, "limit must be between 1 and %d", MaxSearchLimit)
 	}
 	if s.Limit == 0 {
 		s.Limit = DefaultSearchLimit

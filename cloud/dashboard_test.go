@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 )
 
@@ -24,12 +25,12 @@ func TestDashboardFilter_Validate(t *testing.T) {
 		code string
 	}{
 		"LocalMidnight": {cloud.DashboardFilter{Since: time.Date(2026, 9, 23, 0, 0, 0, 0, now.Location())}, ""},
-		"ErrFuture":     {cloud.DashboardFilter{Since: now.Add(time.Hour)}, cloud.EINVALID},
-		"ErrTooOld":     {cloud.DashboardFilter{Since: now.Add(-49 * time.Hour)}, cloud.EINVALID},
-		"ErrLimit":      {cloud.DashboardFilter{Since: now, Limit: cloud.MaxDashboardStores + 1}, cloud.EINVALID},
+		"ErrFuture":     {cloud.DashboardFilter{Since: now.Add(time.Hour)}, storeprint.EINVALID},
+		"ErrTooOld":     {cloud.DashboardFilter{Since: now.Add(-49 * time.Hour)}, storeprint.EINVALID},
+		"ErrLimit":      {cloud.DashboardFilter{Since: now, Limit: cloud.MaxDashboardStores + 1}, storeprint.EINVALID},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if got := cloud.ErrorCode(tc.f.Validate(now)); got != tc.code {
+			if got := storeprint.ErrorCode(tc.f.Validate(now)); got != tc.code {
 				t.Fatalf("got %q, want %q", got, tc.code)
 			}
 		})
@@ -43,14 +44,14 @@ func TestTaskSearch_Validate(t *testing.T) {
 	}{
 		"OrderID":   {cloud.TaskSearch{Query: "1042"}, ""},
 		"InStore":   {cloud.TaskSearch{Query: "order_1042_station_hot", StoreID: "s1", Limit: 5}, ""},
-		"ErrEmpty":  {cloud.TaskSearch{}, cloud.EINVALID},
-		"ErrLong":   {cloud.TaskSearch{Query: strings.Repeat("x", 201)}, cloud.EINVALID},
-		"ErrStore":  {cloud.TaskSearch{Query: "x", StoreID: "a b"}, cloud.EINVALID},
-		"ErrLimit":  {cloud.TaskSearch{Query: "x", Limit: -1}, cloud.EINVALID},
-		"ErrBinary": {cloud.TaskSearch{Query: "a\x00"}, cloud.EINVALID},
+		"ErrEmpty":  {cloud.TaskSearch{}, storeprint.EINVALID},
+		"ErrLong":   {cloud.TaskSearch{Query: strings.Repeat("x", 201)}, storeprint.EINVALID},
+		"ErrStore":  {cloud.TaskSearch{Query: "x", StoreID: "a b"}, storeprint.EINVALID},
+		"ErrLimit":  {cloud.TaskSearch{Query: "x", Limit: -1}, storeprint.EINVALID},
+		"ErrBinary": {cloud.TaskSearch{Query: "a\x00"}, storeprint.EINVALID},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if got := cloud.ErrorCode(tc.s.Validate()); got != tc.code {
+			if got := storeprint.ErrorCode(tc.s.Validate()); got != tc.code {
 				t.Fatalf("got %q, want %q", got, tc.code)
 			}
 		})

@@ -3,6 +3,8 @@ package cloud
 import (
 	"context"
 	"time"
+
+	"github.com/storeprint/storeprint"
 )
 
 // Presence timing. A sync node keeps when it last heard from each of its
@@ -64,7 +66,7 @@ func (c *Cluster) Validate() error {
 	switch c.Role {
 	case "leader", "follower", "candidate", "witness":
 	default:
-		return Errorf(EINVALID, "cluster: unknown role %q", c.Role)
+		return storeprint.Errorf(storeprint.EINVALID, "cluster: unknown role %q", c.Role)
 	}
 	if c.Leader != "" {
 		if err := validID("cluster leader", c.Leader); err != nil {
@@ -72,7 +74,7 @@ func (c *Cluster) Validate() error {
 		}
 	}
 	if len(c.Members) > 64 {
-		return Errorf(EINVALID, "cluster: %d members, at most 64", len(c.Members))
+		return storeprint.Errorf(storeprint.EINVALID, "cluster: %d members, at most 64", len(c.Members))
 	}
 	seen := make(map[string]bool, len(c.Members))
 	for _, m := range c.Members {
@@ -80,13 +82,13 @@ func (c *Cluster) Validate() error {
 			return err
 		}
 		if seen[m.NodeID] {
-			return Errorf(EINVALID, "cluster: member %q twice", m.NodeID)
+			return storeprint.Errorf(storeprint.EINVALID, "cluster: member %q twice", m.NodeID)
 		}
 		seen[m.NodeID] = true
 		switch m.State {
 		case ClusterMemberUp, ClusterMemberDown, ClusterMemberUnknown:
 		default:
-			return Errorf(EINVALID, "cluster member %q: unknown state %q", m.NodeID, m.State)
+			return storeprint.Errorf(storeprint.EINVALID, "cluster member %q: unknown state %q", m.NodeID, m.State)
 		}
 	}
 	return nil

@@ -73,19 +73,19 @@ func (p *Printer) Validate() error {
 	switch p.Status {
 	case storeprint.PrinterReady, storeprint.PrinterOffline, storeprint.PrinterPaperEnd, storeprint.PrinterCoverOpen, storeprint.PrinterUnknown:
 	default:
-		return Errorf(EINVALID, "printer %q: unknown status %q", p.ID, p.Status)
+		return storeprint.Errorf(storeprint.EINVALID, "printer %q: unknown status %q", p.ID, p.Status)
 	}
 	if p.Word != "" && !slices.Contains(storeprint.TroubleWords, p.Word) {
-		return Errorf(EINVALID, "printer %q: unknown trouble %q", p.ID, p.Word)
+		return storeprint.Errorf(storeprint.EINVALID, "printer %q: unknown trouble %q", p.ID, p.Word)
 	}
 	if p.Kind == "" {
 		p.Kind = storeprint.TargetPrinter
 	}
 	if !p.Kind.Valid() {
-		return Errorf(EINVALID, "printer %q: unknown kind %q", p.ID, p.Kind)
+		return storeprint.Errorf(storeprint.EINVALID, "printer %q: unknown kind %q", p.ID, p.Kind)
 	}
 	if p.Open < 0 || p.Open > MaxDisplayTickets || p.Shown < 0 || p.Stale < 0 || p.Shown > p.Open || p.Stale > p.Open {
-		return Errorf(EINVALID, "printer %q: ticket counts open %d, shown %d, stale %d do not add up", p.ID, p.Open, p.Shown, p.Stale)
+		return storeprint.Errorf(storeprint.EINVALID, "printer %q: ticket counts open %d, shown %d, stale %d do not add up", p.ID, p.Open, p.Shown, p.Stale)
 	}
 	for _, s := range p.Stations {
 		if err := validID("station", s); err != nil {
@@ -121,7 +121,7 @@ func (f *StoreFilter) Validate() error {
 		}
 	}
 	if f.Limit < 0 || f.Limit > MaxStoresLimit {
-		return Errorf(EINVALID, "limit must be between 1 and %d", MaxStoresLimit)
+		return storeprint.Errorf(storeprint.EINVALID, "limit must be between 1 and %d", MaxStoresLimit)
 	}
 	if f.Limit == 0 {
 		f.Limit = DefaultStoresLimit
@@ -171,7 +171,7 @@ func ParseDuration(v string) (time.Duration, error) {
 	}
 	n, err := strconv.ParseFloat(days, 64)
 	if err != nil || math.IsNaN(n) || math.Abs(n) > maxDays {
-		return 0, Errorf(EINVALID, "%q is not a number of days up to %d", v, maxDays)
+		return 0, storeprint.Errorf(storeprint.EINVALID, "%q is not a number of days up to %d", v, maxDays)
 	}
 	return time.Duration(n * float64(24*time.Hour)), nil
 }
@@ -235,7 +235,7 @@ type AlertFilter struct {
 // Validate checks the filter and fills the default limit.
 func (f *AlertFilter) Validate() error {
 	if f.Limit < 0 || f.Limit > MaxAlertLimit {
-		return Errorf(EINVALID, "limit must be between 1 and %d", MaxAlertLimit)
+		return storeprint.Errorf(storeprint.EINVALID, "limit must be between 1 and %d", MaxAlertLimit)
 	}
 	if f.Limit == 0 {
 		f.Limit = DefaultAlertLimit
@@ -246,7 +246,7 @@ func (f *AlertFilter) Validate() error {
 // ValidAlertID checks an alert id from a request.
 func ValidAlertID(id string) error {
 	if id == "" {
-		return Errorf(EINVALID, "alert_id is required")
+		return storeprint.Errorf(storeprint.EINVALID, "alert_id is required")
 	}
 	return checkText("alert_id", id, MaxAlertIDLen)
 }

@@ -73,10 +73,10 @@ type TaskFilter struct {
 // Validate checks the filter and fills the default limit.
 func (f *TaskFilter) Validate() error {
 	if f.Status != "" && !ValidStatus(f.Status) {
-		return Errorf(EINVALID, "status %q is not one of pending_delivery, queued, printing, retry_wait, done, failed, attention_required, cancelled", f.Status)
+		return storeprint.Errorf(storeprint.EINVALID, "status %q is not one of pending_delivery, queued, printing, retry_wait, done, failed, attention_required, cancelled", f.Status)
 	}
 	if f.Limit < 0 || f.Limit > MaxTaskLimit {
-		return Errorf(EINVALID, "limit must be between 1 and %d", MaxTaskLimit)
+		return storeprint.Errorf(storeprint.EINVALID, "limit must be between 1 and %d", MaxTaskLimit)
 	}
 	if f.Limit == 0 {
 		f.Limit = DefaultTaskLimit

@@ -91,34 +91,34 @@ type TenantService interface {
 
 func validID(field, s string) error {
 	if s == "" {
-		return Errorf(EINVALID, "%s is required", field)
+		return storeprint.Errorf(storeprint.EINVALID, "%s is required", field)
 	}
 	if !storeprint.ValidID(s) {
-		return Errorf(EINVALID, "%s %q must be 1-64 characters of letters, digits, '-', '_' or '.', and not \".\" or \"..\"", field, s)
+		return storeprint.Errorf(storeprint.EINVALID, "%s %q must be 1-64 characters of letters, digits, '-', '_' or '.', and not \".\" or \"..\"", field, s)
 	}
 	return nil
 }
 
 func validName(s string) error {
 	if s == "" {
-		return Errorf(EINVALID, "name is required")
+		return storeprint.Errorf(storeprint.EINVALID, "name is required")
 	}
 	return checkText("name", s, MaxNameLen)
 }
 
 func checkText(field, s string, max int) error {
 	if !utf8.ValidString(s) {
-		return Errorf(EINVALID, "%s is not valid UTF-8", field)
+		return storeprint.Errorf(storeprint.EINVALID, "%s is not valid UTF-8", field)
 	}
 	if utf8.RuneCountInString(s) > max {
-		return Errorf(EINVALID, "%s is longer than %d characters", field, max)
+		return storeprint.Errorf(storeprint.EINVALID, "%s is longer than %d characters", field, max)
 	}
 	for _, r := range s {
 		if r < 0x20 || r == 0x7f {
-			return Errorf(EINVALID, "%s contains a control character", field)
+			return storeprint.Errorf(storeprint.EINVALID, "%s contains a control character", field)
 		}
 		if storeprint.IsBidiControl(r) {
-			return Errorf(EINVALID, "%s contains the bidirectional control character U+%04X, which would reorder what people read", field, r)
+			return storeprint.Errorf(storeprint.EINVALID, "%s contains the bidirectional control character U+%04X, which would reorder what people read", field, r)
 		}
 	}
 	return nil

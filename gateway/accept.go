@@ -32,7 +32,7 @@ func (g *Gateway) AcceptOrder(ctx context.Context, o *storeprint.Order, source s
 	}
 	for i, it := range o.Items {
 		if g.stations[it.Station] == nil {
-			return nil, false, Errorf(EINVALID, "items[%d].station %q is not a station of this store (its stations: %s)", i, it.Station, g.stationNames())
+			return nil, false, storeprint.Errorf(storeprint.EINVALID, "items[%d].station %q is not a station of this store (its stations: %s)", i, it.Station, g.stationNames())
 		}
 	}
 	stations := o.Stations()
@@ -46,7 +46,7 @@ func (g *Gateway) AcceptOrder(ctx context.Context, o *storeprint.Order, source s
 		switch {
 		case err == nil:
 			if rec.Digest != digest {
-				return Errorf(ECONFLICT, "order %q was already accepted with different content", o.OrderID)
+				return storeprint.Errorf(storeprint.ECONFLICT, "order %q was already accepted with different content", o.OrderID)
 			}
 			for i, no := range rec.TaskNos {
 				t, err := tx.Task(no)
@@ -74,7 +74,7 @@ func (g *Gateway) AcceptOrder(ctx context.Context, o *storeprint.Order, source s
 		for _, s := range stations {
 			no := storeprint.TaskNo(o.OrderID, s)
 			if _, err := tx.Task(no); err == nil {
-				return Errorf(ECONFLICT, "task %q already exists", no)
+				return storeprint.Errorf(storeprint.ECONFLICT, "task %q already exists", no)
 			} else if !isNotFound(err) {
 				return err
 			}

@@ -18,7 +18,7 @@ type Actor struct {
 
 func (a Actor) validate() error {
 	if strings.TrimSpace(a.Operator) == "" {
-		return Errorf(EINVALID, "operator is required")
+		return storeprint.Errorf(storeprint.EINVALID, "operator is required")
 	}
 	if err := storeprint.CheckText("operator", a.Operator, 64); err != nil {
 		return err
@@ -171,7 +171,7 @@ func (g *Gateway) Retry(ctx context.Context, taskNo string, a Actor) (*RetryResu
 			res = &RetryResult{Task: t, Message: "task is already waiting to print; nothing to do"}
 			return nil
 		case storeprint.StatusCancelled:
-			return Errorf(ECONFLICT, "task %q was cancelled (its order was voided)", taskNo)
+			return storeprint.Errorf(storeprint.ECONFLICT, "task %q was cancelled (its order was voided)", taskNo)
 		}
 		if err := g.checkNotVoided(tx, t); err != nil {
 			return err
@@ -209,7 +209,7 @@ func (g *Gateway) Reprint(ctx context.Context, taskNo string, a Actor) (*Task, e
 		return nil, err
 	}
 	if strings.TrimSpace(a.Reason) == "" {
-		return nil, Errorf(EINVALID, "reason is required for a copy")
+		return nil, storeprint.Errorf(storeprint.EINVALID, "reason is required for a copy")
 	}
 	var cp *Task
 	err := g.store.Update(ctx, func(tx Tx) error {
@@ -237,7 +237,7 @@ func (g *Gateway) reprintTx(tx Tx, taskNo string, a Actor) (*Task, error) {
 		}
 	}
 	if orig.Station == "" {
-		return nil, Errorf(EINVALID, "task %q is a test page; print a new one instead", taskNo)
+		return nil, storeprint.Errorf(storeprint.EINVALID, "task %q is a test page; print a new one instead", taskNo)
 	}
 	if err := g.checkNotVoided(tx, orig); err != nil {
 		return nil, err
@@ -269,7 +269,7 @@ func (g *Gateway) reprintTx(tx Tx, taskNo string, a Actor) (*Task, error) {
 // as printed, without printing again.
 func (g *Gateway) Resolve(ctx context.Context, taskNo, outcome string, a Actor) (*Task, error) {
 	if outcome != "printed" {
-		return nil, Errorf(EINVALID, "outcome must be \"printed\" (use retry to print again)")
+		return nil, storeprint.Errorf(storeprint.EINVALID, "outcome must be \"printed\" (use retry to print again)")
 	}
 	if err := a.validate(); err != nil {
 		return nil, err
@@ -281,7 +281,7 @@ func (g *Gateway) Resolve(ctx context.Context, taskNo, outcome string, a Actor) 
 			return err
 		}
 		if t.Status != storeprint.StatusAttention {
-			return Errorf(ECONFLICT, "task %q is %s; only attention_required tasks can be resolved", taskNo, t.Status)
+			return storeprint.Errorf(storeprint.ECONFLICT, "task %q is %s; only attention_required tasks can be resolved", taskNo, t.Status)
 		}
 		before := taskSnapshot(t)
 		now := g.now()
@@ -301,7 +301,7 @@ func (g *Gateway) Resolve(ctx context.Context, taskNo, outcome string, a Actor) 
 // PrintStale makes a make-up print of every stale ticket of a station.
 func (g *Gateway) PrintStale(ctx context.Context, station string, a Actor) ([]*Task, error) {
 	if g.stations[station] == nil {
-		return nil, Errorf(ENOTFOUND, "station %q not found", station)
+		return nil, storeprint.Errorf(storeprint.ENOTFOUND, "station %q not found", station)
 	}
 	var stale []*Task
 	if err := g.store.View(ctx, func(tx ReadTx) error {

@@ -35,7 +35,7 @@ const maxBoardTasks = 200
 func (g *Gateway) Board(ctx context.Context) (*Board, error) {
 	b := &Board{StoreID: g.cfg.StoreID, At: g.now(), Alerts: []*Task{}}
 	if err := g.store.Health(); err != nil {
-		b.Storage = ErrorMessage(err)
+		b.Storage = storeprint.ErrorMessage(err)
 	}
 	var err error
 	if b.Printers, err = g.Printers(ctx); err != nil {
@@ -89,7 +89,7 @@ func (g *Gateway) Board(ctx context.Context) (*Board, error) {
 // confirmed path as a ticket. It never moves to a backup.
 func (g *Gateway) TestPage(ctx context.Context, printerID string, a Actor) (*Task, error) {
 	if g.pcfg[printerID] == nil {
-		return nil, Errorf(ENOTFOUND, "printer %q not found", printerID)
+		return nil, storeprint.Errorf(storeprint.ENOTFOUND, "printer %q not found", printerID)
 	}
 	if a.Operator == "" {
 		a.Operator = "staff"

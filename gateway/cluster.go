@@ -46,19 +46,19 @@ func (c *ClusterConfig) ParsePeers() ([]Peer, error) {
 	for i, p := range c.Peers {
 		id, addr, ok := strings.Cut(p, "=")
 		if !ok {
-			return nil, Errorf(EINVALID, "cluster.peers[%d]: %q is not id=host:port", i, p)
+			return nil, storeprint.Errorf(storeprint.EINVALID, "cluster.peers[%d]: %q is not id=host:port", i, p)
 		}
 		if !storeprint.ValidID(id) {
-			return nil, Errorf(EINVALID, "cluster.peers[%d]: node id %q must be 1-64 characters of letters, digits, '-', '_' or '.'", i, id)
+			return nil, storeprint.Errorf(storeprint.EINVALID, "cluster.peers[%d]: node id %q must be 1-64 characters of letters, digits, '-', '_' or '.'", i, id)
 		}
 		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return nil, Errorf(EINVALID, "cluster.peers[%d]: %q is not a host:port address", i, addr)
+			return nil, storeprint.Errorf(storeprint.EINVALID, "cluster.peers[%d]: %q is not a host:port address", i, addr)
 		}
 		if seen[id] {
-			return nil, Errorf(EINVALID, "cluster.peers[%d]: node id %q is listed twice", i, id)
+			return nil, storeprint.Errorf(storeprint.EINVALID, "cluster.peers[%d]: node id %q is listed twice", i, id)
 		}
 		if addrs[addr] {
-			return nil, Errorf(EINVALID, "cluster.peers[%d]: address %s is listed twice", i, addr)
+			return nil, storeprint.Errorf(storeprint.EINVALID, "cluster.peers[%d]: address %s is listed twice", i, addr)
 		}
 		seen[id], addrs[addr] = true, true
 		out = append(out, Peer{ID: id, Address: addr})
@@ -69,16 +69,16 @@ func (c *ClusterConfig) ParsePeers() ([]Peer, error) {
 // validate checks the section; an error names the key.
 func (c *ClusterConfig) validate() error {
 	if !storeprint.ValidID(c.NodeID) {
-		return Errorf(EINVALID, "cluster.node_id: %q must be 1-64 characters of letters, digits, '-', '_' or '.'", c.NodeID)
+		return storeprint.Errorf(storeprint.EINVALID, "cluster.node_id: %q must be 1-64 characters of letters, digits, '-', '_' or '.'", c.NodeID)
 	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		return Errorf(EINVALID, "cluster.listen: %q is not a host:port address", c.Listen)
+		return storeprint.Errorf(storeprint.EINVALID, "cluster.listen: %q is not a host:port address", c.Listen)
 	}
 	if len(c.Secret) < MinClusterSecret {
-		return Errorf(EINVALID, "cluster.secret: at least %d characters are required (every node has the same one)", MinClusterSecret)
+		return storeprint.Errorf(storeprint.EINVALID, "cluster.secret: at least %d characters are required (every node has the same one)", MinClusterSecret)
 	}
 	if len(c.Peers) < 3 {
-		return Errorf(EINVALID, "cluster.peers: at least 3 nodes are required (two gateways and a witness), %d listed", len(c.Peers))
+		return storeprint.Errorf(storeprint.EINVALID, "cluster.peers: at least 3 nodes are required (two gateways and a witness), %d listed", len(c.Peers))
 	}
 	peers, err := c.ParsePeers()
 	if err != nil {
@@ -89,7 +89,7 @@ func (c *ClusterConfig) validate() error {
 			return nil
 		}
 	}
-	return Errorf(EINVALID, "cluster.node_id: %q is not one of cluster.peers", c.NodeID)
+	return storeprint.Errorf(storeprint.EINVALID, "cluster.node_id: %q is not one of cluster.peers", c.NodeID)
 }
 
 // Cluster roles, as GET /v1/cluster names them.

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 )
 
@@ -43,7 +44,7 @@ func TestClusterConfig_Validate(t *testing.T) {
 			t.Fatal(err)
 		}
 		cc.Witness = false
-		if err := cfg.Validate(); gateway.ErrorCode(err) != gateway.EINVALID {
+		if err := cfg.Validate(); storeprint.ErrorCode(err) != storeprint.EINVALID {
 			t.Errorf("a gateway node without printers: got %v, want invalid", err)
 		}
 	})
@@ -65,7 +66,7 @@ func TestClusterConfig_Validate(t *testing.T) {
 			cc := ok()
 			tc.change(cc)
 			err := clusterConfig(cc).Validate()
-			if gateway.ErrorCode(err) != gateway.EINVALID || !strings.Contains(gateway.ErrorMessage(err), tc.key+":") {
+			if storeprint.ErrorCode(err) != storeprint.EINVALID || !strings.Contains(storeprint.ErrorMessage(err), tc.key+":") {
 				t.Errorf("%s: got %v, want invalid naming %s", name, err, tc.key)
 			}
 		}

@@ -283,16 +283,16 @@ func MemoryLimit(s StorageConfig) ByteSize {
 
 func (s *StorageConfig) validate() error {
 	if s.MemtableSize < MinMemtableSize || s.MemtableSize > 1<<30 {
-		return Errorf(EINVALID, "storage.memtable_size: %s is out of range 8MiB-1GiB (a transaction holds at most 15%% of it, and the largest order must fit)", s.MemtableSize)
+		return storeprint.Errorf(storeprint.EINVALID, "storage.memtable_size: %s is out of range 8MiB-1GiB (a transaction holds at most 15%% of it, and the largest order must fit)", s.MemtableSize)
 	}
 	if s.BlockCacheSize < 1<<20 {
-		return Errorf(EINVALID, "storage.block_cache_size: %s is below 1MiB (compressed tables need a block cache)", s.BlockCacheSize)
+		return storeprint.Errorf(storeprint.EINVALID, "storage.block_cache_size: %s is below 1MiB (compressed tables need a block cache)", s.BlockCacheSize)
 	}
 	if s.IndexCacheSize < 0 {
-		return Errorf(EINVALID, "storage.index_cache_size: must not be negative")
+		return storeprint.Errorf(storeprint.EINVALID, "storage.index_cache_size: must not be negative")
 	}
 	if min := MinReserve(s.MemtableSize); s.Reserve < min {
-		return Errorf(EINVALID, "storage.reserve: %s is below %s, what the store needs to start and stop with memtable_size = %q", s.Reserve, min, s.MemtableSize)
+		return storeprint.Errorf(storeprint.EINVALID, "storage.reserve: %s is below %s, what the store needs to start and stop with memtable_size = %q", s.Reserve, min, s.MemtableSize)
 	}
 	return nil
 }
@@ -370,33 +370,33 @@ func (c *Config) Validate() error {
 // long things are kept.
 func (c *Config) validateBasics() error {
 	if c.StoreID == "" {
-		return Errorf(EINVALID, "store_id: required")
+		return storeprint.Errorf(storeprint.EINVALID, "store_id: required")
 	}
 	if !storeprint.ValidID(c.StoreID) {
-		return Errorf(EINVALID, "store_id: %q must be 1-64 characters of letters, digits, '-', '_' or '.'", c.StoreID)
+		return storeprint.Errorf(storeprint.EINVALID, "store_id: %q must be 1-64 characters of letters, digits, '-', '_' or '.'", c.StoreID)
 	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		return Errorf(EINVALID, "listen: %q is not a host:port address", c.Listen)
+		return storeprint.Errorf(storeprint.EINVALID, "listen: %q is not a host:port address", c.Listen)
 	}
 	if len(c.APITokens) == 0 {
-		return Errorf(EINVALID, "api_tokens: at least one token is required")
+		return storeprint.Errorf(storeprint.EINVALID, "api_tokens: at least one token is required")
 	}
 	for i, t := range c.APITokens {
 		if strings.TrimSpace(t) == "" {
-			return Errorf(EINVALID, "api_tokens[%d]: a token must not be empty", i)
+			return storeprint.Errorf(storeprint.EINVALID, "api_tokens[%d]: a token must not be empty", i)
 		}
 	}
 	if c.LogFormat != "" && c.LogFormat != "text" && c.LogFormat != "json" {
-		return Errorf(EINVALID, "log_format: %q is not text or json", c.LogFormat)
+		return storeprint.Errorf(storeprint.EINVALID, "log_format: %q is not text or json", c.LogFormat)
 	}
 	if c.MaxRetries != nil && (*c.MaxRetries < 0 || *c.MaxRetries > 100) {
-		return Errorf(EINVALID, "max_retries: %d is out of range 0-100", *c.MaxRetries)
+		return storeprint.Errorf(storeprint.EINVALID, "max_retries: %d is out of range 0-100", *c.MaxRetries)
 	}
 	if c.Retention.Duration <= 0 {
-		return Errorf(EINVALID, "retention: %s is not a positive duration", FormatDuration(c.Retention.Duration))
+		return storeprint.Errorf(storeprint.EINVALID, "retention: %s is not a positive duration", FormatDuration(c.Retention.Duration))
 	}
 	if c.OrderIDsRetention.Duration < c.Retention.Duration {
-		return Errorf(EINVALID, "order_ids_retention: %s is shorter than retention (%s); order ids must be remembered at least as long as their tasks",
+		return storeprint.Errorf(storeprint.EINVALID, "order_ids_retention: %s is shorter than retention (%s); order ids must be remembered at least as long as their tasks",
 			FormatDuration(c.OrderIDsRetention.Duration), FormatDuration(c.Retention.Duration))
 	}
 	return nil
@@ -411,16 +411,16 @@ func (cl *CloudConfig) validate() error {
 	case strings.HasPrefix(cl.URL, "wss://"):
 	case strings.HasPrefix(cl.URL, "ws://"):
 		if !cl.Insecure {
-			return Errorf(EINVALID, "cloud.url: %q is not encrypted; use wss://, or set cloud.insecure = true to send the token and tickets in clear text", cl.URL)
+			return storeprint.Errorf(storeprint.EINVALID, "cloud.url: %q is not encrypted; use wss://, or set cloud.insecure = true to send the token and tickets in clear text", cl.URL)
 		}
 	default:
-		return Errorf(EINVALID, "cloud.url: %q must start with wss:// (or ws:// with cloud.insecure = true)", cl.URL)
+		return storeprint.Errorf(storeprint.EINVALID, "cloud.url: %q must start with wss:// (or ws:// with cloud.insecure = true)", cl.URL)
 	}
 	if cl.GatewayID == "" {
-		return Errorf(EINVALID, "cloud.gateway_id: required")
+		return storeprint.Errorf(storeprint.EINVALID, "cloud.gateway_id: required")
 	}
 	if cl.Token == "" {
-		return Errorf(EINVALID, "cloud.token: required")
+		return storeprint.Errorf(storeprint.EINVALID, "cloud.token: required")
 	}
 	return nil
 }
@@ -430,21 +430,21 @@ func (cl *CloudConfig) validate() error {
 // printers by id.
 func (c *Config) validatePrinters() (map[string]*PrinterConfig, error) {
 	if len(c.Printers) == 0 && !c.Cluster.IsWitness() {
-		return nil, Errorf(EINVALID, "printers: at least one [[printers]] entry is required")
+		return nil, storeprint.Errorf(storeprint.EINVALID, "printers: at least one [[printers]] entry is required")
 	}
 	printers := map[string]*PrinterConfig{}
 	for i := range c.Printers {
 		p := &c.Printers[i]
 		key := fmt.Sprintf("printers[%d]", i)
 		if p.ID == "" {
-			return nil, Errorf(EINVALID, "%s.id: required", key)
+			return nil, storeprint.Errorf(storeprint.EINVALID, "%s.id: required", key)
 		}
 		if !storeprint.ValidID(p.ID) {
-			return nil, Errorf(EINVALID, "%s.id: %q must be 1-64 characters of letters, digits, '-', '_' or '.'", key, p.ID)
+			return nil, storeprint.Errorf(storeprint.EINVALID, "%s.id: %q must be 1-64 characters of letters, digits, '-', '_' or '.'", key, p.ID)
 		}
 		key = fmt.Sprintf("printers[%d] (id %q)", i, p.ID)
 		if printers[p.ID] != nil {
-			return nil, Errorf(EINVALID, "%s.id: duplicate printer id %q", key, p.ID)
+			return nil, storeprint.Errorf(storeprint.EINVALID, "%s.id: duplicate printer id %q", key, p.ID)
 		}
 		printers[p.ID] = p
 		if err := p.validate(key); err != nil {
@@ -469,14 +469,14 @@ func validateBackups(i int, p *PrinterConfig, printers map[string]*PrinterConfig
 		return nil
 	}
 	if printers[p.Backup] == nil {
-		return Errorf(EINVALID, "printers[%d] (id %q).backup: no printer with id %q", i, p.ID, p.Backup)
+		return storeprint.Errorf(storeprint.EINVALID, "printers[%d] (id %q).backup: no printer with id %q", i, p.ID, p.Backup)
 	}
 	seen := map[string]bool{p.ID: true}
 	path := []string{p.ID}
 	for b := p.Backup; b != ""; b = printers[b].Backup {
 		path = append(path, b)
 		if seen[b] {
-			return Errorf(EINVALID, "printers[%d] (id %q).backup: backup cycle %s", i, p.ID, strings.Join(path, " -> "))
+			return storeprint.Errorf(storeprint.EINVALID, "printers[%d] (id %q).backup: backup cycle %s", i, p.ID, strings.Join(path, " -> "))
 		}
 		seen[b] = true
 	}
@@ -487,23 +487,23 @@ func validateBackups(i int, p *PrinterConfig, printers map[string]*PrinterConfig
 // and displays they name.
 func (c *Config) validateStations(printers map[string]*PrinterConfig) error {
 	if len(c.Stations) == 0 && !c.Cluster.IsWitness() {
-		return Errorf(EINVALID, "stations: at least one [[stations]] entry is required")
+		return storeprint.Errorf(storeprint.EINVALID, "stations: at least one [[stations]] entry is required")
 	}
 	stations := map[string]bool{}
 	for i, s := range c.Stations {
 		key := fmt.Sprintf("stations[%d]", i)
 		if !storeprint.ValidID(s.Name) {
-			return Errorf(EINVALID, "%s.name: %q must be 1-64 characters of letters, digits, '-', '_' or '.'", key, s.Name)
+			return storeprint.Errorf(storeprint.EINVALID, "%s.name: %q must be 1-64 characters of letters, digits, '-', '_' or '.'", key, s.Name)
 		}
 		if stations[s.Name] {
-			return Errorf(EINVALID, "%s.name: duplicate station %q", key, s.Name)
+			return storeprint.Errorf(storeprint.EINVALID, "%s.name: duplicate station %q", key, s.Name)
 		}
 		stations[s.Name] = true
 		if err := c.validateTarget(key, s, printers); err != nil {
 			return err
 		}
 		if s.StaleAfter.Duration < 0 {
-			return Errorf(EINVALID, "%s (name %q).stale_after: must not be negative", key, s.Name)
+			return storeprint.Errorf(storeprint.EINVALID, "%s (name %q).stale_after: must not be negative", key, s.Name)
 		}
 	}
 	return nil
@@ -511,35 +511,35 @@ func (c *Config) validateStations(printers map[string]*PrinterConfig) error {
 
 func (p *PrinterConfig) validate(key string) error {
 	if p.Driver == "" {
-		return Errorf(EINVALID, "%s.driver: required (one of %s)", key, strings.Join(DriverNames(), ", "))
+		return storeprint.Errorf(storeprint.EINVALID, "%s.driver: required (one of %s)", key, strings.Join(DriverNames(), ", "))
 	}
 	dc := driverConfig(p.Driver)
 	if dc == nil {
-		return Errorf(EINVALID, "%s.driver: unknown driver %q (one of %s)", key, p.Driver, strings.Join(DriverNames(), ", "))
+		return storeprint.Errorf(storeprint.EINVALID, "%s.driver: unknown driver %q (one of %s)", key, p.Driver, strings.Join(DriverNames(), ", "))
 	}
 	if err := dc.Validate(key, p); err != nil {
 		return err
 	}
 	if !contains(Encodings, p.Encoding) {
-		return Errorf(EINVALID, "%s.encoding: unknown encoding %q (one of %s)", key, p.Encoding, strings.Join(Encodings, ", "))
+		return storeprint.Errorf(storeprint.EINVALID, "%s.encoding: unknown encoding %q (one of %s)", key, p.Encoding, strings.Join(Encodings, ", "))
 	}
 	if p.OnUncertain != "hold" && p.OnUncertain != "reprint" {
-		return Errorf(EINVALID, "%s.on_uncertain: %q is not hold or reprint", key, p.OnUncertain)
+		return storeprint.Errorf(storeprint.EINVALID, "%s.on_uncertain: %q is not hold or reprint", key, p.OnUncertain)
 	}
 	if p.Backup == p.ID {
-		return Errorf(EINVALID, "%s.backup: a printer cannot be its own backup", key)
+		return storeprint.Errorf(storeprint.EINVALID, "%s.backup: a printer cannot be its own backup", key)
 	}
 	if p.Width < 16 || p.Width > 80 {
-		return Errorf(EINVALID, "%s.width: %d is not between 16 and 80", key, p.Width)
+		return storeprint.Errorf(storeprint.EINVALID, "%s.width: %d is not between 16 and 80", key, p.Width)
 	}
 	if p.FailoverAttempts < 1 {
-		return Errorf(EINVALID, "%s.failover_attempts: must be at least 1", key)
+		return storeprint.Errorf(storeprint.EINVALID, "%s.failover_attempts: must be at least 1", key)
 	}
 	if p.SuspectAfter < 1 || p.SuspectAfter > 100 {
-		return Errorf(EINVALID, "%s.suspect_after: %d is not between 1 and 100", key, p.SuspectAfter)
+		return storeprint.Errorf(storeprint.EINVALID, "%s.suspect_after: %d is not between 1 and 100", key, p.SuspectAfter)
 	}
 	if p.ConnectTimeout.Duration < 0 || p.ConfirmTimeout.Duration < 0 || p.FailbackAfter.Duration < 0 || p.FailoverAfter.Duration < 0 {
-		return Errorf(EINVALID, "%s: durations must not be negative", key)
+		return storeprint.Errorf(storeprint.EINVALID, "%s: durations must not be negative", key)
 	}
 	return nil
 }
@@ -557,24 +557,24 @@ func contains(list []string, s string) bool {
 func (c *Config) validateLAN() error {
 	for i, o := range c.AllowedOrigins {
 		if err := checkOrigin(o); err != nil {
-			return Errorf(EINVALID, "allowed_origins[%d]: %q %s", i, o, err.Error())
+			return storeprint.Errorf(storeprint.EINVALID, "allowed_origins[%d]: %q %s", i, o, err.Error())
 		}
 	}
 	for i, h := range c.Hostnames {
 		if h == "" || strings.ContainsAny(h, ":/ ") || h != strings.TrimSpace(h) {
-			return Errorf(EINVALID, "hostnames[%d]: %q must be a host name like gateway.local, without scheme or port", i, h)
+			return storeprint.Errorf(storeprint.EINVALID, "hostnames[%d]: %q must be a host name like gateway.local, without scheme or port", i, h)
 		}
 	}
 	switch c.TLS {
 	case "", TLSSelfSigned:
 	default:
-		return Errorf(EINVALID, "tls: %q is not %q (or leave it out and set tls_cert and tls_key)", c.TLS, TLSSelfSigned)
+		return storeprint.Errorf(storeprint.EINVALID, "tls: %q is not %q (or leave it out and set tls_cert and tls_key)", c.TLS, TLSSelfSigned)
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
-		return Errorf(EINVALID, "tls_cert and tls_key: set both or neither")
+		return storeprint.Errorf(storeprint.EINVALID, "tls_cert and tls_key: set both or neither")
 	}
 	if c.TLSCert != "" && c.TLS != "" {
-		return Errorf(EINVALID, "tls: %q does not combine with tls_cert and tls_key; use one or the other", c.TLS)
+		return storeprint.Errorf(storeprint.EINVALID, "tls: %q does not combine with tls_cert and tls_key; use one or the other", c.TLS)
 	}
 	return nil
 }

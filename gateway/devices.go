@@ -72,7 +72,7 @@ func deviceSnapshot(d *Device) string {
 
 func checkDeviceName(name string) error {
 	if strings.TrimSpace(name) == "" {
-		return Errorf(EINVALID, "name is required: what the device is called (\"counter 1\", \"kitchen tablet\")")
+		return storeprint.Errorf(storeprint.EINVALID, "name is required: what the device is called (\"counter 1\", \"kitchen tablet\")")
 	}
 	return storeprint.CheckText("name", name, MaxDeviceNameLen)
 }
@@ -88,7 +88,7 @@ func (g *Gateway) AddDevice(ctx context.Context, role storeprint.Role, name stri
 // one display.
 func (g *Gateway) AddDisplayDevice(ctx context.Context, role storeprint.Role, name, display string, a Actor) (*Device, string, error) {
 	if !role.Valid() {
-		return nil, "", Errorf(EINVALID, "role %q is not one of %s", role, storeprint.RoleList())
+		return nil, "", storeprint.Errorf(storeprint.EINVALID, "role %q is not one of %s", role, storeprint.RoleList())
 	}
 	if err := g.checkDisplayRole(role, display); err != nil {
 		return nil, "", err
@@ -134,7 +134,7 @@ func (g *Gateway) Devices(ctx context.Context) ([]*Device, error) {
 // refused from the moment the revocation is durable.
 func (g *Gateway) AuthenticateDevice(ctx context.Context, token string) (*Device, error) {
 	if !strings.HasPrefix(token, DeviceTokenPrefix) {
-		return nil, Errorf(EUNAUTHORIZED, "invalid token")
+		return nil, storeprint.Errorf(storeprint.EUNAUTHORIZED, "invalid token")
 	}
 	var d *Device
 	err := g.store.View(ctx, func(tx ReadTx) error {
@@ -143,7 +143,7 @@ func (g *Gateway) AuthenticateDevice(ctx context.Context, token string) (*Device
 		return err
 	})
 	if isNotFound(err) {
-		return nil, Errorf(EUNAUTHORIZED, "invalid token")
+		return nil, storeprint.Errorf(storeprint.EUNAUTHORIZED, "invalid token")
 	}
 	return d, err
 }
@@ -231,11 +231,11 @@ func (g *Gateway) Device(ctx context.Context, deviceID string) (*Device, error) 
 func (g *Gateway) checkDisplayRole(role storeprint.Role, display string) error {
 	switch {
 	case role == storeprint.RoleDisplay && display == "":
-		return Errorf(EINVALID, "display is required for role display: the id of the screen the device is")
+		return storeprint.Errorf(storeprint.EINVALID, "display is required for role display: the id of the screen the device is")
 	case role != storeprint.RoleDisplay && display != "":
-		return Errorf(EINVALID, "display is only for role display")
+		return storeprint.Errorf(storeprint.EINVALID, "display is only for role display")
 	case display != "" && !g.isDisplay(display):
-		return Errorf(EINVALID, "display %q is not a configured display", display)
+		return storeprint.Errorf(storeprint.EINVALID, "display %q is not a configured display", display)
 	}
 	return nil
 }

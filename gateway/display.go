@@ -95,7 +95,7 @@ func (g *Gateway) isDisplay(id string) bool { return g.displays[id] != nil }
 func (g *Gateway) displayOf(id string) (*displayState, error) {
 	d := g.displays[id]
 	if d == nil {
-		return nil, Errorf(ENOTFOUND, "display %q not found", id)
+		return nil, storeprint.Errorf(storeprint.ENOTFOUND, "display %q not found", id)
 	}
 	return d, nil
 }
@@ -217,7 +217,7 @@ func (g *Gateway) DisplayHeard(ctx context.Context, id string) error {
 		g.changes.signal()
 	}
 	if back {
-		if _, err := g.Failback(ctx, id, "gateway", "the screen is back and its failover was acknowledged", true); err != nil && ErrorCode(err) != ECONFLICT {
+		if _, err := g.Failback(ctx, id, "gateway", "the screen is back and its failover was acknowledged", true); err != nil && storeprint.ErrorCode(err) != storeprint.ECONFLICT {
 			return err
 		}
 	}
@@ -297,7 +297,7 @@ func (g *Gateway) Shown(ctx context.Context, id string, taskNos []string) (int, 
 		return 0, err
 	}
 	if len(taskNos) > maxDisplayTickets {
-		return 0, Errorf(EINVALID, "shown: %d tickets; a screen reports at most %d at once", len(taskNos), maxDisplayTickets)
+		return 0, storeprint.Errorf(storeprint.EINVALID, "shown: %d tickets; a screen reports at most %d at once", len(taskNos), maxDisplayTickets)
 	}
 	var any bool
 	if err := g.store.View(ctx, func(tx ReadTx) error {
@@ -409,7 +409,7 @@ func (g *Gateway) Bump(ctx context.Context, taskNo string, a DisplayAction) (*Ta
 			if g.isDisplay(t.PrinterID) {
 				where = "display " + t.PrinterID
 			}
-			return Errorf(ECONFLICT, "task %s is not on display %s (it is on %s, %s)", t.TaskNo, a.DisplayID, where, t.Status)
+			return storeprint.Errorf(storeprint.ECONFLICT, "task %s is not on display %s (it is on %s, %s)", t.TaskNo, a.DisplayID, where, t.Status)
 		}
 		switch t.Status {
 		case storeprint.StatusQueued, storeprint.StatusRetryWait:
@@ -418,7 +418,7 @@ func (g *Gateway) Bump(ctx context.Context, taskNo string, a DisplayAction) (*Ta
 			}
 		case storeprint.StatusPrinting:
 		default:
-			return Errorf(ECONFLICT, "task %s is %s; only a ticket on the screen can be bumped", t.TaskNo, t.Status)
+			return storeprint.Errorf(storeprint.ECONFLICT, "task %s is %s; only a ticket on the screen can be bumped", t.TaskNo, t.Status)
 		}
 		before := taskSnapshot(t)
 		r, err := tx.Receipt(t.TaskNo, t.Attempt)
@@ -485,7 +485,7 @@ func (g *Gateway) Recall(ctx context.Context, taskNo string, a DisplayAction) (*
 		}
 		out = t
 		if t.Status != storeprint.StatusDone || t.PrinterID != a.DisplayID {
-			return Errorf(ECONFLICT, "task %s was not bumped on display %s (it is %s on %s); only a bumped ticket can be recalled", t.TaskNo, a.DisplayID, t.Status, t.PrinterID)
+			return storeprint.Errorf(storeprint.ECONFLICT, "task %s was not bumped on display %s (it is %s on %s); only a bumped ticket can be recalled", t.TaskNo, a.DisplayID, t.Status, t.PrinterID)
 		}
 		if t.RecalledAt == nil {
 			t.RecalledAt = &now

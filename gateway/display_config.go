@@ -50,35 +50,35 @@ func (c *Config) validateDisplays(printers map[string]*PrinterConfig) error {
 		d := &c.Displays[i]
 		key := fmt.Sprintf("displays[%d]", i)
 		if d.ID == "" {
-			return Errorf(EINVALID, "%s.id: required", key)
+			return storeprint.Errorf(storeprint.EINVALID, "%s.id: required", key)
 		}
 		if !storeprint.ValidID(d.ID) {
-			return Errorf(EINVALID, "%s.id: %q must be 1-64 characters of letters, digits, '-', '_' or '.'", key, d.ID)
+			return storeprint.Errorf(storeprint.EINVALID, "%s.id: %q must be 1-64 characters of letters, digits, '-', '_' or '.'", key, d.ID)
 		}
 		key = fmt.Sprintf("displays[%d] (id %q)", i, d.ID)
 		if seen[d.ID] {
-			return Errorf(EINVALID, "%s.id: duplicate display id %q", key, d.ID)
+			return storeprint.Errorf(storeprint.EINVALID, "%s.id: duplicate display id %q", key, d.ID)
 		}
 		if printers[d.ID] != nil {
-			return Errorf(EINVALID, "%s.id: %q is a printer's id too; a display needs an id of its own", key, d.ID)
+			return storeprint.Errorf(storeprint.EINVALID, "%s.id: %q is a printer's id too; a display needs an id of its own", key, d.ID)
 		}
 		seen[d.ID] = true
 		if d.Backup != "" && printers[d.Backup] == nil {
-			return Errorf(EINVALID, "%s.backup: no printer with id %q", key, d.Backup)
+			return storeprint.Errorf(storeprint.EINVALID, "%s.backup: no printer with id %q", key, d.Backup)
 		}
 		for _, v := range []struct {
 			name string
 			d    time.Duration
 		}{{"offline_after", d.OfflineAfter.Duration}, {"amber_after", d.AmberAfter.Duration}, {"red_after", d.RedAfter.Duration}} {
 			if v.d <= 0 {
-				return Errorf(EINVALID, "%s.%s: %s is not a positive duration", key, v.name, FormatDuration(v.d))
+				return storeprint.Errorf(storeprint.EINVALID, "%s.%s: %s is not a positive duration", key, v.name, FormatDuration(v.d))
 			}
 		}
 		if d.OfflineAfter.Duration < time.Second {
-			return Errorf(EINVALID, "%s.offline_after: %s is under 1s; a screen reports every second at most", key, FormatDuration(d.OfflineAfter.Duration))
+			return storeprint.Errorf(storeprint.EINVALID, "%s.offline_after: %s is under 1s; a screen reports every second at most", key, FormatDuration(d.OfflineAfter.Duration))
 		}
 		if d.RedAfter.Duration <= d.AmberAfter.Duration {
-			return Errorf(EINVALID, "%s.red_after: %s must be longer than amber_after (%s)", key, FormatDuration(d.RedAfter.Duration), FormatDuration(d.AmberAfter.Duration))
+			return storeprint.Errorf(storeprint.EINVALID, "%s.red_after: %s must be longer than amber_after (%s)", key, FormatDuration(d.RedAfter.Duration), FormatDuration(d.AmberAfter.Duration))
 		}
 	}
 	return nil
@@ -90,15 +90,15 @@ func (c *Config) validateTarget(key string, s StationConfig, printers map[string
 	key = fmt.Sprintf("%s (name %q)", key, s.Name)
 	switch {
 	case s.Printer != "" && s.Display != "":
-		return Errorf(EINVALID, "%s: printer = %q and display = %q; a station has a printer or a display, not both", key, s.Printer, s.Display)
+		return storeprint.Errorf(storeprint.EINVALID, "%s: printer = %q and display = %q; a station has a printer or a display, not both", key, s.Printer, s.Display)
 	case s.Display != "":
 		if c.display(s.Display) == nil {
-			return Errorf(EINVALID, "%s.display: no display with id %q", key, s.Display)
+			return storeprint.Errorf(storeprint.EINVALID, "%s.display: no display with id %q", key, s.Display)
 		}
 	case s.Printer == "":
-		return Errorf(EINVALID, "%s.printer: required (or display = the id of a [[displays]] entry)", key)
+		return storeprint.Errorf(storeprint.EINVALID, "%s.printer: required (or display = the id of a [[displays]] entry)", key)
 	case printers[s.Printer] == nil:
-		return Errorf(EINVALID, "%s.printer: no printer with id %q", key, s.Printer)
+		return storeprint.Errorf(storeprint.EINVALID, "%s.printer: no printer with id %q", key, s.Printer)
 	}
 	return nil
 }

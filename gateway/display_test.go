@@ -129,10 +129,10 @@ func TestGateway_Bump(t *testing.T) {
 		t.Parallel()
 		g, _, _ := setupDisplay(t)
 		no := postHot(t, g, "1")
-		if _, err := g.Bump(ctx, no, gateway.DisplayAction{DisplayID: "kds-cold", Operator: "admin"}); gateway.ErrorCode(err) != gateway.ENOTFOUND {
+		if _, err := g.Bump(ctx, no, gateway.DisplayAction{DisplayID: "kds-cold", Operator: "admin"}); storeprint.ErrorCode(err) != storeprint.ENOTFOUND {
 			t.Fatalf("got %v, want not found", err)
 		}
-		if _, err := g.Recall(ctx, no, at); gateway.ErrorCode(err) != gateway.ECONFLICT {
+		if _, err := g.Recall(ctx, no, at); storeprint.ErrorCode(err) != storeprint.ECONFLICT {
 			t.Fatalf("recall of a ticket not bumped: got %v, want a conflict", err)
 		}
 	})

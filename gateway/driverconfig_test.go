@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 )
 
@@ -19,7 +20,7 @@ func (labelConfig) Defaults(p *gateway.PrinterConfig) {
 
 func (labelConfig) Validate(key string, p *gateway.PrinterConfig) error {
 	if !strings.HasPrefix(p.Address, "label://") {
-		return gateway.Errorf(gateway.EINVALID, "%s.address: %q is not a label:// address", key, p.Address)
+		return storeprint.Errorf(storeprint.EINVALID, "%s.address: %q is not a label:// address", key, p.Address)
 	}
 	return nil
 }

@@ -212,7 +212,7 @@ func (g *Gateway) AckFailover(ctx context.Context, id, operator, reason string) 
 func (g *Gateway) Failback(ctx context.Context, id, operator, reason string, force bool) (*Failover, error) {
 	if w := g.workers[id]; w != nil && !force {
 		if word, bad := w.troubleWord(); bad {
-			return nil, Errorf(ECONFLICT, "printer %s still reports trouble (%s): move back once it prints again, or force it", id, storeprint.Say(word, "en"))
+			return nil, storeprint.Errorf(storeprint.ECONFLICT, "printer %s still reports trouble (%s): move back once it prints again, or force it", id, storeprint.Say(word, "en"))
 		}
 	}
 	if d := g.displays[id]; d != nil && !force {
@@ -220,12 +220,12 @@ func (g *Gateway) Failback(ctx context.Context, id, operator, reason string, for
 		online := d.online(g.clock.Mono())
 		g.mu.Unlock()
 		if !online {
-			return nil, Errorf(ECONFLICT, "display %s is still silent: move back once the screen is on again, or force it", id)
+			return nil, storeprint.Errorf(storeprint.ECONFLICT, "display %s is still silent: move back once the screen is on again, or force it", id)
 		}
 	}
 	return g.changeFailover(ctx, id, storeprint.ActionFailback, operator, reason, func(f *Failover) error {
 		if !f.Active {
-			return Errorf(ECONFLICT, "printer %q is not failed over", id)
+			return storeprint.Errorf(storeprint.ECONFLICT, "printer %q is not failed over", id)
 		}
 		f.Active = false
 		return nil
@@ -234,10 +234,10 @@ func (g *Gateway) Failback(ctx context.Context, id, operator, reason string, for
 
 func (g *Gateway) changeFailover(ctx context.Context, id string, action storeprint.AuditAction, operator, reason string, change func(*Failover) error) (*Failover, error) {
 	if g.pcfg[id] == nil && !g.isDisplay(id) {
-		return nil, Errorf(ENOTFOUND, "printer %q not found", id)
+		return nil, storeprint.Errorf(storeprint.ENOTFOUND, "printer %q not found", id)
 	}
 	if operator == "" {
-		return nil, Errorf(EINVALID, "operator is required")
+		return nil, storeprint.Errorf(storeprint.EINVALID, "operator is required")
 	}
 	var out *Failover
 	var wake []string
@@ -247,7 +247,7 @@ func (g *Gateway) changeFailover(ctx context.Context, id string, action storepri
 			return err
 		}
 		if f == nil {
-			return Errorf(ECONFLICT, "printer %q has no failover", id)
+			return storeprint.Errorf(storeprint.ECONFLICT, "printer %q has no failover", id)
 		}
 		before := *f
 		if err := change(f); err != nil {

@@ -48,7 +48,7 @@ func (e *fenceError) Is(target error) bool { return target == errFenced }
 // printing it now.
 func (g *Gateway) mayPrint(tx ReadTx, t *Task) error {
 	if err := g.checkNotVoided(tx, t); err != nil {
-		return &fenceError{voided, ErrorMessage(err)}
+		return &fenceError{voided, storeprint.ErrorMessage(err)}
 	}
 	if p, _ := g.route(t.Station); t.Station != "" && p != t.PrinterID {
 		return &fenceError{rerouted, fmt.Sprintf("station %s now prints on %s", t.Station, p)}
@@ -71,7 +71,7 @@ func (g *Gateway) checkNotVoided(tx ReadTx, t *Task) error {
 		return err
 	}
 	if o.Voided {
-		return Errorf(ECONFLICT, "order %s was voided: its tickets are not printed again", t.OrderID)
+		return storeprint.Errorf(storeprint.ECONFLICT, "order %s was voided: its tickets are not printed again", t.OrderID)
 	}
 	return nil
 }

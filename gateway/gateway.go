@@ -355,7 +355,7 @@ func (g *Gateway) Printers(ctx context.Context) ([]PrinterInfo, error) {
 	var out []PrinterInfo
 	storage := ""
 	if err := g.store.Health(); err != nil {
-		storage = ErrorMessage(err)
+		storage = storeprint.ErrorMessage(err)
 	}
 	err := g.store.View(ctx, func(tx ReadTx) error {
 		for _, pc := range g.cfg.Printers {
@@ -443,7 +443,7 @@ func (g *Gateway) Task(ctx context.Context, taskNo string) (*Task, error) {
 // Tasks lists tasks in a status (every task when status is empty).
 func (g *Gateway) Tasks(ctx context.Context, status storeprint.Status, limit int) ([]*Task, error) {
 	if status != "" && !status.Valid() {
-		return nil, Errorf(EINVALID, "status %q is not one of queued, printing, retry_wait, done, failed, attention_required, cancelled", status)
+		return nil, storeprint.Errorf(storeprint.EINVALID, "status %q is not one of queued, printing, retry_wait, done, failed, attention_required, cancelled", status)
 	}
 	var out []*Task
 	err := g.store.View(ctx, func(tx ReadTx) error {
@@ -482,7 +482,7 @@ func (g *Gateway) Receipts(ctx context.Context, taskNo string) ([]*Receipt, erro
 
 func newToken() string { return storeprint.RandomHex(16) }
 
-func isNotFound(err error) bool { return ErrorCode(err) == ENOTFOUND }
+func isNotFound(err error) bool { return storeprint.ErrorCode(err) == storeprint.ENOTFOUND }
 
 // Audit returns audit entries after seq.
 func (g *Gateway) Audit(ctx context.Context, after uint64, limit int) ([]*AuditEntry, error) {

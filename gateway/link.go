@@ -220,12 +220,12 @@ func (g *Gateway) ApplyDown(ctx context.Context, cmds []sync.Command, through ui
 			continue
 		}
 		if err := g.applyCommand(ctx, c); err != nil {
-			switch ErrorCode(err) {
-			case EINVALID, ENOTFOUND, ECONFLICT:
+			switch storeprint.ErrorCode(err) {
+			case storeprint.EINVALID, storeprint.ENOTFOUND, storeprint.ECONFLICT:
 				// Refused for good: HQ is told why (an audit entry the link
 				// replays), and the cursor moves past it.
-				g.log.Warn("cloud command not applied", "seq", c.Seq, "kind", c.Kind, "task_no", c.TaskNo, "err", ErrorMessage(err))
-				if err := g.refuseCommand(ctx, c, ErrorMessage(err)); err != nil {
+				g.log.Warn("cloud command not applied", "seq", c.Seq, "kind", c.Kind, "task_no", c.TaskNo, "err", storeprint.ErrorMessage(err))
+				if err := g.refuseCommand(ctx, c, storeprint.ErrorMessage(err)); err != nil {
 					return cursor, err
 				}
 			default:
@@ -274,7 +274,7 @@ func (g *Gateway) applyCommand(ctx context.Context, c sync.Command) error {
 	case storeprint.CommandOrder:
 		var o storeprint.Order
 		if err := json.Unmarshal(c.Order, &o); err != nil {
-			return Errorf(EINVALID, "cloud order %d: %v", c.Seq, err)
+			return storeprint.Errorf(storeprint.EINVALID, "cloud order %d: %v", c.Seq, err)
 		}
 		// Accepting is idempotent by order_id, so a replay after a crash
 		// between accepting and moving the cursor prints nothing twice.
@@ -319,7 +319,7 @@ func (g *Gateway) applyCommand(ctx context.Context, c sync.Command) error {
 		}
 		return err
 	}
-	return Errorf(EINVALID, "unknown cloud command %q", c.Kind)
+	return storeprint.Errorf(storeprint.EINVALID, "unknown cloud command %q", c.Kind)
 }
 
 // PrinterStatuses returns the printers as the sync link reports them.

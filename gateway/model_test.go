@@ -412,7 +412,7 @@ func (m *model) post(t *rapid.T) {
 	res, created, err := m.g.AcceptOrder(context.Background(), o, storeprint.SourcePOS)
 	prev, seen := m.content[id]
 	switch {
-	case err != nil && gateway.ErrorCode(err) == gateway.ECONFLICT:
+	case err != nil && storeprint.ErrorCode(err) == storeprint.ECONFLICT:
 		if !seen || prev == o.Digest() {
 			t.Fatalf("post %s: got conflict for %s", id, map[bool]string{false: "a new order", true: "the same content"}[seen])
 		}
@@ -440,7 +440,7 @@ func (m *model) void(t *rapid.T) {
 	id := rapid.SampledFrom(orderIDs).Draw(t, "order")
 	_, err := m.g.Void(context.Background(), id, gateway.Actor{Operator: "amy", Reason: "guest left"})
 	if _, seen := m.content[id]; !seen {
-		if gateway.ErrorCode(err) != gateway.ENOTFOUND {
+		if storeprint.ErrorCode(err) != storeprint.ENOTFOUND {
 			t.Fatalf("void of an unknown order: got %v, want not found", err)
 		}
 		return
@@ -481,7 +481,7 @@ func (m *model) retry(t *rapid.T) {
 	if err == nil && res.Changed && voided {
 		t.Fatalf("make-up print of %s accepted although order %s was voided", task.TaskNo, task.OrderID)
 	}
-	if err != nil && gateway.ErrorCode(err) != gateway.ECONFLICT {
+	if err != nil && storeprint.ErrorCode(err) != storeprint.ECONFLICT {
 		t.Fatalf("retry %s: %v", task.TaskNo, err)
 	}
 }
@@ -494,7 +494,7 @@ func (m *model) reprint(t *rapid.T) {
 	}
 	cp, err := m.g.Reprint(context.Background(), task.TaskNo, gateway.Actor{Operator: "amy", Reason: "dropped it"})
 	if _, voided := m.voidedAt[task.OrderID]; voided {
-		if gateway.ErrorCode(err) != gateway.ECONFLICT || !strings.Contains(gateway.ErrorMessage(err), "voided") {
+		if storeprint.ErrorCode(err) != storeprint.ECONFLICT || !strings.Contains(storeprint.ErrorMessage(err), "voided") {
 			t.Fatalf("copy of %s of voided order %s: got %v, want a conflict naming the void", task.TaskNo, task.OrderID, err)
 		}
 		return
@@ -520,7 +520,7 @@ func (m *model) resolve(t *rapid.T) {
 func (m *model) printStale(t *rapid.T) {
 	m.next()
 	st := rapid.SampledFrom(stations).Draw(t, "station")
-	if _, err := m.g.PrintStale(context.Background(), st, gateway.Actor{Operator: "amy", Reason: "late"}); err != nil && gateway.ErrorCode(err) != gateway.ECONFLICT {
+	if _, err := m.g.PrintStale(context.Background(), st, gateway.Actor{Operator: "amy", Reason: "late"}); err != nil && storeprint.ErrorCode(err) != storeprint.ECONFLICT {
 		t.Fatalf("print stale %s: %v", st, err)
 	}
 }
@@ -528,7 +528,7 @@ func (m *model) printStale(t *rapid.T) {
 func (m *model) acknowledge(t *rapid.T) {
 	m.next()
 	id := rapid.SampledFrom([]string{"hot-1", "pass-1", "kds-cold"}).Draw(t, "printer")
-	if _, err := m.g.AckFailover(context.Background(), id, "amy", "seen"); err != nil && gateway.ErrorCode(err) != gateway.ECONFLICT {
+	if _, err := m.g.AckFailover(context.Background(), id, "amy", "seen"); err != nil && storeprint.ErrorCode(err) != storeprint.ECONFLICT {
 		t.Fatalf("acknowledge: %v", err)
 	}
 }
@@ -537,7 +537,7 @@ func (m *model) failback(t *rapid.T) {
 	m.next()
 	id := rapid.SampledFrom([]string{"hot-1", "pass-1", "kds-cold"}).Draw(t, "printer")
 	force := rapid.Bool().Draw(t, "force")
-	if _, err := m.g.Failback(context.Background(), id, "amy", "fixed", force); err != nil && gateway.ErrorCode(err) != gateway.ECONFLICT {
+	if _, err := m.g.Failback(context.Background(), id, "amy", "fixed", force); err != nil && storeprint.ErrorCode(err) != storeprint.ECONFLICT {
 		t.Fatalf("failback: %v", err)
 	}
 }
@@ -629,7 +629,7 @@ func (m *model) bump(t *rapid.T) {
 			m.bumped[task.TaskNo] = true
 		}
 		delete(m.recalled, task.TaskNo) // a recalled ticket bumped again is put away
-	case gateway.ErrorCode(err) == gateway.ECONFLICT:
+	case storeprint.ErrorCode(err) == storeprint.ECONFLICT:
 		if task.PrinterID == "kds-cold" && task.Status.Open() {
 			t.Fatalf("bump of %s (%s on the screen) refused: %v", task.TaskNo, task.Status, err)
 		}
@@ -652,7 +652,7 @@ func (m *model) recall(t *rapid.T) {
 			t.Fatalf("recall of %s (%s, bumped %t) accepted", task.TaskNo, got.Status, m.bumped[task.TaskNo])
 		}
 		m.recalled[task.TaskNo] = true
-	case gateway.ErrorCode(err) != gateway.ECONFLICT:
+	case storeprint.ErrorCode(err) != storeprint.ECONFLICT:
 		t.Fatalf("recall %s: %v", task.TaskNo, err)
 	}
 }

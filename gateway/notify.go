@@ -88,7 +88,7 @@ func (s notifyingStore) Update(ctx context.Context, fn func(Tx) error) error {
 			}
 		}
 	}
-	if err == nil || ErrorCode(err) == EUNAVAILABLE {
+	if err == nil || storeprint.ErrorCode(err) == storeprint.EUNAVAILABLE {
 		s.c.signal() // a change, or storage trouble people must see
 	}
 	return err

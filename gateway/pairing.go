@@ -55,7 +55,7 @@ func NewPairing(now func() time.Time) *Pairing {
 // of role want: an admin any role, staff POS devices only.
 func MayPair(by, want storeprint.Role) error {
 	if !want.Valid() {
-		return Errorf(EINVALID, "role %q is not one of %s", want, storeprint.RoleList())
+		return storeprint.Errorf(storeprint.EINVALID, "role %q is not one of %s", want, storeprint.RoleList())
 	}
 	switch {
 	case by == storeprint.RoleAdmin:
@@ -63,9 +63,9 @@ func MayPair(by, want storeprint.Role) error {
 	case by == storeprint.RoleStaff && (want == storeprint.RolePOS || want == storeprint.RoleDisplay):
 		return nil
 	case by == storeprint.RoleStaff:
-		return Errorf(EFORBIDDEN, "a staff token may pair pos and display devices only; pairing a %s device needs an admin token", want)
+		return storeprint.Errorf(storeprint.EFORBIDDEN, "a staff token may pair pos and display devices only; pairing a %s device needs an admin token", want)
 	}
-	return Errorf(EFORBIDDEN, "pairing a device needs a staff or admin token")
+	return storeprint.Errorf(storeprint.EFORBIDDEN, "pairing a device needs a staff or admin token")
 }
 
 // Create issues a new code for a device of the role. name may be empty:
@@ -78,7 +78,7 @@ func (p *Pairing) Create(role storeprint.Role, name, by string) (*PairingCode, e
 // (checked by Gateway.CheckPairing).
 func (p *Pairing) CreateFor(role storeprint.Role, name, display, by string) (*PairingCode, error) {
 	if !role.Valid() {
-		return nil, Errorf(EINVALID, "role %q is not one of %s", role, storeprint.RoleList())
+		return nil, storeprint.Errorf(storeprint.EINVALID, "role %q is not one of %s", role, storeprint.RoleList())
 	}
 	if name != "" {
 		if err := checkDeviceName(name); err != nil {
@@ -90,7 +90,7 @@ func (p *Pairing) CreateFor(role storeprint.Role, name, display, by string) (*Pa
 	now := p.now()
 	p.expire(now)
 	if len(p.codes) >= PairingMaxLive {
-		return nil, Errorf(ECONFLICT, "%d pairing codes are waiting already; use one or wait until they expire", len(p.codes))
+		return nil, storeprint.Errorf(storeprint.ECONFLICT, "%d pairing codes are waiting already; use one or wait until they expire", len(p.codes))
 	}
 	c := &PairingCode{Role: role, Name: name, Display: display, ExpiresAt: now.Add(PairingCodeTTL).UTC(), CreatedBy: by}
 	for {
@@ -126,7 +126,7 @@ func (p *Pairing) Redeem(code, from string) (*PairingCode, error) {
 			}
 			live.wrong[from]++
 		}
-		return nil, Errorf(EUNAUTHORIZED, "wrong, used or expired pairing code")
+		return nil, storeprint.Errorf(storeprint.EUNAUTHORIZED, "wrong, used or expired pairing code")
 	}
 	delete(p.codes, code)
 	return c, nil

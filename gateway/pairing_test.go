@@ -32,7 +32,7 @@ func TestPairing_Redeem(t *testing.T) {
 		p, _ := setup()
 		c, _ := p.Create(storeprint.RolePOS, "", "admin")
 		p.Redeem(c.Code, "192.0.2.1")
-		if _, err := p.Redeem(c.Code, "192.0.2.1"); gateway.ErrorCode(err) != gateway.EUNAUTHORIZED {
+		if _, err := p.Redeem(c.Code, "192.0.2.1"); storeprint.ErrorCode(err) != storeprint.EUNAUTHORIZED {
 			t.Fatalf("second use: got %v, want unauthorized", err)
 		}
 	})
@@ -40,7 +40,7 @@ func TestPairing_Redeem(t *testing.T) {
 		p, now := setup()
 		c, _ := p.Create(storeprint.RoleStaff, "", "admin")
 		*now = now.Add(gateway.PairingCodeTTL)
-		if _, err := p.Redeem(c.Code, "192.0.2.1"); gateway.ErrorCode(err) != gateway.EUNAUTHORIZED {
+		if _, err := p.Redeem(c.Code, "192.0.2.1"); storeprint.ErrorCode(err) != storeprint.EUNAUTHORIZED {
 			t.Fatalf("after %s: got %v, want unauthorized", gateway.PairingCodeTTL, err)
 		}
 	})
@@ -52,11 +52,11 @@ func TestPairing_Redeem(t *testing.T) {
 			wrong = "000001"
 		}
 		for i := 0; i < gateway.PairingMaxWrong; i++ {
-			if _, err := p.Redeem(wrong, "192.0.2.1"); gateway.ErrorCode(err) != gateway.EUNAUTHORIZED {
+			if _, err := p.Redeem(wrong, "192.0.2.1"); storeprint.ErrorCode(err) != storeprint.EUNAUTHORIZED {
 				t.Fatalf("wrong try %d: got %v", i, err)
 			}
 		}
-		if _, err := p.Redeem(c.Code, "192.0.2.1"); gateway.ErrorCode(err) != gateway.EUNAUTHORIZED {
+		if _, err := p.Redeem(c.Code, "192.0.2.1"); storeprint.ErrorCode(err) != storeprint.EUNAUTHORIZED {
 			t.Fatalf("after %d wrong tries: got %v, want the code barred to their address", gateway.PairingMaxWrong, err)
 		}
 		// The wrong codes of one address end nobody else's pairing.
@@ -65,17 +65,17 @@ func TestPairing_Redeem(t *testing.T) {
 		}
 	})
 	t.Run("ErrRole", func(t *testing.T) {
-		if err := gateway.MayPair(storeprint.RoleStaff, storeprint.RoleAdmin); gateway.ErrorCode(err) != gateway.EFORBIDDEN {
+		if err := gateway.MayPair(storeprint.RoleStaff, storeprint.RoleAdmin); storeprint.ErrorCode(err) != storeprint.EFORBIDDEN {
 			t.Fatalf("staff pairing admin: got %v, want forbidden", err)
 		}
-		if err := gateway.MayPair(storeprint.RolePOS, storeprint.RolePOS); gateway.ErrorCode(err) != gateway.EFORBIDDEN {
+		if err := gateway.MayPair(storeprint.RolePOS, storeprint.RolePOS); storeprint.ErrorCode(err) != storeprint.EFORBIDDEN {
 			t.Fatalf("pos pairing: got %v, want forbidden", err)
 		}
 		if err := gateway.MayPair(storeprint.RoleStaff, storeprint.RolePOS); err != nil {
 			t.Fatalf("staff pairing pos: got %v", err)
 		}
 		p, _ := setup()
-		if _, err := p.Create("boss", "", "admin"); gateway.ErrorCode(err) != gateway.EINVALID {
+		if _, err := p.Create("boss", "", "admin"); storeprint.ErrorCode(err) != storeprint.EINVALID {
 			t.Fatalf("unknown role: got %v, want invalid", err)
 		}
 	})

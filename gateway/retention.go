@@ -116,7 +116,7 @@ func (s *Sweeper) sweep(ctx context.Context, res *SweepResult) error {
 				r, err = fn(tx, batch)
 				return err
 			})
-			if ErrorCode(err) == ETOOLARGE && batch > 1 {
+			if storeprint.ErrorCode(err) == storeprint.ETOOLARGE && batch > 1 {
 				batch /= 2
 				continue
 			}

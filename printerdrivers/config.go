@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 )
 
@@ -19,7 +20,7 @@ func StreamDefaults(p *gateway.PrinterConfig) {
 // has beside its driver's: confirm, and no job_log.
 func CheckStream(key string, p *gateway.PrinterConfig) error {
 	if !slices.Contains(gateway.ConfirmMethods, p.Confirm) {
-		return gateway.Errorf(gateway.EINVALID, "%s.confirm: %q is not one of %s", key, p.Confirm, strings.Join(gateway.ConfirmMethods, ", "))
+		return storeprint.Errorf(storeprint.EINVALID, "%s.confirm: %q is not one of %s", key, p.Confirm, strings.Join(gateway.ConfirmMethods, ", "))
 	}
 	return CheckNoJobLog(key, p)
 }
@@ -28,7 +29,7 @@ func CheckStream(key string, p *gateway.PrinterConfig) error {
 // way (spooler, epos, cloudprnt).
 func CheckOwnConfirm(key string, p *gateway.PrinterConfig) error {
 	if p.Confirm != "" {
-		return gateway.Errorf(gateway.EINVALID, "%s.confirm: only for driver = \"tcp\" or \"serial\" (a %s printer confirms in its own way)", key, p.Driver)
+		return storeprint.Errorf(storeprint.EINVALID, "%s.confirm: only for driver = \"tcp\" or \"serial\" (a %s printer confirms in its own way)", key, p.Driver)
 	}
 	return nil
 }
@@ -37,7 +38,7 @@ func CheckOwnConfirm(key string, p *gateway.PrinterConfig) error {
 // but epos).
 func CheckNoJobLog(key string, p *gateway.PrinterConfig) error {
 	if p.JobLog {
-		return gateway.Errorf(gateway.EINVALID, "%s.job_log: only for driver = \"epos\"", key)
+		return storeprint.Errorf(storeprint.EINVALID, "%s.job_log: only for driver = \"epos\"", key)
 	}
 	return nil
 }

@@ -72,7 +72,7 @@ func TestCloud_Ingest(t *testing.T) {
 	t.Run("ErrNoLink", func(t *testing.T) {
 		t.Parallel()
 		c, gw, _ := setup(t)
-		if _, err := c.Ingest(ctx, gw.ID, "s1", "i1", nil); cloud.ErrorCode(err) != cloud.EUNAUTHORIZED {
+		if _, err := c.Ingest(ctx, gw.ID, "s1", "i1", nil); storeprint.ErrorCode(err) != storeprint.EUNAUTHORIZED {
 			t.Fatalf("got %v, want EUNAUTHORIZED", err)
 		}
 	})
@@ -87,10 +87,10 @@ func TestCloud_Ingest(t *testing.T) {
 			t.Fatal(err)
 		}
 		<-revoked
-		if _, err := c.Ingest(ctx, gw.ID, "s1", "i1", nil); cloud.ErrorCode(err) != cloud.EUNAUTHORIZED {
+		if _, err := c.Ingest(ctx, gw.ID, "s1", "i1", nil); storeprint.ErrorCode(err) != storeprint.EUNAUTHORIZED {
 			t.Fatalf("got %v, want EUNAUTHORIZED", err)
 		}
-		if _, err := c.Authenticate(ctx, gw.ID, token); cloud.ErrorCode(err) != cloud.EUNAUTHORIZED {
+		if _, err := c.Authenticate(ctx, gw.ID, token); storeprint.ErrorCode(err) != storeprint.EUNAUTHORIZED {
 			t.Fatalf("got %v, want EUNAUTHORIZED", err)
 		}
 	})
@@ -141,10 +141,10 @@ func TestCloud_Submit(t *testing.T) {
 		t.Fatalf("got %v %v, want the queued command again", created, err)
 	}
 	r2 := &cloud.CommandRequest{ID: "c1", Kind: storeprint.CommandReprint, TaskNo: "t1"}
-	if _, _, err := c.Submit(ctx, "s1", r2); cloud.ErrorCode(err) != cloud.ECONFLICT {
+	if _, _, err := c.Submit(ctx, "s1", r2); storeprint.ErrorCode(err) != storeprint.ECONFLICT {
 		t.Fatalf("got %v, want ECONFLICT", err)
 	}
-	if _, _, err := c.Submit(ctx, "s1", &cloud.CommandRequest{Kind: storeprint.CommandRetry}); cloud.ErrorCode(err) != cloud.EINVALID {
+	if _, _, err := c.Submit(ctx, "s1", &cloud.CommandRequest{Kind: storeprint.CommandRetry}); storeprint.ErrorCode(err) != storeprint.EINVALID {
 		t.Fatalf("got %v, want EINVALID", err)
 	}
 	c.AckDownstream(ctx, "s1", 1)

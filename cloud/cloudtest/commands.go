@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 )
 
@@ -21,7 +22,7 @@ func (c *Cloud) Submit(ctx context.Context, storeID string, r *cloud.CommandRequ
 	for _, prev := range s.commands {
 		if r.ID != "" && prev.ID == r.ID {
 			if prev.Kind != r.Kind || prev.TaskNo != r.TaskNo || prev.PrinterID != r.PrinterID || prev.DeviceID != r.DeviceID {
-				return nil, false, cloud.Errorf(cloud.ECONFLICT, "command_id %q was already used for another command", r.ID)
+				return nil, false, storeprint.Errorf(storeprint.ECONFLICT, "command_id %q was already used for another command", r.ID)
 			}
 			cp := *prev
 			return &cp, false, nil

@@ -42,7 +42,7 @@ func (c *Cloud) RevokeGateway(ctx context.Context, gatewayID string, note cloud.
 	defer c.mu.Unlock()
 	g := c.gateways[gatewayID]
 	if g == nil {
-		return nil, cloud.Errorf(cloud.ENOTFOUND, "gateway %q not found", gatewayID)
+		return nil, storeprint.Errorf(storeprint.ENOTFOUND, "gateway %q not found", gatewayID)
 	}
 	if g.RevokedAt == nil {
 		now := time.Now()
@@ -60,10 +60,10 @@ func (c *Cloud) Authenticate(ctx context.Context, gatewayID, token string) (*clo
 	defer c.mu.Unlock()
 	g := c.gateways[gatewayID]
 	if g == nil || g.tokenHash != string(cloud.HashToken(token)) {
-		return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "invalid gateway credentials")
+		return nil, storeprint.Errorf(storeprint.EUNAUTHORIZED, "invalid gateway credentials")
 	}
 	if g.RevokedAt != nil {
-		return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "gateway %q is revoked", gatewayID)
+		return nil, storeprint.Errorf(storeprint.EUNAUTHORIZED, "gateway %q is revoked", gatewayID)
 	}
 	gw := g.Gateway
 	return &gw, nil
@@ -81,7 +81,7 @@ func (c *Cloud) IsRevoked(ctx context.Context, storeID, gatewayID string) (bool,
 func (c *Cloud) live(storeID, gatewayID string) (*gateway, error) {
 	g := c.gateways[gatewayID]
 	if g == nil || g.StoreID != storeID || g.RevokedAt != nil {
-		return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "gateway %q of store %q is unknown or revoked", gatewayID, storeID)
+		return nil, storeprint.Errorf(storeprint.EUNAUTHORIZED, "gateway %q of store %q is unknown or revoked", gatewayID, storeID)
 	}
 	return g, nil
 }

@@ -84,7 +84,7 @@ func (c *Cloud) incarnation(storeID, gatewayID, name string) (*incarnation, erro
 	}
 	inc := g.incarnations[name]
 	if inc == nil {
-		return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "gateway %q of store %q has no link open for incarnation %q", gatewayID, storeID, name)
+		return nil, storeprint.Errorf(storeprint.EUNAUTHORIZED, "gateway %q of store %q has no link open for incarnation %q", gatewayID, storeID, name)
 	}
 	return inc, nil
 }
@@ -96,7 +96,7 @@ func (c *Cloud) incarnation(storeID, gatewayID, name string) (*incarnation, erro
 // is held (Hold) it waits first.
 func (c *Cloud) Ingest(ctx context.Context, gatewayID, storeID, name string, events []sync.Event) (*cloud.IngestResult, error) {
 	if len(events) > cloud.MaxIngestBatch {
-		return nil, cloud.Errorf(cloud.EINVALID, "a batch holds at most %d events, got %d", cloud.MaxIngestBatch, len(events))
+		return nil, storeprint.Errorf(storeprint.EINVALID, "a batch holds at most %d events, got %d", cloud.MaxIngestBatch, len(events))
 	}
 	c.mu.Lock()
 	gate := c.gate

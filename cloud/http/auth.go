@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 	"github.com/storeprint/storeprint/internal/authlimit"
 )
@@ -19,14 +20,14 @@ func (s *Server) authenticate(h func(http.ResponseWriter, *http.Request) error) 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a, err := s.actor(r)
 		if err != nil {
-			if cloud.ErrorCode(err) == cloud.EUNAUTHORIZED && r.Header.Get("Authorization") != "" {
+			if storeprint.ErrorCode(err) == storeprint.EUNAUTHORIZED && r.Header.Get("Authorization") != "" {
 				addr := authlimit.Addr(r)
 				wait := s.badTokens.Wait(addr)
 				limited := s.badTokens.Fail(addr)
 				s.Logger.Warn("bad token", "addr", addr, "method", r.Method, "path", r.URL.Path, "rate_limited", limited || wait > 0)
 				if wait > 0 {
 					w.Header().Set("Retry-After", authlimit.RetryAfter(wait))
-					err = cloud.Errorf(cloud.ETOOMANY, "too many bad tokens from %s; try again in %ss", addr, authlimit.RetryAfter(wait))
+					err = storeprint.Errorf(storeprint.ETOOMANY, "too many bad tokens from %s; try again in %ss", addr, authlimit.RetryAfter(wait))
 				}
 			}
 			s.writeError(w, r, err)
@@ -42,11 +43,11 @@ func (s *Server) authenticate(h func(http.ResponseWriter, *http.Request) error) 
 func (s *Server) actor(r *http.Request) (*cloud.Actor, error) {
 	header := r.Header.Get("Authorization")
 	if header == "" {
-		return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "missing bearer token: send Authorization: Bearer <token>")
+		return nil, storeprint.Errorf(storeprint.EUNAUTHORIZED, "missing bearer token: send Authorization: Bearer <token>")
 	}
 	scheme, token, ok := strings.Cut(header, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
-		return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "the Authorization header must be \"Bearer <token>\"")
+		return nil, storeprint.Errorf(storeprint.EUNAUTHORIZED, "the Authorization header must be \"Bearer <token>\"")
 	}
 	// Compare hashes so that the time taken says nothing about the token.
 	sum := sha256.Sum256([]byte(token))
@@ -57,7 +58,7 @@ func (s *Server) actor(r *http.Request) (*cloud.Actor, error) {
 	case strings.HasPrefix(token, cloud.TenantTokenPrefix):
 		return s.TenantService.AuthenticateTenant(r.Context(), token)
 	case strings.HasPrefix(token, cloud.GatewayTokenPrefix):
-		return nil, cloud.Errorf(cloud.EFORBIDDEN, "a gateway token is only accepted on the sync link")
+		return nil, storeprint.Errorf(storeprint.EFORBIDDEN, "a gateway token is only accepted on the sync link")
 	}
-	return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "invalid token")
+	return nil, storeprint.Errorf(storeprint.EUNAUTHORIZED, "invalid token")
 }

@@ -42,7 +42,7 @@ func (s *Server) handleCreateCloudPRNTPrinter(w http.ResponseWriter, r *http.Req
 	if req.ConfirmTimeout != "" {
 		d, err := time.ParseDuration(req.ConfirmTimeout)
 		if err != nil {
-			return cloud.Errorf(cloud.EINVALID, "confirm_timeout %q is not a duration like \"30s\"", req.ConfirmTimeout)
+			return storeprint.Errorf(storeprint.EINVALID, "confirm_timeout %q is not a duration like \"30s\"", req.ConfirmTimeout)
 		}
 		p.ConfirmTimeout = d
 	}
@@ -71,11 +71,11 @@ func (q cloudprntQueue) Printer(ctx context.Context, r *http.Request, mac string
 		return nil, protocol.ErrUnauthorized
 	}
 	p, err := q.svc.AuthenticateCloudPRNT(ctx, storeID, mac, token)
-	switch cloud.ErrorCode(err) {
+	switch storeprint.ErrorCode(err) {
 	case "":
-	case cloud.ENOTFOUND:
+	case storeprint.ENOTFOUND:
 		return nil, protocol.ErrUnknownPrinter
-	case cloud.EUNAUTHORIZED:
+	case storeprint.EUNAUTHORIZED:
 		return nil, protocol.ErrUnauthorized
 	default:
 		return nil, err
@@ -103,7 +103,7 @@ func (c cloudprntPrinter) Fetch(ctx context.Context, token, mediaType string) ([
 		return nil, nil, protocol.ErrMediaType
 	}
 	body, err := c.svc.FetchCloudPRNT(ctx, c.p, token)
-	if cloud.ErrorCode(err) == cloud.ENOTFOUND {
+	if storeprint.ErrorCode(err) == storeprint.ENOTFOUND {
 		return nil, nil, protocol.ErrNoJob
 	}
 	if err != nil {
@@ -119,7 +119,7 @@ func (c cloudprntPrinter) Fetch(ctx context.Context, token, mediaType string) ([
 
 func (c cloudprntPrinter) Confirm(ctx context.Context, token, code string) error {
 	err := c.svc.ConfirmCloudPRNT(ctx, c.p, token, code)
-	if cloud.ErrorCode(err) == cloud.ENOTFOUND {
+	if storeprint.ErrorCode(err) == storeprint.ENOTFOUND {
 		return protocol.ErrNoJob
 	}
 	return err

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 )
 
@@ -22,7 +23,7 @@ func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request) error {
 	if v := r.URL.Query().Get("since"); v != "" {
 		f.Since, err = time.Parse(time.RFC3339, v)
 		if err != nil {
-			return cloud.Errorf(cloud.EINVALID, "since must be an RFC 3339 time such as 2026-09-23T00:00:00+08:00, got %q", v)
+			return storeprint.Errorf(storeprint.EINVALID, "since must be an RFC 3339 time such as 2026-09-23T00:00:00+08:00, got %q", v)
 		}
 	}
 	d, err := s.DashboardService.Dashboard(r.Context(), f)
@@ -71,7 +72,7 @@ func (s *Server) handleBumpTimes(w http.ResponseWriter, r *http.Request) error {
 		var err error
 		f.Since, err = time.Parse(time.RFC3339, v)
 		if err != nil {
-			return cloud.Errorf(cloud.EINVALID, "since must be an RFC 3339 time such as 2026-09-23T00:00:00+08:00, got %q", v)
+			return storeprint.Errorf(storeprint.EINVALID, "since must be an RFC 3339 time such as 2026-09-23T00:00:00+08:00, got %q", v)
 		}
 	}
 	b, err := s.DashboardService.BumpTimes(r.Context(), r.PathValue("store_id"), f)

@@ -11,21 +11,20 @@ import (
 	"unicode/utf8"
 
 	"github.com/storeprint/storeprint"
-	"github.com/storeprint/storeprint/cloud"
 )
 
 // writeError answers {"error": message}. An unexpected error is logged and
 // answered as "internal error".
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	code := cloud.ErrorCode(err)
+	code := storeprint.ErrorCode(err)
 	status := storeprint.HTTPStatus(code)
-	if code == cloud.EINTERNAL || code == cloud.EUNAVAILABLE {
+	if code == storeprint.EINTERNAL || code == storeprint.EUNAVAILABLE {
 		s.Logger.Error("request failed", append([]any{"method", r.Method, "path", r.URL.Path, "err", err}, idAttrs(r)...)...)
 	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="storeprint"`)
 	}
-	writeJSON(w, status, map[string]string{"error": cloud.ErrorMessage(err)})
+	writeJSON(w, status, map[string]string{"error": storeprint.ErrorMessage(err)})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -46,11 +45,11 @@ func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error 
 		if tooLarge(err) {
 			return errTooLarge()
 		}
-		return cloud.Errorf(cloud.EINVALID, "read request body: %v", err)
+		return storeprint.Errorf(storeprint.EINVALID, "read request body: %v", err)
 	}
 	// encoding/json would replace invalid UTF-8 with U+FFFD: refuse it.
 	if !utf8.Valid(b) {
-		return cloud.Errorf(cloud.EINVALID, "request body is not valid UTF-8 (at byte %d): text is refused, not altered", invalidAt(b))
+		return storeprint.Errorf(storeprint.EINVALID, "request body is not valid UTF-8 (at byte %d): text is refused, not altered", invalidAt(b))
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -60,7 +59,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error 
 			if tooLarge(err) {
 				return errTooLarge()
 			}
-			return cloud.Errorf(cloud.EINVALID, "malformed JSON: unexpected data after the object")
+			return storeprint.Errorf(storeprint.EINVALID, "malformed JSON: unexpected data after the object")
 		}
 		return nil
 	}
@@ -75,17 +74,17 @@ func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error 
 		if optional {
 			return nil
 		}
-		return cloud.Errorf(cloud.EINVALID, "request body is empty: a JSON object is required")
+		return storeprint.Errorf(storeprint.EINVALID, "request body is empty: a JSON object is required")
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return cloud.Errorf(cloud.EINVALID, "malformed JSON: unexpected end of the body")
+		return storeprint.Errorf(storeprint.EINVALID, "malformed JSON: unexpected end of the body")
 	case errors.As(err, &syntaxErr):
-		return cloud.Errorf(cloud.EINVALID, "malformed JSON at byte %d: %s", syntaxErr.Offset, syntaxErr.Error())
+		return storeprint.Errorf(storeprint.EINVALID, "malformed JSON at byte %d: %s", syntaxErr.Offset, syntaxErr.Error())
 	case errors.As(err, &typeErr):
-		return cloud.Errorf(cloud.EINVALID, "%s", storeprint.TypeError(b, typeErr).Error())
+		return storeprint.Errorf(storeprint.EINVALID, "%s", storeprint.TypeError(b, typeErr).Error())
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return cloud.Errorf(cloud.EINVALID, "%s", storeprint.UnknownField(b, err).Error())
+		return storeprint.Errorf(storeprint.EINVALID, "%s", storeprint.UnknownField(b, err).Error())
 	}
-	return cloud.Errorf(cloud.EINVALID, "malformed JSON: %v", err)
+	return storeprint.Errorf(storeprint.EINVALID, "malformed JSON: %v", err)
 }
 
 func tooLarge(err error) bool {
@@ -94,7 +93,7 @@ func tooLarge(err error) bool {
 }
 
 func errTooLarge() error {
-	return cloud.Errorf(cloud.ETOOLARGE, "request body is larger than %d bytes (%s)", storeprint.MaxRequestLen, fmt.Sprintf("%d MiB", storeprint.MaxRequestLen>>20))
+	return storeprint.Errorf(storeprint.ETOOLARGE, "request body is larger than %d bytes (%s)", storeprint.MaxRequestLen, fmt.Sprintf("%d MiB", storeprint.MaxRequestLen>>20))
 }
 
 // invalidAt is the offset of b's first byte that is not valid UTF-8.

@@ -6,7 +6,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/storeprint/storeprint"
-	"github.com/storeprint/storeprint/cloud"
 )
 
 // Ids in paths and queries follow the gateway's id rules (package
@@ -62,7 +61,7 @@ func checkRequestIDs(r *http.Request) error {
 func checkQueryValue(name, v string) error {
 	switch {
 	case !utf8.ValidString(name) || strings.IndexByte(name, 0) >= 0:
-		return cloud.Errorf(cloud.EINVALID, "a query parameter's name holds a NUL byte or invalid UTF-8")
+		return storeprint.Errorf(storeprint.EINVALID, "a query parameter's name holds a NUL byte or invalid UTF-8")
 	case queryIDs[name]:
 		if v == "" {
 			return nil
@@ -74,9 +73,9 @@ func checkQueryValue(name, v string) error {
 		}
 		return storeprint.CheckTaskNo(name, v)
 	case strings.IndexByte(v, 0) >= 0:
-		return cloud.Errorf(cloud.EINVALID, "%s contains a NUL byte", name)
+		return storeprint.Errorf(storeprint.EINVALID, "%s contains a NUL byte", name)
 	case !utf8.ValidString(v):
-		return cloud.Errorf(cloud.EINVALID, "%s is not valid UTF-8", name)
+		return storeprint.Errorf(storeprint.EINVALID, "%s is not valid UTF-8", name)
 	}
 	return nil
 }

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/storeprint/storeprint/cloud"
+	"github.com/storeprint/storeprint"
 )
 
 // web holds the HQ dashboard; every asset is embedded, nothing is loaded
@@ -45,7 +45,7 @@ func (s *Server) pageRoutes(mux *http.ServeMux) {
 	mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Files only: no directory listings, and the API's JSON 404.
 		if fi, err := fs.Stat(assets, strings.TrimSuffix(r.URL.Path, "/")); err != nil || fi.IsDir() {
-			s.writeError(w, r, cloud.Errorf(cloud.ENOTFOUND, "no asset %q", r.URL.Path))
+			s.writeError(w, r, storeprint.Errorf(storeprint.ENOTFOUND, "no asset %q", r.URL.Path))
 			return
 		}
 		headers(w)

@@ -258,7 +258,7 @@ func (s *Server) Handler() http.Handler {
 		})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, cloud.Errorf(cloud.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
+		s.writeError(w, r, storeprint.Errorf(storeprint.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
 	})
 	return s.observe(mux)
 }

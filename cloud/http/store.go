@@ -179,7 +179,7 @@ func (s *Server) handleFindAlerts(w http.ResponseWriter, r *http.Request) error 
 	f := cloud.AlertFilter{Limit: limit}
 	if v := r.URL.Query().Get("history"); v != "" {
 		if f.History, err = strconv.ParseBool(v); err != nil {
-			return cloud.Errorf(cloud.EINVALID, "history must be true or false, got %q", v)
+			return storeprint.Errorf(storeprint.EINVALID, "history must be true or false, got %q", v)
 		}
 	}
 	alerts, err := s.StoreService.FindAlerts(r.Context(), r.PathValue("store_id"), f)
@@ -243,7 +243,7 @@ func queryInt(r *http.Request, name string) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		return 0, cloud.Errorf(cloud.EINVALID, "%s must be a positive number, got %q", name, v)
+		return 0, storeprint.Errorf(storeprint.EINVALID, "%s must be a positive number, got %q", name, v)
 	}
 	return n, nil
 }

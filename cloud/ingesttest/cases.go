@@ -285,7 +285,7 @@ func testErrBatchTooLarge(t *testing.T, s *suite) {
 		events[i] = s.task(uint64(i+1), 1, 1, storeprint.StatusQueued)
 	}
 	_, err := s.Ingest(s.ctx, s.gw, s.store, "i1", events)
-	wantCode(t, "ingest", err, cloud.EINVALID)
+	wantCode(t, "ingest", err, storeprint.EINVALID)
 	s.wantStored(t, s.gw, "i1", 0)
 }
 
@@ -293,12 +293,12 @@ func testErrBatchTooLarge(t *testing.T, s *suite) {
 // another store, is refused.
 func testErrNoLink(t *testing.T, s *suite) {
 	_, err := s.Ingest(s.ctx, s.gw, s.store, "i1", s.life(1, 1))
-	wantCode(t, "ingest before open", err, cloud.EUNAUTHORIZED)
+	wantCode(t, "ingest before open", err, storeprint.EUNAUTHORIZED)
 	s.open(t, s.gw, "i1", cloud.LinkHello{})
 	_, err = s.Ingest(s.ctx, s.gw, "s2", "i1", s.life(1, 1))
-	wantCode(t, "ingest as another store", err, cloud.EUNAUTHORIZED)
+	wantCode(t, "ingest as another store", err, storeprint.EUNAUTHORIZED)
 	_, err = s.Open(s.ctx, "gw-unknown", s.store, cloud.LinkHello{Incarnation: "i1"})
-	wantCode(t, "open of an unknown gateway", err, cloud.EUNAUTHORIZED)
+	wantCode(t, "open of an unknown gateway", err, storeprint.EUNAUTHORIZED)
 }
 
 // testErrRevoked: a revoked gateway's links are refused, new or open.
@@ -307,12 +307,12 @@ func testErrRevoked(t *testing.T, s *suite) {
 	s.ingest(t, s.gw, "i1", 3, s.life(1, 1)...)
 	s.Revoke(t, s.store, s.gw)
 	_, err := s.Ingest(s.ctx, s.gw, s.store, "i1", []sync.Event{s.task(4, 2, 1, storeprint.StatusQueued)})
-	wantCode(t, "ingest", err, cloud.EUNAUTHORIZED)
+	wantCode(t, "ingest", err, storeprint.EUNAUTHORIZED)
 	_, err = s.Open(s.ctx, s.gw, s.store, cloud.LinkHello{Incarnation: "i1", LastSeq: 3})
-	wantCode(t, "open", err, cloud.EUNAUTHORIZED)
+	wantCode(t, "open", err, storeprint.EUNAUTHORIZED)
 	_, err = s.Open(s.ctx, s.gw, s.store, cloud.LinkHello{Incarnation: "i2"})
-	wantCode(t, "open of a new incarnation", err, cloud.EUNAUTHORIZED)
+	wantCode(t, "open of a new incarnation", err, storeprint.EUNAUTHORIZED)
 	_, err = s.Snapshot(s.ctx, s.gw, s.store, "i1", &cloud.SnapshotPart{Final: true, Through: 3})
-	wantCode(t, "snapshot", err, cloud.EUNAUTHORIZED)
+	wantCode(t, "snapshot", err, storeprint.EUNAUTHORIZED)
 	s.wantStored(t, s.gw, "i1", 3)
 }

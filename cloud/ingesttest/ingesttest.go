@@ -163,7 +163,7 @@ func (s *suite) wantStored(t *testing.T, gatewayID, inc string, want int) {
 
 func wantCode(t *testing.T, what string, err error, code string) {
 	t.Helper()
-	if got := cloud.ErrorCode(err); got != code {
+	if got := storeprint.ErrorCode(err); got != code {
 		t.Fatalf("%s: got error %v (code %q), want code %q", what, err, got, code)
 	}
 }

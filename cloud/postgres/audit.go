@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 )
 
@@ -25,7 +26,7 @@ func (s *AuditService) FindAuditEvents(ctx context.Context, f cloud.AuditFilter)
 		return nil, err
 	}
 	if f.Limit < 0 || f.Limit > cloud.MaxAuditLimit {
-		return nil, cloud.Errorf(cloud.EINVALID, "limit must be between 1 and %d", cloud.MaxAuditLimit)
+		return nil, storeprint.Errorf(storeprint.EINVALID, "limit must be between 1 and %d", cloud.MaxAuditLimit)
 	}
 	if f.Limit == 0 {
 		f.Limit = cloud.DefaultAuditLimit

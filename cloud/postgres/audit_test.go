@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 )
 
@@ -28,7 +29,7 @@ func TestAuditService_AppendOnly(t *testing.T) {
 			if err == nil {
 				t.Fatalf("%s succeeded, want an error", q)
 			}
-			wantCode(t, interpret(err), cloud.EFORBIDDEN)
+			wantCode(t, interpret(err), storeprint.EFORBIDDEN)
 		})
 	}
 	if n := f.count(t, `SELECT count(*) FROM audit_events WHERE reason <> 'nothing happened'`); n != before {

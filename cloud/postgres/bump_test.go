@@ -59,7 +59,7 @@ func TestDashboardService_BumpTimes(t *testing.T) {
 	if len(hot.Hours) != 1 || !hot.Hours[0].Hour.Equal(t0) || hot.Hours[0].Count != 3 {
 		t.Fatalf("got hours %+v, want the 12:00 hour with 3 tickets", hot.Hours)
 	}
-	if _, err := ds.BumpTimes(tenantCtx("globex"), "a1", cloud.DashboardFilter{Since: since}); cloud.ErrorCode(err) != cloud.ENOTFOUND {
+	if _, err := ds.BumpTimes(tenantCtx("globex"), "a1", cloud.DashboardFilter{Since: since}); storeprint.ErrorCode(err) != storeprint.ENOTFOUND {
 		t.Fatalf("another tenant's store: got %v, want not found", err)
 	}
 }

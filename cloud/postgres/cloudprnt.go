@@ -56,7 +56,7 @@ func (s *CloudPRNTService) CreateCloudPRNTPrinter(ctx context.Context, p *cloud.
 			return fmt.Errorf("count gateways: %w", interpret(err))
 		}
 		if gateways > 0 {
-			return cloud.Errorf(cloud.ECONFLICT, "store %s has a gateway in service: its gateway prints its orders (revoke it first)", p.StoreID)
+			return storeprint.Errorf(storeprint.ECONFLICT, "store %s has a gateway in service: its gateway prints its orders (revoke it first)", p.StoreID)
 		}
 		err = tx.QueryRow(ctx, `
 			INSERT INTO cloudprnt_printers (store_id, printer_id, mac, token_hash, stations, confirm_timeout_ms, created_by)
@@ -89,13 +89,13 @@ func (s *CloudPRNTService) AuthenticateCloudPRNT(ctx context.Context, storeID, m
 		SELECT printer_id, token_hash, stations, confirm_timeout_ms, created_at FROM cloudprnt_printers
 		WHERE store_id = $1 AND mac = $2`, storeID, mac).Scan(&p.PrinterID, &hash, &p.Stations, &confirmMS, &p.CreatedAt)
 	if isNoRows(err) {
-		return nil, cloud.Errorf(cloud.ENOTFOUND, "no CloudPRNT printer with MAC %s at store %s", mac, storeID)
+		return nil, storeprint.Errorf(storeprint.ENOTFOUND, "no CloudPRNT printer with MAC %s at store %s", mac, storeID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("find CloudPRNT printer: %w", interpret(err))
 	}
 	if owner, ok := parseCloudPRNTToken(token); !ok || owner != storeID || subtle.ConstantTimeCompare(cloud.HashToken(token), hash) != 1 {
-		return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "wrong token for CloudPRNT printer %s", p.PrinterID)
+		return nil, storeprint.Errorf(storeprint.EUNAUTHORIZED, "wrong token for CloudPRNT printer %s", p.PrinterID)
 	}
 	p.ConfirmTimeout = time.Duration(confirmMS) * time.Millisecond
 	return p, nil
@@ -208,14 +208,14 @@ func (s *CloudPRNTService) FetchCloudPRNT(ctx context.Context, p *cloud.CloudPRN
 			WHERE t.store_id = $1 AND t.task_no = $2
 			FOR UPDATE OF t`, p.StoreID, taskNo).Scan(&orderID, &station, &status, &current, &createdAt, &orderBody)
 		if isNoRows(err) {
-			return cloud.Errorf(cloud.ENOTFOUND, "no print job %q", token)
+			return storeprint.Errorf(storeprint.ENOTFOUND, "no print job %q", token)
 		}
 		if err != nil {
 			return fmt.Errorf("find task: %w", interpret(err))
 		}
 		if current != attempt-1 || !contains(openStatuses, status) || (len(p.Stations) > 0 && !contains(p.Stations, station)) {
 			// Taken by another fetch, printed, or not this printer's.
-			return cloud.Errorf(cloud.ENOTFOUND, "print job %q is no longer to be had", token)
+			return storeprint.Errorf(storeprint.ENOTFOUND, "print job %q is no longer to be had", token)
 		}
 		var o storeprint.Order
 		if err := json.Unmarshal(orderBody, &o); err != nil {
@@ -271,7 +271,7 @@ func (s *CloudPRNTService) ConfirmCloudPRNT(ctx context.Context, p *cloud.CloudP
 			WHERE store_id = $1 AND task_no = $2 AND attempt = $3 AND status = 'printing' AND printer_id = $4
 			FOR UPDATE`, p.StoreID, taskNo, attempt, p.PrinterID).Scan(&ok)
 		if isNoRows(err) {
-			return cloud.Errorf(cloud.ENOTFOUND, "print job %q is not in flight", token)
+			return storeprint.Errorf(storeprint.ENOTFOUND, "print job %q is not in flight", token)
 		}
 		if err != nil {
 			return fmt.Errorf("find task: %w", interpret(err))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 )
 
@@ -90,10 +91,10 @@ func TestGatewayService_UpdateCluster(t *testing.T) {
 			{NodeID: "gw-a", Role: "leader", Members: []cloud.ClusterMember{{NodeID: "gw-b", State: "gone"}}},
 			{NodeID: "gw-a", Role: "leader", Members: []cloud.ClusterMember{{NodeID: "gw-b", State: "up"}, {NodeID: "gw-b", State: "up"}}},
 		} {
-			wantCode(t, f.gateways.UpdateCluster(ctx, "a1", gw.ID, c), cloud.EINVALID)
+			wantCode(t, f.gateways.UpdateCluster(ctx, "a1", gw.ID, c), storeprint.EINVALID)
 		}
 	})
 	t.Run("ErrUnauthorized", func(t *testing.T) {
-		wantCode(t, f.gateways.UpdateCluster(ctx, "a1", "nobody", &cloud.Cluster{NodeID: "gw-a", Role: "leader"}), cloud.EUNAUTHORIZED)
+		wantCode(t, f.gateways.UpdateCluster(ctx, "a1", "nobody", &cloud.Cluster{NodeID: "gw-a", Role: "leader"}), storeprint.EUNAUTHORIZED)
 	})
 }

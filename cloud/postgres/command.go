@@ -57,7 +57,7 @@ func (s *CommandService) Submit(ctx context.Context, storeID string, r *cloud.Co
 			if err == nil {
 				return sameCommand(prev, c, &created)
 			}
-			if cloud.ErrorCode(err) != cloud.ENOTFOUND {
+			if storeprint.ErrorCode(err) != storeprint.ENOTFOUND {
 				return err
 			}
 		}
@@ -96,7 +96,7 @@ func (s *CommandService) Submit(ctx context.Context, storeID string, r *cloud.Co
 // for the same thing, else reports ECONFLICT.
 func sameCommand(prev, c *cloud.Command, created *bool) error {
 	if prev.Kind != c.Kind || prev.TaskNo != c.TaskNo || prev.PrinterID != c.PrinterID || prev.DeviceID != c.DeviceID {
-		return cloud.Errorf(cloud.ECONFLICT, "command_id %q was already used for another command", c.ID)
+		return storeprint.Errorf(storeprint.ECONFLICT, "command_id %q was already used for another command", c.ID)
 	}
 	*c = *prev
 	*created = false
@@ -120,19 +120,19 @@ func (s *CommandService) check(ctx context.Context, tx pgx.Tx, storeID string, c
 			WHERE store_id = $1 AND task_no = $2`, storeID, c.TaskNo).
 			Scan(&t.Status, &t.Attempt, &t.PrinterID, &t.Version, &t.LastError)
 		if isNoRows(err) {
-			return "", "", nil, cloud.Errorf(cloud.ENOTFOUND, "task %s not found at store %s", c.TaskNo, storeID)
+			return "", "", nil, storeprint.Errorf(storeprint.ENOTFOUND, "task %s not found at store %s", c.TaskNo, storeID)
 		}
 		if err != nil {
 			return "", "", nil, fmt.Errorf("read task: %w", interpret(err))
 		}
 		if c.Kind == storeprint.CommandRetry {
 			if t.Status != storeprint.StatusFailed && t.Status != storeprint.StatusAttention {
-				return "", "", nil, cloud.Errorf(cloud.ECONFLICT, "task %s is %s: only a failed or attention_required task can be retried (a reprint makes a copy)", c.TaskNo, t.Status)
+				return "", "", nil, storeprint.Errorf(storeprint.ECONFLICT, "task %s is %s: only a failed or attention_required task can be retried (a reprint makes a copy)", c.TaskNo, t.Status)
 			}
 			return storeprint.ActionCloudRetry, "task/" + c.TaskNo, t, nil
 		}
 		if t.Status == cloud.StatusPendingDelivery || t.Status == storeprint.StatusCancelled {
-			return "", "", nil, cloud.Errorf(cloud.ECONFLICT, "task %s is %s: there is no ticket to reprint", c.TaskNo, t.Status)
+			return "", "", nil, storeprint.Errorf(storeprint.ECONFLICT, "task %s is %s: there is no ticket to reprint", c.TaskNo, t.Status)
 		}
 		return storeprint.ActionCloudReprint, "task/" + c.TaskNo, t, nil
 	case storeprint.CommandFailoverAck:
@@ -145,13 +145,13 @@ func (s *CommandService) check(ctx context.Context, tx pgx.Tx, storeID string, c
 			SELECT status, backup, failover FROM printers WHERE store_id = $1 AND printer_id = $2`,
 			storeID, c.PrinterID).Scan(&p.Status, &p.Backup, &p.Failover)
 		if isNoRows(err) {
-			return "", "", nil, cloud.Errorf(cloud.ENOTFOUND, "printer %s not known at store %s", c.PrinterID, storeID)
+			return "", "", nil, storeprint.Errorf(storeprint.ENOTFOUND, "printer %s not known at store %s", c.PrinterID, storeID)
 		}
 		if err != nil {
 			return "", "", nil, fmt.Errorf("read printer: %w", interpret(err))
 		}
 		if !p.Failover {
-			return "", "", nil, cloud.Errorf(cloud.ECONFLICT, "printer %s is not in failover: nothing to acknowledge", c.PrinterID)
+			return "", "", nil, storeprint.Errorf(storeprint.ECONFLICT, "printer %s is not in failover: nothing to acknowledge", c.PrinterID)
 		}
 		return storeprint.ActionCloudFailoverAck, "printer/" + c.PrinterID, p, nil
 	case storeprint.CommandDeviceRevoke:
@@ -168,13 +168,13 @@ func (s *CommandService) check(ctx context.Context, tx pgx.Tx, storeID string, c
 				continue
 			}
 			if d.RevokedAt != nil {
-				return "", "", nil, cloud.Errorf(cloud.ECONFLICT, "device %s at store %s was revoked already", c.DeviceID, storeID)
+				return "", "", nil, storeprint.Errorf(storeprint.ECONFLICT, "device %s at store %s was revoked already", c.DeviceID, storeID)
 			}
 			return storeprint.ActionCloudDeviceRevoke, "device/" + c.DeviceID, d, nil
 		}
-		return "", "", nil, cloud.Errorf(cloud.ENOTFOUND, "device %s not known at store %s (a device paired moments ago shows once its gateway's audit trail arrives)", c.DeviceID, storeID)
+		return "", "", nil, storeprint.Errorf(storeprint.ENOTFOUND, "device %s not known at store %s (a device paired moments ago shows once its gateway's audit trail arrives)", c.DeviceID, storeID)
 	}
-	return "", "", nil, cloud.Errorf(cloud.EINVALID, "unknown command %q", c.Kind)
+	return "", "", nil, storeprint.Errorf(storeprint.EINVALID, "unknown command %q", c.Kind)
 }
 
 // Downstream implements cloud.CommandService.
@@ -214,7 +214,7 @@ func (s *CommandService) AckDownstream(ctx context.Context, storeID string, seq 
 		return fmt.Errorf("ack downstream of store %s: %w", storeID, interpret(err))
 	}
 	if tag.RowsAffected() == 0 {
-		return cloud.Errorf(cloud.EINVALID, "store %s has no command %d to acknowledge", storeID, seq)
+		return storeprint.Errorf(storeprint.EINVALID, "store %s has no command %d to acknowledge", storeID, seq)
 	}
 	return nil
 }

@@ -58,7 +58,7 @@ func TestCommandService_Submit(t *testing.T) {
 			t.Fatalf("replay: got %+v created %v err %v, want seq 2, false, nil", again, created, err)
 		}
 		_, _, err = f.commands.Submit(adminCtx, "s1", &cloud.CommandRequest{ID: "rp-1", Kind: storeprint.CommandRetry, TaskNo: "order_f_station_hot"})
-		wantCode(t, err, cloud.ECONFLICT)
+		wantCode(t, err, storeprint.ECONFLICT)
 		if n := f.count(t, `SELECT count(*) FROM audit_events WHERE action = $1`, storeprint.ActionCloudReprint); n != 1 {
 			t.Fatalf("got %d reprint audit events, want 1", n)
 		}
@@ -72,23 +72,23 @@ func TestCommandService_Submit(t *testing.T) {
 			t.Fatalf("got %d failover audit events, want 1", n)
 		}
 		_, _, err = f.commands.Submit(acme, "s1", &cloud.CommandRequest{Kind: storeprint.CommandFailoverAck, PrinterID: "pass-1"})
-		wantCode(t, err, cloud.ECONFLICT)
+		wantCode(t, err, storeprint.ECONFLICT)
 	})
 	t.Run("ErrRetryDone", func(t *testing.T) {
 		_, _, err := f.commands.Submit(acme, "s1", &cloud.CommandRequest{Kind: storeprint.CommandRetry, TaskNo: "order_d_station_hot"})
-		wantCode(t, err, cloud.ECONFLICT)
+		wantCode(t, err, storeprint.ECONFLICT)
 	})
 	t.Run("ErrUnknownTask", func(t *testing.T) {
 		_, _, err := f.commands.Submit(acme, "s1", &cloud.CommandRequest{Kind: storeprint.CommandReprint, TaskNo: "nope"})
-		wantCode(t, err, cloud.ENOTFOUND)
+		wantCode(t, err, storeprint.ENOTFOUND)
 	})
 	t.Run("ErrOtherTenant", func(t *testing.T) {
 		_, _, err := f.commands.Submit(tenantCtx("globex"), "s1", &cloud.CommandRequest{Kind: storeprint.CommandRetry, TaskNo: "order_f_station_hot"})
-		wantCode(t, err, cloud.ENOTFOUND)
+		wantCode(t, err, storeprint.ENOTFOUND)
 	})
 	t.Run("ErrInvalid", func(t *testing.T) {
 		_, _, err := f.commands.Submit(acme, "s1", &cloud.CommandRequest{Kind: "explode"})
-		wantCode(t, err, cloud.EINVALID)
+		wantCode(t, err, storeprint.EINVALID)
 	})
 	t.Run("NothingWrittenOnError", func(t *testing.T) {
 		if n := f.count(t, `SELECT last_seq FROM downstream_cursors WHERE store_id = 's1'`); n != 3 {
@@ -126,6 +126,6 @@ func TestCommandService_Downstream(t *testing.T) {
 		if n := f.count(t, `SELECT acked_seq FROM downstream_cursors WHERE store_id = 's1'`); n != 2 {
 			t.Fatalf("got acked %d, want 2: the ack never moves back", n)
 		}
-		wantCode(t, f.commands.AckDownstream(ctx, "s1", 9), cloud.EINVALID)
+		wantCode(t, f.commands.AckDownstream(ctx, "s1", 9), storeprint.EINVALID)
 	})
 }

@@ -183,11 +183,11 @@ func TestDashboardService_Dashboard(t *testing.T) {
 	})
 	t.Run("ErrSince", func(t *testing.T) {
 		_, err := ds.Dashboard(adminCtx, cloud.DashboardFilter{Since: t0.Add(-3 * 24 * time.Hour)})
-		wantCode(t, err, cloud.EINVALID)
+		wantCode(t, err, storeprint.EINVALID)
 	})
 	t.Run("ErrNoActor", func(t *testing.T) {
 		_, err := ds.Dashboard(context.Background(), cloud.DashboardFilter{Since: t0})
-		wantCode(t, err, cloud.EUNAUTHORIZED)
+		wantCode(t, err, storeprint.EUNAUTHORIZED)
 	})
 }
 
@@ -407,10 +407,10 @@ func TestDashboardService_SearchTasks(t *testing.T) {
 	})
 	t.Run("ErrOtherTenantsStore", func(t *testing.T) {
 		_, err := ds.SearchTasks(tenantCtx("globex"), cloud.TaskSearch{Query: no, StoreID: "a1"})
-		wantCode(t, err, cloud.ENOTFOUND)
+		wantCode(t, err, storeprint.ENOTFOUND)
 	})
 	t.Run("ErrEmpty", func(t *testing.T) {
 		_, err := ds.SearchTasks(adminCtx, cloud.TaskSearch{})
-		wantCode(t, err, cloud.EINVALID)
+		wantCode(t, err, storeprint.EINVALID)
 	})
 }

@@ -95,12 +95,12 @@ func interpret(err error) error {
 	if err == nil {
 		return nil
 	}
-	var ce *cloud.Error
+	var ce *storeprint.Error
 	if errors.As(err, &ce) {
 		return err
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
-		return &cloud.Error{Code: cloud.ENOTFOUND, Message: "not found"}
+		return &storeprint.Error{Code: storeprint.ENOTFOUND, Message: "not found"}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
@@ -109,34 +109,34 @@ func interpret(err error) error {
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
 		case codeUniqueViolation:
-			return wrapCoded(cloud.ECONFLICT, "already exists", err)
+			return wrapCoded(storeprint.ECONFLICT, "already exists", err)
 		case codeForeignKeyViolation:
-			return wrapCoded(cloud.ENOTFOUND, "a referenced record does not exist", err)
+			return wrapCoded(storeprint.ENOTFOUND, "a referenced record does not exist", err)
 		case codeCheckViolation, codeNotNullViolation, codeInvalidText:
-			return wrapCoded(cloud.EINVALID, "a value is not acceptable: "+pgErr.Message, err)
+			return wrapCoded(storeprint.EINVALID, "a value is not acceptable: "+pgErr.Message, err)
 		case codeBadEncoding, codeUntranslatableChar, codeBadEscape, codeStringTooLong:
-			return wrapCoded(cloud.EINVALID, "a value holds characters that cannot be stored (a NUL, invalid UTF-8 or an over-long text)", err)
+			return wrapCoded(storeprint.EINVALID, "a value holds characters that cannot be stored (a NUL, invalid UTF-8 or an over-long text)", err)
 		case codeInsufficientPriv:
-			return wrapCoded(cloud.EFORBIDDEN, pgErr.Message, err)
+			return wrapCoded(storeprint.EFORBIDDEN, pgErr.Message, err)
 		}
 		return err
 	}
 	var netErr net.Error
 	var connectErr *pgconn.ConnectError
 	if errors.As(err, &netErr) || errors.As(err, &connectErr) || pgconn.Timeout(err) {
-		return wrapCoded(cloud.EUNAVAILABLE, "database unavailable", err)
+		return wrapCoded(storeprint.EUNAVAILABLE, "database unavailable", err)
 	}
 	return err
 }
 
 // codedError is a cloud.Error that keeps the driver error for logs.
 type codedError struct {
-	coded *cloud.Error
+	coded *storeprint.Error
 	err   error
 }
 
 func wrapCoded(code, msg string, err error) error {
-	return &codedError{coded: &cloud.Error{Code: code, Message: msg}, err: err}
+	return &codedError{coded: &storeprint.Error{Code: code, Message: msg}, err: err}
 }
 
 func (e *codedError) Error() string   { return e.coded.Error() + ": " + e.err.Error() }

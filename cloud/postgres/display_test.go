@@ -125,7 +125,7 @@ func TestGatewayService_UpdatePrintersDisplays(t *testing.T) {
 			{ID: "kds-hot", Kind: storeprint.TargetDisplay, Status: storeprint.PrinterReady, Stale: -1},
 			{ID: "kds-hot", Kind: storeprint.TargetDisplay, Status: storeprint.PrinterReady, Open: cloud.MaxDisplayTickets + 1},
 		} {
-			wantCode(t, f.gateways.UpdatePrinters(ctx, "a1", gw.ID, []*cloud.Printer{p}), cloud.EINVALID)
+			wantCode(t, f.gateways.UpdatePrinters(ctx, "a1", gw.ID, []*cloud.Printer{p}), storeprint.EINVALID)
 		}
 	})
 }

@@ -88,10 +88,10 @@ func (s *GatewayService) RevokeGateway(ctx context.Context, gatewayID string, no
 		}
 		switch len(found) {
 		case 0:
-			return cloud.Errorf(cloud.ENOTFOUND, "gateway %q not found", gatewayID)
+			return storeprint.Errorf(storeprint.ENOTFOUND, "gateway %q not found", gatewayID)
 		case 1:
 		default:
-			return cloud.Errorf(cloud.ECONFLICT, "gateway id %q is used by %d stores; revoke it through its store", gatewayID, len(found))
+			return storeprint.Errorf(storeprint.ECONFLICT, "gateway id %q is used by %d stores; revoke it through its store", gatewayID, len(found))
 		}
 		gw = found[0]
 		if gw.RevokedAt != nil {
@@ -121,7 +121,7 @@ func (s *GatewayService) RevokeGateway(ctx context.Context, gatewayID string, no
 func (s *GatewayService) Authenticate(ctx context.Context, gatewayID, token string) (*cloud.Gateway, error) {
 	storeID, ok := cloud.ParseGatewayToken(token)
 	if !ok || !storeprint.ValidID(gatewayID) {
-		return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "invalid gateway credentials")
+		return nil, storeprint.Errorf(storeprint.EUNAUTHORIZED, "invalid gateway credentials")
 	}
 	gw := &cloud.Gateway{ID: gatewayID, StoreID: storeID}
 	var hash []byte
@@ -131,16 +131,16 @@ func (s *GatewayService) Authenticate(ctx context.Context, gatewayID, token stri
 		WHERE g.store_id = $1 AND g.gateway_id = $2`, storeID, gatewayID).
 		Scan(&gw.TenantID, &hash, &gw.CreatedAt, &gw.RevokedAt, &gw.LastSeen, &gw.Version)
 	if isNoRows(err) {
-		return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "invalid gateway credentials")
+		return nil, storeprint.Errorf(storeprint.EUNAUTHORIZED, "invalid gateway credentials")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("authenticate gateway %s: %w", gatewayID, interpret(err))
 	}
 	if subtle.ConstantTimeCompare(hash, cloud.HashToken(token)) != 1 {
-		return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "invalid gateway credentials")
+		return nil, storeprint.Errorf(storeprint.EUNAUTHORIZED, "invalid gateway credentials")
 	}
 	if gw.RevokedAt != nil {
-		return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "gateway %q is revoked", gatewayID)
+		return nil, storeprint.Errorf(storeprint.EUNAUTHORIZED, "gateway %q is revoked", gatewayID)
 	}
 	return gw, nil
 }
@@ -183,7 +183,7 @@ func (s *GatewayService) Touch(ctx context.Context, storeID, gatewayID string, p
 		return fmt.Errorf("touch gateway %s: %w", gatewayID, interpret(err))
 	}
 	if tag.RowsAffected() == 0 {
-		return cloud.Errorf(cloud.EUNAUTHORIZED, "gateway %q of store %q is unknown or revoked", gatewayID, storeID)
+		return storeprint.Errorf(storeprint.EUNAUTHORIZED, "gateway %q of store %q is unknown or revoked", gatewayID, storeID)
 	}
 	return nil
 }
@@ -208,7 +208,7 @@ func (s *GatewayService) Connect(ctx context.Context, storeID, gatewayID string,
 			RETURNING o.link_id, o.link_addr, o.online`,
 			storeID, gatewayID, p.LinkID, p.Version, p.Addr).Scan(&oldLink, &oldAddr, &wasOnline)
 		if isNoRows(err) {
-			return cloud.Errorf(cloud.EUNAUTHORIZED, "gateway %q of store %q is unknown or revoked", gatewayID, storeID)
+			return storeprint.Errorf(storeprint.EUNAUTHORIZED, "gateway %q of store %q is unknown or revoked", gatewayID, storeID)
 		}
 		if err != nil {
 			return fmt.Errorf("record link: %w", interpret(err))
@@ -368,7 +368,7 @@ func (s *GatewayService) UpdatePrinters(ctx context.Context, storeID, gatewayID 
 		return fmt.Errorf("update printers of store %s: %w", storeID, interpret(err))
 	}
 	if !ok {
-		return cloud.Errorf(cloud.EUNAUTHORIZED, "gateway %q of store %q is unknown or revoked", gatewayID, storeID)
+		return storeprint.Errorf(storeprint.EUNAUTHORIZED, "gateway %q of store %q is unknown or revoked", gatewayID, storeID)
 	}
 	return nil
 }
@@ -400,7 +400,7 @@ func (s *GatewayService) UpdateCluster(ctx context.Context, storeID, gatewayID s
 			return fmt.Errorf("record cluster: %w", interpret(err))
 		}
 		if tag.RowsAffected() == 0 {
-			return cloud.Errorf(cloud.EUNAUTHORIZED, "gateway %q of store %q is unknown or revoked", gatewayID, storeID)
+			return storeprint.Errorf(storeprint.EUNAUTHORIZED, "gateway %q of store %q is unknown or revoked", gatewayID, storeID)
 		}
 		for i, node := range down {
 			msg := fmt.Sprintf("Node %s of the store's cluster is down or cut off (as its leader %s sees it, term %d): "+

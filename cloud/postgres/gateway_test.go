@@ -30,17 +30,17 @@ func TestGatewayService_Authenticate(t *testing.T) {
 	})
 	t.Run("ErrWrongToken", func(t *testing.T) {
 		_, err := f.gateways.Authenticate(ctx, gw.ID, cloud.NewGatewayToken("s1"))
-		wantCode(t, err, cloud.EUNAUTHORIZED)
+		wantCode(t, err, storeprint.EUNAUTHORIZED)
 	})
 	t.Run("ErrOtherGatewaysToken", func(t *testing.T) {
 		_, err := f.gateways.Authenticate(ctx, gw.ID, otherToken)
-		wantCode(t, err, cloud.EUNAUTHORIZED)
+		wantCode(t, err, storeprint.EUNAUTHORIZED)
 		_, err = f.gateways.Authenticate(ctx, other.ID, token)
-		wantCode(t, err, cloud.EUNAUTHORIZED)
+		wantCode(t, err, storeprint.EUNAUTHORIZED)
 	})
 	t.Run("ErrMalformed", func(t *testing.T) {
 		_, err := f.gateways.Authenticate(ctx, gw.ID, "garbage")
-		wantCode(t, err, cloud.EUNAUTHORIZED)
+		wantCode(t, err, storeprint.EUNAUTHORIZED)
 	})
 	t.Run("StoredHashed", func(t *testing.T) {
 		if n := f.count(t, `SELECT count(*) FROM gateways WHERE token_hash = $1`, cloud.HashToken(token)); n != 1 {
@@ -88,15 +88,15 @@ func TestGatewayService_RevokeGateway(t *testing.T) {
 	})
 	t.Run("Refused", func(t *testing.T) {
 		_, err := f.gateways.Authenticate(ctx, gw.ID, token)
-		wantCode(t, err, cloud.EUNAUTHORIZED)
+		wantCode(t, err, storeprint.EUNAUTHORIZED)
 		revoked, err := f.gateways.IsRevoked(ctx, "s1", gw.ID)
 		if err != nil || !revoked {
 			t.Fatalf("got revoked %v err %v, want true nil", revoked, err)
 		}
-		wantCode(t, f.gateways.Touch(ctx, "s1", gw.ID, cloud.Presence{LinkID: "l", Online: true}), cloud.EUNAUTHORIZED)
+		wantCode(t, f.gateways.Touch(ctx, "s1", gw.ID, cloud.Presence{LinkID: "l", Online: true}), storeprint.EUNAUTHORIZED)
 		_, err = f.ingestEvents(ctx, gw.ID, "s1", lifecycle(1, 1, "r"))
-		wantCode(t, err, cloud.EUNAUTHORIZED)
-		wantCode(t, f.gateways.UpdatePrinters(ctx, "s1", gw.ID, []*cloud.Printer{{ID: "p", Status: storeprint.PrinterReady}}), cloud.EUNAUTHORIZED)
+		wantCode(t, err, storeprint.EUNAUTHORIZED)
+		wantCode(t, f.gateways.UpdatePrinters(ctx, "s1", gw.ID, []*cloud.Printer{{ID: "p", Status: storeprint.PrinterReady}}), storeprint.EUNAUTHORIZED)
 		if n := f.count(t, `SELECT count(*) FROM task_events`); n != 0 {
 			t.Fatalf("got %d events stored from a revoked gateway, want 0", n)
 		}
@@ -111,11 +111,11 @@ func TestGatewayService_RevokeGateway(t *testing.T) {
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		_, err := f.gateways.RevokeGateway(adminCtx, "gw-none", cloud.Note{})
-		wantCode(t, err, cloud.ENOTFOUND)
+		wantCode(t, err, storeprint.ENOTFOUND)
 	})
 	t.Run("ErrForbidden", func(t *testing.T) {
 		_, err := f.gateways.RevokeGateway(tenantCtx("acme"), gw.ID, cloud.Note{})
-		wantCode(t, err, cloud.EFORBIDDEN)
+		wantCode(t, err, storeprint.EFORBIDDEN)
 	})
 }
 

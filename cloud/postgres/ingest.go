@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 	"github.com/storeprint/storeprint/sync"
 )
@@ -70,7 +71,7 @@ var _ cloud.StagedIngester = (*IngestService)(nil)
 // batches staged while others finish cannot deadlock with them.
 func (s *IngestService) Stage(ctx context.Context, gatewayID, storeID, incarnation string, events []sync.Event) (cloud.StagedBatch, error) {
 	if len(events) > cloud.MaxIngestBatch {
-		return nil, cloud.Errorf(cloud.EINVALID, "a batch holds at most %d events, got %d", cloud.MaxIngestBatch, len(events))
+		return nil, storeprint.Errorf(storeprint.EINVALID, "a batch holds at most %d events, got %d", cloud.MaxIngestBatch, len(events))
 	}
 	st := &staged{s: s, events: len(events), gatewayID: gatewayID, storeID: storeID, incarnation: incarnation}
 	dec := decodeEvents(events)
@@ -177,13 +178,13 @@ func readCursor(ctx context.Context, tx pgx.Tx, storeID, gatewayID, incarnation 
 	}
 	err := tx.QueryRow(ctx, sql, storeID, gatewayID, incarnation).Scan(&c.seq, &c.offset, &c.rank, &revoked, &c.tenantID)
 	if isNoRows(err) {
-		return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "gateway %q of store %q has no link open for incarnation %q", gatewayID, storeID, incarnation)
+		return nil, storeprint.Errorf(storeprint.EUNAUTHORIZED, "gateway %q of store %q has no link open for incarnation %q", gatewayID, storeID, incarnation)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lock cursor: %w", interpret(err))
 	}
 	if revoked {
-		return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "gateway %q is revoked", gatewayID)
+		return nil, storeprint.Errorf(storeprint.EUNAUTHORIZED, "gateway %q is revoked", gatewayID)
 	}
 	return c, nil
 }

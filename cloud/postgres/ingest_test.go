@@ -268,7 +268,7 @@ func TestIngestService_Ingest(t *testing.T) {
 		gw, _ := f.mustStore(t, "acme", "s1")
 		f.mustStore(t, "acme", "s2")
 		_, err := f.ingestEvents(context.Background(), gw.ID, "s2", lifecycle(1, 1, "x"))
-		wantCode(t, err, cloud.EUNAUTHORIZED)
+		wantCode(t, err, storeprint.EUNAUTHORIZED)
 	})
 }
 
@@ -367,7 +367,7 @@ func TestIngestService_Stage(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = b.Finish(ctx)
-		wantCode(t, err, cloud.EUNAUTHORIZED)
+		wantCode(t, err, storeprint.EUNAUTHORIZED)
 	})
 }
 

@@ -73,7 +73,7 @@ type opening struct {
 // cursor locks the incarnation's cursor, creating it on its first link.
 func (o *opening) cursor(ctx context.Context, storeID, gatewayID string) (*cursorRow, error) {
 	c, err := lockCursor(ctx, o.tx, storeID, gatewayID, o.h.Incarnation)
-	if err == nil || cloud.ErrorCode(err) != cloud.EUNAUTHORIZED || isRevoked(ctx, o.tx, storeID, gatewayID) {
+	if err == nil || storeprint.ErrorCode(err) != storeprint.EUNAUTHORIZED || isRevoked(ctx, o.tx, storeID, gatewayID) {
 		return c, err
 	}
 	_, err = o.tx.Exec(ctx, `

@@ -227,10 +227,10 @@ func TestIngestService_Open(t *testing.T) {
 		f.ingestInc(t, gwA.ID, "a1", "", taskEvent(1, taskNo, 1, "queued"))
 		f.open(t, gwB.ID, "b1", cloud.LinkHello{Incarnation: "new1", Resync: true})
 		f.ingestInc(t, gwB.ID, "b1", "new1", taskEvent(1, taskNo, 1, "queued"), taskEvent(2, taskNo, 2, "printing"))
-		if _, err := f.ingest.Open(context.Background(), gwB.ID, "a1", cloud.LinkHello{Incarnation: "new2"}); cloud.ErrorCode(err) == "" {
+		if _, err := f.ingest.Open(context.Background(), gwB.ID, "a1", cloud.LinkHello{Incarnation: "new2"}); storeprint.ErrorCode(err) == "" {
 			t.Fatal("a gateway opened a link for another store")
 		}
-		if _, err := f.ingest.Ingest(context.Background(), gwB.ID, "a1", "new1", lifecycle(3, 1, "x")); cloud.ErrorCode(err) != cloud.EUNAUTHORIZED {
+		if _, err := f.ingest.Ingest(context.Background(), gwB.ID, "a1", "new1", lifecycle(3, 1, "x")); storeprint.ErrorCode(err) != storeprint.EUNAUTHORIZED {
 			t.Fatalf("got %v, want EUNAUTHORIZED", err)
 		}
 		if st, v := f.status(t, "a1", taskNo); st != storeprint.StatusQueued || v != 1 {
@@ -388,9 +388,9 @@ func TestInterpret_Encoding(t *testing.T) {
 	f.mustStore(t, "acme", "s1")
 	for _, id := range []string{"s\x00", "s\xff"} {
 		_, err := f.tasks.FindTask(adminCtx, "s1", "order_"+id)
-		wantCode(t, err, cloud.EINVALID)
+		wantCode(t, err, storeprint.EINVALID)
 		var n int
 		err = f.db.pool.QueryRow(context.Background(), `SELECT count(*) FROM stores WHERE store_id = $1`, id).Scan(&n)
-		wantCode(t, interpret(err), cloud.EINVALID)
+		wantCode(t, interpret(err), storeprint.EINVALID)
 	}
 }

@@ -89,7 +89,7 @@ func (s *OrderService) CreateOrder(ctx context.Context, storeID string, o *store
 			}
 			for _, t := range taskNos {
 				if !got[t] {
-					return cloud.Errorf(cloud.ECONFLICT, "task %s already exists at store %s (an order of the store's own POS?)", t, storeID)
+					return storeprint.Errorf(storeprint.ECONFLICT, "task %s already exists at store %s (an order of the store's own POS?)", t, storeID)
 				}
 			}
 		}
@@ -100,7 +100,7 @@ func (s *OrderService) CreateOrder(ctx context.Context, storeID string, o *store
 		}
 		if seq == 0 {
 			// Unreachable while cloud_orders decides first; never queue twice.
-			return cloud.Errorf(cloud.ECONFLICT, "order %s is already queued for store %s", o.OrderID, storeID)
+			return storeprint.Errorf(storeprint.ECONFLICT, "order %s is already queued for store %s", o.OrderID, storeID)
 		}
 		return notify(ctx, tx, cloud.DownstreamChannel, storeID)
 	})
@@ -154,7 +154,7 @@ func knownStations(ctx context.Context, tx pgx.Tx, storeID string, o *storeprint
 	slices.Sort(names)
 	for _, st := range o.Stations() {
 		if !known[st] {
-			return cloud.Errorf(cloud.EUNPROCESSABLE, "store %s has no station %q: its gateway reports stations %s", storeID, st, strings.Join(names, ", "))
+			return storeprint.Errorf(storeprint.EUNPROCESSABLE, "store %s has no station %q: its gateway reports stations %s", storeID, st, strings.Join(names, ", "))
 		}
 	}
 	return nil
@@ -174,7 +174,7 @@ func (s *OrderService) FindOrder(ctx context.Context, storeID, orderID string) (
 	err = s.db.pool.QueryRow(ctx, sql, q.args...).Scan(&body)
 	if isNoRows(err) {
 		// Also for another tenant's store: a 404 tells nothing.
-		return nil, cloud.Errorf(cloud.ENOTFOUND, "order %s not found at store %s", orderID, storeID)
+		return nil, storeprint.Errorf(storeprint.ENOTFOUND, "order %s not found at store %s", orderID, storeID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("find order %s: %w", orderID, interpret(err))
@@ -196,13 +196,13 @@ func replay(ctx context.Context, tx pgx.Tx, a *cloud.Actor, storeID, orderID, di
 		WHERE o.store_id = $1 AND o.order_id = $2` + q.tenant(a, "s.tenant_id")
 	err := tx.QueryRow(ctx, sql, q.args...).Scan(&got, &tenantID)
 	if isNoRows(err) {
-		return cloud.Errorf(cloud.ENOTFOUND, "store %q not found", storeID)
+		return storeprint.Errorf(storeprint.ENOTFOUND, "store %q not found", storeID)
 	}
 	if err != nil {
 		return fmt.Errorf("read order: %w", interpret(err))
 	}
 	if got != digest {
-		return cloud.Errorf(cloud.ECONFLICT, "order %s was already accepted with different content", orderID)
+		return storeprint.Errorf(storeprint.ECONFLICT, "order %s was already accepted with different content", orderID)
 	}
 	// Answered, not queued again: HQ counts the duplicates prevented.
 	return audit(ctx, tx, a, cloud.Note{Reason: "order sent again with the same content"}, tenantID, storeID,

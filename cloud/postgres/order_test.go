@@ -64,26 +64,26 @@ func TestOrderService_CreateOrder(t *testing.T) {
 		o := newOrder("d1")
 		o.Items[0].Qty = 3
 		_, _, err := f.orders.CreateOrder(ctx, "s1", o)
-		wantCode(t, err, cloud.ECONFLICT)
+		wantCode(t, err, storeprint.ECONFLICT)
 	})
 	t.Run("ErrInvalid", func(t *testing.T) {
 		o := newOrder("d2")
 		o.Items = nil
 		_, _, err := f.orders.CreateOrder(ctx, "s1", o)
-		wantCode(t, err, cloud.EINVALID)
-		if cloud.ErrorMessage(err) != "items must not be empty" {
-			t.Fatalf("got message %q", cloud.ErrorMessage(err))
+		wantCode(t, err, storeprint.EINVALID)
+		if storeprint.ErrorMessage(err) != "items must not be empty" {
+			t.Fatalf("got message %q", storeprint.ErrorMessage(err))
 		}
 	})
 	t.Run("ErrUnknownStore", func(t *testing.T) {
 		_, _, err := f.orders.CreateOrder(adminCtx, "nowhere", newOrder("d3"))
-		wantCode(t, err, cloud.ENOTFOUND)
+		wantCode(t, err, storeprint.ENOTFOUND)
 	})
 	t.Run("ErrOtherTenant", func(t *testing.T) {
 		_, _, err := f.orders.CreateOrder(tenantCtx("globex"), "s1", newOrder("d4"))
-		wantCode(t, err, cloud.ENOTFOUND)
+		wantCode(t, err, storeprint.ENOTFOUND)
 		_, _, err = f.orders.CreateOrder(tenantCtx("globex"), "s1", newOrder("d1")) // exists, not theirs
-		wantCode(t, err, cloud.ENOTFOUND)
+		wantCode(t, err, storeprint.ENOTFOUND)
 		if n := f.count(t, `SELECT count(*) FROM cloud_orders WHERE order_id = 'd4'`); n != 0 {
 			t.Fatalf("got %d orders, want 0", n)
 		}
@@ -95,7 +95,7 @@ func TestOrderService_CreateOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, _, err := f.orders.CreateOrder(ctx, "s1", newOrder("p1"))
-		wantCode(t, err, cloud.ECONFLICT)
+		wantCode(t, err, storeprint.ECONFLICT)
 		if n := f.count(t, `SELECT count(*) FROM cloud_orders WHERE order_id = 'p1'`); n != 0 {
 			t.Fatalf("got %d orders, want 0: nothing written", n)
 		}
@@ -114,8 +114,8 @@ func TestOrderService_CreateOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, _, err := f.orders.CreateOrder(ctx, "s1", newOrder("d5"))
-		wantCode(t, err, cloud.EUNPROCESSABLE)
-		if msg := cloud.ErrorMessage(err); !strings.Contains(msg, `"bar"`) || strings.Contains(msg, `"hot"`) {
+		wantCode(t, err, storeprint.EUNPROCESSABLE)
+		if msg := storeprint.ErrorMessage(err); !strings.Contains(msg, `"bar"`) || strings.Contains(msg, `"hot"`) {
 			t.Fatalf("got message %q, want it to name the station bar", msg)
 		}
 		if n := f.count(t, `SELECT count(*) FROM cloud_orders WHERE order_id = 'd5'`) + f.count(t, `SELECT count(*) FROM print_tasks WHERE order_id = 'd5'`); n != 0 {
@@ -145,7 +145,7 @@ func TestOrderService_CreateOrder(t *testing.T) {
 		o = newOrder("d9")
 		o.Items[1].Station = "grill"
 		_, _, err = f.orders.CreateOrder(ctx, "s1", o)
-		wantCode(t, err, cloud.EUNPROCESSABLE)
+		wantCode(t, err, storeprint.EUNPROCESSABLE)
 		if _, err := cp.CreateCloudPRNTPrinter(adminCtx, &cloud.CloudPRNTPrinter{StoreID: "s1", PrinterID: "all-1", MAC: "00:11:62:00:00:02"}, cloud.Note{Reason: "prints everything"}); err != nil {
 			t.Fatal(err)
 		}
@@ -240,16 +240,16 @@ func TestOrderService_FindOrder(t *testing.T) {
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		_, err := f.orders.FindOrder(ctx, "s1", "d2")
-		wantCode(t, err, cloud.ENOTFOUND)
+		wantCode(t, err, storeprint.ENOTFOUND)
 		_, err = f.orders.FindOrder(adminCtx, "nowhere", "d1")
-		wantCode(t, err, cloud.ENOTFOUND)
+		wantCode(t, err, storeprint.ENOTFOUND)
 	})
 	t.Run("ErrOtherTenant", func(t *testing.T) {
 		_, err := f.orders.FindOrder(tenantCtx("globex"), "s1", "d1")
-		wantCode(t, err, cloud.ENOTFOUND)
+		wantCode(t, err, storeprint.ENOTFOUND)
 	})
 	t.Run("ErrNoActor", func(t *testing.T) {
 		_, err := f.orders.FindOrder(context.Background(), "s1", "d1")
-		wantCode(t, err, cloud.EUNAUTHORIZED)
+		wantCode(t, err, storeprint.EUNAUTHORIZED)
 	})
 }

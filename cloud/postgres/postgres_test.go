@@ -170,7 +170,7 @@ func lifecycle(first uint64, n int, prefix string) []sync.Event {
 
 func wantCode(t testing.TB, err error, code string) {
 	t.Helper()
-	if got := cloud.ErrorCode(err); got != code {
+	if got := storeprint.ErrorCode(err); got != code {
 		t.Fatalf("got error %v (code %q), want code %q", err, got, code)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 	"github.com/storeprint/storeprint/sync"
 )
@@ -17,10 +18,10 @@ import (
 // each. A state or receipt that does not pass sync's checks is skipped.
 func (s *IngestService) Snapshot(ctx context.Context, gatewayID, storeID, incarnation string, part *cloud.SnapshotPart) (uint64, error) {
 	if len(part.Tasks) > cloud.MaxIngestBatch || len(part.Receipts) > 10*cloud.MaxIngestBatch {
-		return 0, cloud.Errorf(cloud.EINVALID, "a snapshot frame holds at most %d tasks and %d receipts", cloud.MaxIngestBatch, 10*cloud.MaxIngestBatch)
+		return 0, storeprint.Errorf(storeprint.EINVALID, "a snapshot frame holds at most %d tasks and %d receipts", cloud.MaxIngestBatch, 10*cloud.MaxIngestBatch)
 	}
 	if part.Through >= incarnationBlock {
-		return 0, cloud.Errorf(cloud.EINVALID, "snapshot cursor %d is out of range", part.Through)
+		return 0, storeprint.Errorf(storeprint.EINVALID, "snapshot cursor %d is out of range", part.Through)
 	}
 	var cursor uint64
 	err := s.db.tx(ctx, func(tx pgx.Tx) error {

@@ -58,13 +58,13 @@ func (s *StoreService) CreateStore(ctx context.Context, st *cloud.Store, note cl
 			err := tx.QueryRow(ctx, `SELECT tenant_id, name, created_at FROM stores WHERE store_id = $1`, st.ID).
 				Scan(&got.TenantID, &got.Name, &got.CreatedAt)
 			if isNoRows(err) {
-				return cloud.Errorf(cloud.ENOTFOUND, "tenant %q not found", st.TenantID)
+				return storeprint.Errorf(storeprint.ENOTFOUND, "tenant %q not found", st.TenantID)
 			}
 			if err != nil {
 				return fmt.Errorf("read store: %w", interpret(err))
 			}
 			if got.TenantID != st.TenantID || got.Name != st.Name {
-				return cloud.Errorf(cloud.ECONFLICT, "store %q already exists with other fields", st.ID)
+				return storeprint.Errorf(storeprint.ECONFLICT, "store %q already exists with other fields", st.ID)
 			}
 			st.CreatedAt = got.CreatedAt
 			return nil
@@ -283,7 +283,7 @@ func (s *StoreService) AcknowledgeAlert(ctx context.Context, storeID, alertID st
 		return nil, err
 	}
 	if note.Operator == "" {
-		return nil, cloud.Errorf(cloud.EINVALID, "operator is required: the person who acknowledges the alert")
+		return nil, storeprint.Errorf(storeprint.EINVALID, "operator is required: the person who acknowledges the alert")
 	}
 	var al *cloud.Alert
 	err = s.db.tx(ctx, func(tx pgx.Tx) error {
@@ -296,15 +296,15 @@ func (s *StoreService) AcknowledgeAlert(ctx context.Context, storeID, alertID st
 			SELECT `+alertColumns+` FROM alerts al
 			WHERE al.store_id = $1 AND al.alert_id = $2
 			FOR UPDATE`, storeID, alertID), storeID, now)
-		if cloud.ErrorCode(err) == cloud.ENOTFOUND {
-			return cloud.Errorf(cloud.ENOTFOUND, "alert %q not found at store %s", alertID, storeID)
+		if storeprint.ErrorCode(err) == storeprint.ENOTFOUND {
+			return storeprint.Errorf(storeprint.ENOTFOUND, "alert %q not found at store %s", alertID, storeID)
 		}
 		if err != nil {
 			return fmt.Errorf("read alert: %w", err)
 		}
 		switch {
 		case al.ResolvedAt != nil:
-			return cloud.Errorf(cloud.ECONFLICT, "alert %q is resolved already: its task moved on", alertID)
+			return storeprint.Errorf(storeprint.ECONFLICT, "alert %q is resolved already: its task moved on", alertID)
 		case al.AcknowledgedAt != nil:
 			return nil // acknowledged before: nothing changes, nothing to audit
 		}
@@ -347,7 +347,7 @@ func storeTenant(ctx context.Context, q querier, a *cloud.Actor, storeID string)
 	sql := `SELECT tenant_id FROM stores WHERE store_id = $1` + sq.tenant(a, "tenant_id")
 	err := q.QueryRow(ctx, sql, sq.args...).Scan(&tenantID)
 	if isNoRows(err) {
-		return "", cloud.Errorf(cloud.ENOTFOUND, "store %q not found", storeID)
+		return "", storeprint.Errorf(storeprint.ENOTFOUND, "store %q not found", storeID)
 	}
 	if err != nil {
 		return "", fmt.Errorf("find store %s: %w", storeID, interpret(err))

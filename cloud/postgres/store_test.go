@@ -35,18 +35,18 @@ func TestStoreService_CreateStore(t *testing.T) {
 	})
 	t.Run("ErrConflict", func(t *testing.T) {
 		_, err := f.stores.CreateStore(adminCtx, &cloud.Store{ID: "s1", TenantID: "acme", Name: "Renamed"}, cloud.Note{})
-		wantCode(t, err, cloud.ECONFLICT)
+		wantCode(t, err, storeprint.ECONFLICT)
 	})
 	t.Run("ErrUnknownTenant", func(t *testing.T) {
 		_, err := f.stores.CreateStore(adminCtx, &cloud.Store{ID: "s2", TenantID: "nobody", Name: "Two"}, cloud.Note{})
-		wantCode(t, err, cloud.ENOTFOUND)
+		wantCode(t, err, storeprint.ENOTFOUND)
 		if n := f.count(t, `SELECT count(*) FROM stores WHERE store_id = 's2'`); n != 0 {
 			t.Fatalf("got %d stores, want 0", n)
 		}
 	})
 	t.Run("ErrForbidden", func(t *testing.T) {
 		_, err := f.stores.CreateStore(tenantCtx("acme"), &cloud.Store{ID: "s3", TenantID: "acme", Name: "Three"}, cloud.Note{})
-		wantCode(t, err, cloud.EFORBIDDEN)
+		wantCode(t, err, storeprint.EFORBIDDEN)
 	})
 }
 
@@ -131,9 +131,9 @@ func TestStoreService_FindStores(t *testing.T) {
 	})
 	t.Run("ErrFilter", func(t *testing.T) {
 		_, _, err := f.stores.FindStores(adminCtx, cloud.StoreFilter{Limit: cloud.MaxStoresLimit + 1})
-		wantCode(t, err, cloud.EINVALID)
+		wantCode(t, err, storeprint.EINVALID)
 		_, _, err = f.stores.FindStores(adminCtx, cloud.StoreFilter{After: "a b"})
-		wantCode(t, err, cloud.EINVALID)
+		wantCode(t, err, storeprint.EINVALID)
 	})
 	t.Run("Offline", func(t *testing.T) {
 		first := func() *cloud.StoreStatus {
@@ -273,11 +273,11 @@ func TestStoreService_FindAlerts(t *testing.T) {
 	})
 	t.Run("ErrOtherTenant", func(t *testing.T) {
 		_, err := f.stores.FindAlerts(tenantCtx("globex"), "s1", cloud.AlertFilter{})
-		wantCode(t, err, cloud.ENOTFOUND)
+		wantCode(t, err, storeprint.ENOTFOUND)
 	})
 	t.Run("ErrLimit", func(t *testing.T) {
 		_, err := f.stores.FindAlerts(adminCtx, "s1", cloud.AlertFilter{Limit: cloud.MaxAlertLimit + 1})
-		wantCode(t, err, cloud.EINVALID)
+		wantCode(t, err, storeprint.EINVALID)
 	})
 }
 
@@ -325,7 +325,7 @@ func TestStoreService_AcknowledgeAlert(t *testing.T) {
 			t.Fatalf("got %+v %v, want the alert resolved once its task is done", got, err)
 		}
 		_, err = f.stores.AcknowledgeAlert(adminCtx, "s1", id, note)
-		wantCode(t, err, cloud.ECONFLICT)
+		wantCode(t, err, storeprint.ECONFLICT)
 		old, err := f.stores.AcknowledgeAlert(adminCtx, "s1", "order_old_station_hot:attention_required:1", note)
 		if err != nil || old.State != cloud.AlertExpired || old.AcknowledgedBy != "Amy" {
 			t.Fatalf("got %+v %v, want the expired alert acknowledged and still expired", old, err)
@@ -333,18 +333,18 @@ func TestStoreService_AcknowledgeAlert(t *testing.T) {
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		_, err := f.stores.AcknowledgeAlert(adminCtx, "s1", id+"x", note)
-		wantCode(t, err, cloud.ENOTFOUND)
+		wantCode(t, err, storeprint.ENOTFOUND)
 	})
 	t.Run("ErrOperator", func(t *testing.T) {
 		_, err := f.stores.AcknowledgeAlert(adminCtx, "s1", id, cloud.Note{Reason: "no name"})
-		wantCode(t, err, cloud.EINVALID)
+		wantCode(t, err, storeprint.EINVALID)
 	})
 	t.Run("ErrOtherTenant", func(t *testing.T) {
 		_, err := f.stores.AcknowledgeAlert(tenantCtx("globex"), "s1", id, note)
-		wantCode(t, err, cloud.ENOTFOUND)
+		wantCode(t, err, storeprint.ENOTFOUND)
 	})
 	t.Run("ErrBadID", func(t *testing.T) {
 		_, err := f.stores.AcknowledgeAlert(adminCtx, "s1", "a\x00", note)
-		wantCode(t, err, cloud.EINVALID)
+		wantCode(t, err, storeprint.EINVALID)
 	})
 }

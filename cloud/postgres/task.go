@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 )
 
@@ -44,9 +45,9 @@ func (s *TaskService) FindTask(ctx context.Context, storeID, taskNo string) (*cl
 		FROM print_tasks t JOIN stores s ON s.store_id = t.store_id
 		WHERE t.store_id = $1 AND t.task_no = $2` + q.tenant(a, "s.tenant_id")
 	t, err := scanTask(s.db.pool.QueryRow(ctx, sql, q.args...), storeID)
-	if cloud.ErrorCode(err) == cloud.ENOTFOUND {
+	if storeprint.ErrorCode(err) == storeprint.ENOTFOUND {
 		// Also for another tenant's store: a 404 tells nothing.
-		return nil, cloud.Errorf(cloud.ENOTFOUND, "task %s not found at store %s", taskNo, storeID)
+		return nil, storeprint.Errorf(storeprint.ENOTFOUND, "task %s not found at store %s", taskNo, storeID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("find task %s: %w", taskNo, err)

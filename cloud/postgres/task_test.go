@@ -85,11 +85,11 @@ func TestTaskService_FindTasks(t *testing.T) {
 	t.Run("ErrOtherTenant", func(t *testing.T) {
 		after := ""
 		_, err := f.tasks.FindTasks(tenantCtx("globex"), "s1", cloud.TaskFilter{After: &after})
-		wantCode(t, err, cloud.ENOTFOUND)
+		wantCode(t, err, storeprint.ENOTFOUND)
 	})
 	t.Run("ErrLimit", func(t *testing.T) {
 		after := ""
 		_, err := f.tasks.FindTasks(ctx, "s1", cloud.TaskFilter{Limit: cloud.MaxTaskLimit + 1, After: &after})
-		wantCode(t, err, cloud.EINVALID)
+		wantCode(t, err, storeprint.EINVALID)
 	})
 }

@@ -44,7 +44,7 @@ func (s *TenantService) CreateTenant(ctx context.Context, t *cloud.Tenant, note 
 				return fmt.Errorf("read tenant: %w", interpret(err))
 			}
 			if name != t.Name {
-				return cloud.Errorf(cloud.ECONFLICT, "tenant %q already exists with another name", t.ID)
+				return storeprint.Errorf(storeprint.ECONFLICT, "tenant %q already exists with another name", t.ID)
 			}
 			return nil
 		}
@@ -79,7 +79,7 @@ func (s *TenantService) CreateTenantToken(ctx context.Context, tenantID string, 
 			return fmt.Errorf("insert token: %w", interpret(err))
 		}
 		if tag.RowsAffected() == 0 {
-			return cloud.Errorf(cloud.ENOTFOUND, "tenant %q not found", tenantID)
+			return storeprint.Errorf(storeprint.ENOTFOUND, "tenant %q not found", tenantID)
 		}
 		// The audit event names the token by its id, never its secret.
 		return audit(ctx, tx, a, note, tenantID, "", storeprint.ActionCreateTenantToken,
@@ -95,7 +95,7 @@ func (s *TenantService) CreateTenantToken(ctx context.Context, tenantID string, 
 func (s *TenantService) AuthenticateTenant(ctx context.Context, token string) (*cloud.Actor, error) {
 	tenantID, ok := cloud.ParseTenantToken(token)
 	if !ok {
-		return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "invalid token")
+		return nil, storeprint.Errorf(storeprint.EUNAUTHORIZED, "invalid token")
 	}
 	// The row is found by the hash of a 256-bit secret: comparing in the
 	// index leaks nothing useful about the secret.
@@ -105,7 +105,7 @@ func (s *TenantService) AuthenticateTenant(ctx context.Context, token string) (*
 		WHERE tenant_id = $1 AND token_hash = $2 AND revoked_at IS NULL`,
 		tenantID, cloud.HashToken(token)).Scan(&tokenID)
 	if isNoRows(err) {
-		return nil, cloud.Errorf(cloud.EUNAUTHORIZED, "invalid token")
+		return nil, storeprint.Errorf(storeprint.EUNAUTHORIZED, "invalid token")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("authenticate tenant token: %w", interpret(err))

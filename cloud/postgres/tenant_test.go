@@ -36,19 +36,19 @@ func TestTenantService_CreateTenant(t *testing.T) {
 	})
 	t.Run("ErrConflict", func(t *testing.T) {
 		_, err := f.tenants.CreateTenant(adminCtx, &cloud.Tenant{ID: "acme", Name: "Other"}, cloud.Note{})
-		wantCode(t, err, cloud.ECONFLICT)
+		wantCode(t, err, storeprint.ECONFLICT)
 	})
 	t.Run("ErrInvalid", func(t *testing.T) {
 		_, err := f.tenants.CreateTenant(adminCtx, &cloud.Tenant{ID: "a b", Name: "x"}, cloud.Note{})
-		wantCode(t, err, cloud.EINVALID)
+		wantCode(t, err, storeprint.EINVALID)
 	})
 	t.Run("ErrForbidden", func(t *testing.T) {
 		_, err := f.tenants.CreateTenant(tenantCtx("acme"), &cloud.Tenant{ID: "evil", Name: "Evil"}, cloud.Note{})
-		wantCode(t, err, cloud.EFORBIDDEN)
+		wantCode(t, err, storeprint.EFORBIDDEN)
 	})
 	t.Run("ErrUnauthorized", func(t *testing.T) {
 		_, err := f.tenants.CreateTenant(context.Background(), &cloud.Tenant{ID: "x", Name: "X"}, cloud.Note{})
-		wantCode(t, err, cloud.EUNAUTHORIZED)
+		wantCode(t, err, storeprint.EUNAUTHORIZED)
 	})
 }
 
@@ -80,16 +80,16 @@ func TestTenantService_AuthenticateTenant(t *testing.T) {
 	t.Run("ErrWrongSecret", func(t *testing.T) {
 		other, _ := cloud.NewTenantToken("acme")
 		_, err := f.tenants.AuthenticateTenant(context.Background(), other)
-		wantCode(t, err, cloud.EUNAUTHORIZED)
+		wantCode(t, err, storeprint.EUNAUTHORIZED)
 	})
 	t.Run("ErrMalformed", func(t *testing.T) {
 		for _, s := range []string{"", "spt1.", "spt1.YWNtZQ.short", "nonsense", tok.Token + "x"} {
 			_, err := f.tenants.AuthenticateTenant(context.Background(), s)
-			wantCode(t, err, cloud.EUNAUTHORIZED)
+			wantCode(t, err, storeprint.EUNAUTHORIZED)
 		}
 	})
 	t.Run("ErrUnknownTenant", func(t *testing.T) {
 		_, err := f.tenants.CreateTenantToken(adminCtx, "nobody", cloud.Note{})
-		wantCode(t, err, cloud.ENOTFOUND)
+		wantCode(t, err, storeprint.ENOTFOUND)
 	})
 }

@@ -23,7 +23,7 @@ func (s *TenantService) FindTenantTokens(ctx context.Context, tenantID string) (
 		return nil, fmt.Errorf("find tenant %s: %w", tenantID, interpret(err))
 	}
 	if !exists {
-		return nil, cloud.Errorf(cloud.ENOTFOUND, "tenant %q not found", tenantID)
+		return nil, storeprint.Errorf(storeprint.ENOTFOUND, "tenant %q not found", tenantID)
 	}
 	rows, err := s.db.pool.Query(ctx, `
 		SELECT tenant_id, token_id, created_by, created_at, revoked_at FROM tenant_tokens
@@ -75,13 +75,13 @@ func (s *TenantService) RevokeTenantToken(ctx context.Context, tenantID, tokenID
 		}
 		t, err = pgx.CollectExactlyOneRow(rows, scanTenantToken)
 		if isNoRows(err) {
-			return cloud.Errorf(cloud.ENOTFOUND, "tenant %q has no token %q", tenantID, tokenID)
+			return storeprint.Errorf(storeprint.ENOTFOUND, "tenant %q has no token %q", tenantID, tokenID)
 		}
 		if err != nil {
 			return fmt.Errorf("read token: %w", interpret(err))
 		}
 		if t.RevokedAt != nil {
-			return cloud.Errorf(cloud.ECONFLICT, "token %q of tenant %q was revoked already at %s", tokenID, tenantID, t.RevokedAt.UTC().Format("2006-01-02T15:04:05Z"))
+			return storeprint.Errorf(storeprint.ECONFLICT, "token %q of tenant %q was revoked already at %s", tokenID, tenantID, t.RevokedAt.UTC().Format("2006-01-02T15:04:05Z"))
 		}
 		before := *t
 		if err := tx.QueryRow(ctx, `

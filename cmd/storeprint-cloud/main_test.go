@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 	"github.com/storeprint/storeprint/cloud/postgres"
 	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
@@ -252,7 +253,7 @@ func TestMain_Run(t *testing.T) {
 		c := &client{t: t, base: c.base}
 		c.do("DELETE", "/v1/admin/gateways/"+gw.GatewayID, adminToken, map[string]string{"reason": "stolen"}, 200, nil)
 		_, err := gateways.Authenticate(context.Background(), gw.GatewayID, gw.Token)
-		if cloud.ErrorCode(err) != cloud.EUNAUTHORIZED {
+		if storeprint.ErrorCode(err) != storeprint.EUNAUTHORIZED {
 			t.Fatalf("after revocation: got %v, want EUNAUTHORIZED", err)
 		}
 	})

@@ -14,6 +14,7 @@ import (
 
 	bdg "github.com/dgraph-io/badger/v4"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 )
 
@@ -84,7 +85,7 @@ func (d *DB) Update(ctx context.Context, fn func(gateway.Tx) error) error {
 	select {
 	case d.reqs <- req:
 	case <-d.closing:
-		return gateway.Errorf(gateway.EUNAVAILABLE, "store is closed")
+		return storeprint.Errorf(storeprint.EUNAVAILABLE, "store is closed")
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -104,7 +105,7 @@ func (d *DB) View(ctx context.Context, fn func(gateway.ReadTx) error) error {
 	}
 	v := d.acquire()
 	if v == nil {
-		return gateway.Errorf(gateway.EUNAVAILABLE, "store is closed")
+		return storeprint.Errorf(storeprint.EUNAVAILABLE, "store is closed")
 	}
 	defer d.release(v)
 	return fn(&tx{txn: v.txn, now: d.opts.Now})

@@ -89,7 +89,7 @@ func TestDB_Update(t *testing.T) {
 			t.Fatalf("got %v, want boom", err)
 		}
 		err = db.View(ctx, func(tx gateway.ReadTx) error {
-			if _, err := tx.Task("a"); gateway.ErrorCode(err) != gateway.ENOTFOUND {
+			if _, err := tx.Task("a"); storeprint.ErrorCode(err) != storeprint.ENOTFOUND {
 				t.Errorf("got %v, want not found", err)
 			}
 			ev, err := tx.Outbox(0, 0)
@@ -196,7 +196,7 @@ func TestDB_Update(t *testing.T) {
 			_, err := tx.Open("p1", 0)
 			return err
 		})
-		if gateway.ErrorCode(err) != gateway.EUNAVAILABLE {
+		if storeprint.ErrorCode(err) != storeprint.EUNAVAILABLE {
 			t.Fatalf("a reader after Close: got %v, want EUNAVAILABLE", err)
 		}
 	})
@@ -412,11 +412,11 @@ func TestTx_NotFound(t *testing.T) {
 	err := db.View(context.Background(), func(tx gateway.ReadTx) error {
 		for _, id := range []string{"order_A-1_station_hot", `a"b\c`, "宫保", "tab\there"} {
 			_, err := tx.Task(id)
-			if want := fmt.Sprintf("task %q not found", id); gateway.ErrorCode(err) != gateway.ENOTFOUND || gateway.ErrorMessage(err) != want {
+			if want := fmt.Sprintf("task %q not found", id); storeprint.ErrorCode(err) != storeprint.ENOTFOUND || storeprint.ErrorMessage(err) != want {
 				t.Errorf("task %q: got %v, want ENOTFOUND %s", id, err, want)
 			}
 			_, err = tx.Order(id)
-			if want := fmt.Sprintf("order %q not found", id); gateway.ErrorCode(err) != gateway.ENOTFOUND || gateway.ErrorMessage(err) != want {
+			if want := fmt.Sprintf("order %q not found", id); storeprint.ErrorCode(err) != storeprint.ENOTFOUND || storeprint.ErrorMessage(err) != want {
 				t.Errorf("order %q: got %v, want ENOTFOUND %s", id, err, want)
 			}
 		}

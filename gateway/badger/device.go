@@ -7,6 +7,7 @@ import (
 
 	bdg "github.com/dgraph-io/badger/v4"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 )
 
@@ -23,7 +24,7 @@ func (t *tx) Device(deviceID string) (*gateway.Device, error) {
 	var d gateway.Device
 	if err := t.getValue(key(spaceDevice, deviceID), &d); err != nil {
 		if errors.Is(err, bdg.ErrKeyNotFound) {
-			return nil, gateway.Errorf(gateway.ENOTFOUND, "device %q not found", deviceID)
+			return nil, storeprint.Errorf(storeprint.ENOTFOUND, "device %q not found", deviceID)
 		}
 		return nil, fmt.Errorf("read device %q: %w", deviceID, err)
 	}
@@ -33,7 +34,7 @@ func (t *tx) Device(deviceID string) (*gateway.Device, error) {
 func (t *tx) DeviceByToken(tokenSHA256 string) (*gateway.Device, error) {
 	id, err := t.get(key(spaceDeviceToken, tokenSHA256))
 	if errors.Is(err, bdg.ErrKeyNotFound) {
-		return nil, gateway.Errorf(gateway.ENOTFOUND, "no device has this token")
+		return nil, storeprint.Errorf(storeprint.ENOTFOUND, "no device has this token")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read device token: %w", err)
@@ -63,7 +64,7 @@ func (t *tx) PutDevice(d *gateway.Device) error {
 		return fmt.Errorf("put device: id and token hash are required")
 	}
 	old, err := t.Device(d.ID)
-	if err != nil && gateway.ErrorCode(err) != gateway.ENOTFOUND {
+	if err != nil && storeprint.ErrorCode(err) != storeprint.ENOTFOUND {
 		return err
 	}
 	if old != nil && old.TokenSHA256 != d.TokenSHA256 {

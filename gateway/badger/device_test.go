@@ -56,10 +56,10 @@ func TestDB_Devices(t *testing.T) {
 		}
 		defer db2.Close()
 		_ = db2.View(ctx, func(tx gateway.ReadTx) error {
-			if _, err := tx.DeviceByToken(gateway.HashToken("ta")); gateway.ErrorCode(err) != gateway.ENOTFOUND {
+			if _, err := tx.DeviceByToken(gateway.HashToken("ta")); storeprint.ErrorCode(err) != storeprint.ENOTFOUND {
 				t.Errorf("revoked token: got %v, want not found", err)
 			}
-			if _, err := tx.Device("dev-a"); gateway.ErrorCode(err) != gateway.ENOTFOUND {
+			if _, err := tx.Device("dev-a"); storeprint.ErrorCode(err) != storeprint.ENOTFOUND {
 				t.Errorf("revoked device: got %v, want not found", err)
 			}
 			if all, _ := tx.Devices(); len(all) != 1 {
@@ -67,7 +67,7 @@ func TestDB_Devices(t *testing.T) {
 			}
 			return nil
 		})
-		if err := db2.Update(ctx, func(tx gateway.Tx) error { return tx.DeleteDevice("dev-a") }); gateway.ErrorCode(err) != gateway.ENOTFOUND {
+		if err := db2.Update(ctx, func(tx gateway.Tx) error { return tx.DeleteDevice("dev-a") }); storeprint.ErrorCode(err) != storeprint.ENOTFOUND {
 			t.Errorf("second delete: got %v, want not found", err)
 		}
 	})

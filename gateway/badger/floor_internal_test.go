@@ -24,13 +24,13 @@ var orderItems = []storeprint.Item{{Name: "宫保鸡丁", Qty: 1, Station: "hot"
 // putOrder makes the update an accepted two-station order makes: the
 // lookups that find it new, its tasks and its record (BenchmarkDB_Order).
 func putOrder(tx gateway.Tx, id string, now time.Time) error {
-	if _, err := tx.Order(id); gateway.ErrorCode(err) != gateway.ENOTFOUND {
+	if _, err := tx.Order(id); storeprint.ErrorCode(err) != storeprint.ENOTFOUND {
 		return fmt.Errorf("order %s: %v", id, err)
 	}
 	rec := &gateway.OrderRecord{OrderID: id, Digest: "9f2b6e1c9d0a4b3f8e7d6c5b4a39281706f5e4d3c2b1a0f9e8d7c6b5a4938271", Source: storeprint.SourcePOS, CreatedAt: now}
 	for j, st := range []string{"hot", "cold"} {
 		no := storeprint.TaskNo(id, st)
-		if _, err := tx.Task(no); gateway.ErrorCode(err) != gateway.ENOTFOUND {
+		if _, err := tx.Task(no); storeprint.ErrorCode(err) != storeprint.ENOTFOUND {
 			return fmt.Errorf("task %s: %v", no, err)
 		}
 		t := &gateway.Task{TaskNo: no, OrderID: id, Station: st, PrinterID: st + "-1", FirstPrinter: st + "-1",

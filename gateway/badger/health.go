@@ -3,7 +3,7 @@ package badger
 import (
 	"time"
 
-	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint"
 )
 
 // Health implements gateway.Store.
@@ -87,6 +87,6 @@ func (d *DB) readDisk() *DiskState {
 }
 
 func (d *DB) diskLow(s *DiskState) error {
-	return gateway.Errorf(gateway.EUNAVAILABLE, "disk low: %d MiB free on the data disk (%s), below the %d MiB the gateway keeps in reserve; new orders are refused until space is freed",
+	return storeprint.Errorf(storeprint.EUNAVAILABLE, "disk low: %d MiB free on the data disk (%s), below the %d MiB the gateway keeps in reserve; new orders are refused until space is freed",
 		s.FreeBytes>>20, d.dir, s.ReserveBytes>>20)
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 )
 
@@ -36,7 +37,7 @@ func TestDB_WithoutSync(t *testing.T) {
 			_, err := tx.Task(no)
 			return err
 		})
-		if err != nil && gateway.ErrorCode(err) != gateway.ENOTFOUND {
+		if err != nil && storeprint.ErrorCode(err) != storeprint.ENOTFOUND {
 			t.Fatal(err)
 		}
 		return err == nil

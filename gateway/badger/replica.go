@@ -11,6 +11,7 @@ import (
 
 	bdg "github.com/dgraph-io/badger/v4"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 )
 
@@ -56,7 +57,7 @@ func (d *DB) RecordBatch(ctx context.Context, fns []func(gateway.Tx) error) (ws 
 						t.overlay, t.ctr = overlay, ctr
 						break // for the next batch
 					}
-					err = gateway.Errorf(gateway.ETOOLARGE, "update too large to store in one transaction (%d bytes)", s)
+					err = storeprint.Errorf(storeprint.ETOOLARGE, "update too large to store in one transaction (%d bytes)", s)
 				}
 			}
 			if err != nil {
@@ -100,7 +101,7 @@ func (d *DB) Apply(ctx context.Context, ws *WriteSet, index uint64) error {
 func (d *DB) Applied() (uint64, error) {
 	v := d.acquire()
 	if v == nil {
-		return 0, gateway.Errorf(gateway.EUNAVAILABLE, "store is closed")
+		return 0, storeprint.Errorf(storeprint.EUNAVAILABLE, "store is closed")
 	}
 	defer d.release(v)
 	return (&tx{txn: v.txn}).applied()
@@ -208,7 +209,7 @@ const exportMagic = "STOREPRINT-REPLICA 1\n"
 func (d *DB) Export(w io.Writer) error {
 	v := d.acquire()
 	if v == nil {
-		return gateway.Errorf(gateway.EUNAVAILABLE, "store is closed")
+		return storeprint.Errorf(storeprint.EUNAVAILABLE, "store is closed")
 	}
 	defer d.release(v)
 	t := &tx{txn: v.txn}
@@ -297,7 +298,7 @@ func (d *DB) Import(ctx context.Context, r io.Reader) error {
 	var writes []write
 	v := d.acquire()
 	if v == nil {
-		return gateway.Errorf(gateway.EUNAVAILABLE, "store is closed")
+		return storeprint.Errorf(storeprint.EUNAVAILABLE, "store is closed")
 	}
 	it := v.txn.NewIterator(bdg.IteratorOptions{})
 	for it.Rewind(); it.Valid(); it.Next() {

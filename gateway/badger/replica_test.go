@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/gateway/badger"
 )
@@ -27,7 +28,7 @@ func hasOrder(t *testing.T, db *badger.DB, id string) bool {
 	if err := db.View(context.Background(), func(tx gateway.ReadTx) error {
 		_, err := tx.Order(id)
 		found = err == nil
-		if gateway.ErrorCode(err) == gateway.ENOTFOUND {
+		if storeprint.ErrorCode(err) == storeprint.ENOTFOUND {
 			return nil
 		}
 		return err

@@ -103,7 +103,7 @@ func (t *tx) purgeTask(task *gateway.Task) error {
 	}
 	o, err := t.Order(task.OrderID)
 	if err != nil {
-		if gateway.ErrorCode(err) == gateway.ENOTFOUND {
+		if storeprint.ErrorCode(err) == storeprint.ENOTFOUND {
 			return nil
 		}
 		return err

@@ -117,7 +117,7 @@ func TestTx_PurgeTasks(t *testing.T) {
 		}
 		_ = db.View(ctx, func(tx gateway.ReadTx) error {
 			for _, no := range append(old, cancelled) {
-				if _, err := tx.Task(no); gateway.ErrorCode(err) != gateway.ENOTFOUND {
+				if _, err := tx.Task(no); storeprint.ErrorCode(err) != storeprint.ENOTFOUND {
 					t.Errorf("task %s: got %v, want deleted", no, err)
 				}
 				if rs, _ := tx.Receipts(no); len(rs) != 0 {
@@ -149,7 +149,7 @@ func TestTx_PurgeTasks(t *testing.T) {
 			t.Fatalf("purged %d order records, want 6", r.Purged)
 		}
 		_ = db.View(ctx, func(tx gateway.ReadTx) error {
-			if _, err := tx.Order("a"); gateway.ErrorCode(err) != gateway.ENOTFOUND {
+			if _, err := tx.Order("a"); storeprint.ErrorCode(err) != storeprint.ENOTFOUND {
 				t.Errorf("order a: got %v, want gone", err)
 			}
 			if _, err := tx.Order("g"); err != nil {
@@ -173,7 +173,7 @@ func TestTx_PurgeTasks(t *testing.T) {
 			t.Fatalf("purged %d, want 1", tasks)
 		}
 		_ = db.View(ctx, func(tx gateway.ReadTx) error {
-			if _, err := tx.Task(a); gateway.ErrorCode(err) != gateway.ENOTFOUND {
+			if _, err := tx.Task(a); storeprint.ErrorCode(err) != storeprint.ENOTFOUND {
 				t.Errorf("acked task: got %v, want deleted", err)
 			}
 			if _, err := tx.Task(b); err != nil {

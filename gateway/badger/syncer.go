@@ -5,8 +5,7 @@ import (
 	"time"
 
 	bdg "github.com/dgraph-io/badger/v4"
-
-	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint"
 )
 
 // syncLog makes Badger's log durable when the store syncs it itself (see
@@ -273,7 +272,7 @@ func (s *syncState) flush(jobs []syncJob, idle bool) []syncJob {
 	}
 	top := jobs[newest]
 	if err != nil {
-		err = gateway.Errorf(gateway.EUNAVAILABLE, "storage write failed: %v", err)
+		err = storeprint.Errorf(storeprint.EUNAVAILABLE, "storage write failed: %v", err)
 		d.fail(top.cmt.Gen, err)
 	}
 	s.last = err
@@ -319,7 +318,7 @@ func (s *syncState) witness() {
 func (s *syncState) witnessed1(job syncJob, err error) {
 	if err != nil {
 		// Committed, but not witnessed: take no more until it works.
-		s.d.fail(job.cmt.Gen, gateway.Errorf(gateway.EUNAVAILABLE, "storage write failed: %v", err))
+		s.d.fail(job.cmt.Gen, storeprint.Errorf(storeprint.EUNAVAILABLE, "storage write failed: %v", err))
 		return
 	}
 	s.witnessed = job.cmt.Gen

@@ -192,13 +192,13 @@ func (t *tx) task(taskNo string) (*gateway.Task, error) {
 
 // notFound is the ENOTFOUND of the thing with the id, quoted as %q
 // quotes; made at once for the plain ids every order's lookups miss on.
-func notFound(thing, id string) *gateway.Error {
+func notFound(thing, id string) *storeprint.Error {
 	for i := 0; i < len(id); i++ {
 		if c := id[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			return &gateway.Error{Code: gateway.ENOTFOUND, Message: thing + " " + strconv.Quote(id) + " not found"}
+			return &storeprint.Error{Code: storeprint.ENOTFOUND, Message: thing + " " + strconv.Quote(id) + " not found"}
 		}
 	}
-	return &gateway.Error{Code: gateway.ENOTFOUND, Message: thing + ` "` + id + `" not found`}
+	return &storeprint.Error{Code: storeprint.ENOTFOUND, Message: thing + ` "` + id + `" not found`}
 }
 
 func (t *tx) getValue(k []byte, v any) error {
@@ -235,7 +235,7 @@ func (t *tx) Receipt(taskNo string, attempt int) (*gateway.Receipt, error) {
 	}
 	if err != nil {
 		if errors.Is(err, bdg.ErrKeyNotFound) {
-			return nil, gateway.Errorf(gateway.ENOTFOUND, "no receipt for %q attempt %d", taskNo, attempt)
+			return nil, storeprint.Errorf(storeprint.ENOTFOUND, "no receipt for %q attempt %d", taskNo, attempt)
 		}
 		return nil, fmt.Errorf("read receipt %q/%d: %w", taskNo, attempt, err)
 	}

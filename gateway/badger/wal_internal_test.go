@@ -93,7 +93,7 @@ func TestWALSync(t *testing.T) {
 		}
 		defer d.Close()
 		err = put(d, "big", strings.Repeat("x", 1<<20))
-		if gateway.ErrorCode(err) != gateway.ETOOLARGE {
+		if storeprint.ErrorCode(err) != storeprint.ETOOLARGE {
 			t.Fatalf("a value of 1 MiB: got %v, want ETOOLARGE", err)
 		}
 		if err := put(d, "small", "x"); err != nil {
@@ -171,7 +171,7 @@ func TestWALSync_Pipelined(t *testing.T) {
 		_, err := tx.Task("a")
 		return err
 	})
-	if gateway.ErrorCode(err) != gateway.ENOTFOUND {
+	if storeprint.ErrorCode(err) != storeprint.ENOTFOUND {
 		t.Fatalf("a reader while the commit is synced: got %v, want it not found", err)
 	}
 	// The writer goes on committing while "a" syncs: an update after "b"
@@ -199,7 +199,7 @@ func TestWALSync_Pipelined(t *testing.T) {
 	go func() {
 		refused <- d.Update(ctx, func(tx gateway.Tx) error {
 			if _, err := tx.Task("a"); err == nil {
-				return gateway.Errorf(gateway.ECONFLICT, "a is there")
+				return storeprint.Errorf(storeprint.ECONFLICT, "a is there")
 			}
 			return nil
 		})
@@ -213,7 +213,7 @@ func TestWALSync_Pipelined(t *testing.T) {
 		_, err := tx.Task("b")
 		return err
 	})
-	if gateway.ErrorCode(err) != gateway.ENOTFOUND {
+	if storeprint.ErrorCode(err) != storeprint.ENOTFOUND {
 		t.Fatalf("a reader while \"b\" waits for its sync: got %v, want it not found", err)
 	}
 	select {
@@ -235,7 +235,7 @@ func TestWALSync_Pipelined(t *testing.T) {
 		if _, err := tx.Task("a"); err != nil {
 			return err
 		}
-		if _, err := tx.Task("b"); gateway.ErrorCode(err) != gateway.ENOTFOUND {
+		if _, err := tx.Task("b"); storeprint.ErrorCode(err) != storeprint.ENOTFOUND {
 			return fmt.Errorf("\"b\" before its sync: %v", err)
 		}
 		return nil
@@ -249,13 +249,13 @@ func TestWALSync_Pipelined(t *testing.T) {
 	default:
 	}
 	release <- fmt.Errorf("injected")
-	if err := <-second; gateway.ErrorCode(err) != gateway.EUNAVAILABLE {
+	if err := <-second; storeprint.ErrorCode(err) != storeprint.EUNAVAILABLE {
 		t.Fatalf("a failed sync: got %v, want EUNAVAILABLE", err)
 	}
-	if err := <-third; gateway.ErrorCode(err) != gateway.EUNAVAILABLE {
+	if err := <-third; storeprint.ErrorCode(err) != storeprint.EUNAVAILABLE {
 		t.Fatalf("a failed sync, the update committed after \"b\": got %v, want EUNAVAILABLE", err)
 	}
-	if err := <-refused; gateway.ErrorCode(err) != gateway.ECONFLICT && gateway.ErrorCode(err) != gateway.EUNAVAILABLE {
+	if err := <-refused; storeprint.ErrorCode(err) != storeprint.ECONFLICT && storeprint.ErrorCode(err) != storeprint.EUNAVAILABLE {
 		t.Fatalf("the refused update: got %v, want its own error or EUNAVAILABLE", err)
 	}
 	if d.Health() == nil {

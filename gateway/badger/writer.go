@@ -9,6 +9,7 @@ import (
 
 	bdg "github.com/dgraph-io/badger/v4"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 )
 
@@ -130,7 +131,7 @@ func (d *DB) monitor() {
 		return txn.Set(key(spaceMeta, "probe"), []byte(d.opts.Now().UTC().Format(time.RFC3339Nano)))
 	})
 	if err != nil {
-		d.fail(d.cmt.Gen, gateway.Errorf(gateway.EUNAVAILABLE, "storage write failed: %v", err))
+		d.fail(d.cmt.Gen, storeprint.Errorf(storeprint.EUNAVAILABLE, "storage write failed: %v", err))
 		return
 	}
 	d.setHealth(nil)
@@ -204,7 +205,7 @@ func (d *DB) commitSome(batch []*request) ([]*request, int) {
 		}
 		s, c := t.size()
 		if s > d.txnBytes || c > d.txnCount || int64(t.largest()) >= valueThreshold(d.opts.MemtableSize) {
-			d.refuse(r, gateway.Errorf(gateway.ETOOLARGE, "update too large to store in one transaction (%d bytes)", s))
+			d.refuse(r, storeprint.Errorf(storeprint.ETOOLARGE, "update too large to store in one transaction (%d bytes)", s))
 			continue
 		}
 		if size+s > d.txnBytes || count+c > d.txnCount {
@@ -238,7 +239,7 @@ func (d *DB) commitSome(batch []*request) ([]*request, int) {
 		err = d.badgerCommit(txn, len(accepted))
 	}
 	if err != nil {
-		err = gateway.Errorf(gateway.EUNAVAILABLE, "storage write failed: %v", err)
+		err = storeprint.Errorf(storeprint.EUNAVAILABLE, "storage write failed: %v", err)
 		d.fail(d.cmt.Gen, err)
 		for _, r := range accepted {
 			r.done <- err
@@ -423,7 +424,7 @@ func (d *DB) exclusive(fn func() error) error {
 	select {
 	case d.excl <- func() { done <- fn() }:
 	case <-d.closing:
-		return gateway.Errorf(gateway.EUNAVAILABLE, "store is closed")
+		return storeprint.Errorf(storeprint.EUNAVAILABLE, "store is closed")
 	}
 	return <-done
 }

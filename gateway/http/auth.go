@@ -35,17 +35,17 @@ func (s *Server) auth(need storeprint.Role, h http.Handler) http.Handler {
 		tok, ok := bearer(r)
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="storeprint"`)
-			writeError(w, r, s.log, gateway.Errorf(gateway.EUNAUTHORIZED, "missing bearer token (Authorization: Bearer <token>)"))
+			writeError(w, r, s.log, storeprint.Errorf(storeprint.EUNAUTHORIZED, "missing bearer token (Authorization: Bearer <token>)"))
 			return
 		}
 		p, err := s.authenticate(r.Context(), tok)
-		if gateway.ErrorCode(err) == gateway.EUNAUTHORIZED {
+		if storeprint.ErrorCode(err) == storeprint.EUNAUTHORIZED {
 			wait := s.badTokens.Wait(addr)
 			limited := s.badTokens.Fail(addr)
 			s.log.Warn("bad token", "addr", addr, "method", r.Method, "path", r.URL.Path, "rate_limited", limited || wait > 0)
 			if wait > 0 {
 				w.Header().Set("Retry-After", authlimit.RetryAfter(wait))
-				writeError(w, r, s.log, gateway.Errorf(gateway.ETOOMANY, "too many bad tokens from %s; try again in %s", addr, authlimit.RetryAfter(wait)+"s"))
+				writeError(w, r, s.log, storeprint.Errorf(storeprint.ETOOMANY, "too many bad tokens from %s; try again in %s", addr, authlimit.RetryAfter(wait)+"s"))
 				return
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="storeprint", error="invalid_token"`)
@@ -55,7 +55,7 @@ func (s *Server) auth(need storeprint.Role, h http.Handler) http.Handler {
 			return
 		}
 		if !p.Role.Allows(need) {
-			writeError(w, r, s.log, gateway.Errorf(gateway.EFORBIDDEN, "%s %s needs a %s token; this one is %s", r.Method, r.Pattern[strings.IndexByte(r.Pattern, ' ')+1:], need, p.Role))
+			writeError(w, r, s.log, storeprint.Errorf(storeprint.EFORBIDDEN, "%s %s needs a %s token; this one is %s", r.Method, r.Pattern[strings.IndexByte(r.Pattern, ' ')+1:], need, p.Role))
 			return
 		}
 		s.touch(r.Context(), p)

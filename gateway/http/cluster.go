@@ -49,7 +49,7 @@ func (s *Server) serveCluster() {
 		FlushInterval: -1, // live updates (GET /v1/events) pass at once
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			msg := "the cluster's leader did not answer: " + err.Error()
-			if ge, ok := err.(*gateway.Error); ok {
+			if ge, ok := err.(*storeprint.Error); ok {
 				msg = ge.Message
 			}
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": msg})
@@ -71,7 +71,7 @@ func (s *Server) serveCluster() {
 func (s *Server) clusterRoutes() {
 	s.handle("GET /v1/cluster", storeprint.RolePOS, s.api(func(w http.ResponseWriter, r *http.Request) error {
 		if s.Cluster == nil {
-			return gateway.Errorf(gateway.ENOTFOUND, "this gateway runs alone: its config has no [cluster]")
+			return storeprint.Errorf(storeprint.ENOTFOUND, "this gateway runs alone: its config has no [cluster]")
 		}
 		writeJSON(w, http.StatusOK, s.Cluster.State())
 		return nil

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint"
 )
 
 // FuzzDecode feeds the body parser arbitrary bytes: no panic; a body that
@@ -25,13 +25,13 @@ func FuzzDecode(f *testing.F) {
 		}
 		err := decode(w, r, &v, false)
 		if !utf8.Valid(body) {
-			if gateway.ErrorCode(err) != gateway.EINVALID || !strings.Contains(err.Error(), "UTF-8") {
+			if storeprint.ErrorCode(err) != storeprint.EINVALID || !strings.Contains(err.Error(), "UTF-8") {
 				t.Fatalf("invalid UTF-8 %q: got %v, want invalid naming UTF-8", body, err)
 			}
 			return
 		}
 		if err != nil {
-			if c := gateway.ErrorCode(err); c != gateway.EINVALID && c != gateway.ETOOLARGE {
+			if c := storeprint.ErrorCode(err); c != storeprint.EINVALID && c != storeprint.ETOOLARGE {
 				t.Fatalf("%q: got %v, want invalid input", body, err)
 			}
 			return

@@ -63,7 +63,7 @@ func (s *Server) createPairing(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if body.Role == "" {
-		return gateway.Errorf(gateway.EINVALID, "role is required (%s)", storeprint.RoleList())
+		return storeprint.Errorf(storeprint.EINVALID, "role is required (%s)", storeprint.RoleList())
 	}
 	p := principal(r)
 	if err := gateway.MayPair(p.Role, body.Role); err != nil {
@@ -111,12 +111,12 @@ func (s *Server) pair(w http.ResponseWriter, r *http.Request) error {
 	addr := authlimit.Addr(r)
 	if d := s.badCodes.Wait(addr); d > 0 {
 		w.Header().Set("Retry-After", authlimit.RetryAfter(d))
-		return gateway.Errorf(gateway.ETOOMANY, "too many wrong pairing codes from %s; try again in %ss", addr, authlimit.RetryAfter(d))
+		return storeprint.Errorf(storeprint.ETOOMANY, "too many wrong pairing codes from %s; try again in %ss", addr, authlimit.RetryAfter(d))
 	}
 	// No text/plain, form or other body a page of another origin can
 	// send without asking first: a pairing code comes as JSON only.
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
-		return gateway.Errorf(gateway.EINVALID, "POST /v1/pair takes Content-Type: application/json")
+		return storeprint.Errorf(storeprint.EINVALID, "POST /v1/pair takes Content-Type: application/json")
 	}
 	var body struct {
 		Code string `json:"code"`
@@ -126,7 +126,7 @@ func (s *Server) pair(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if body.Code == "" {
-		return gateway.Errorf(gateway.EINVALID, "code is required: the six digits shown on the LAN page")
+		return storeprint.Errorf(storeprint.EINVALID, "code is required: the six digits shown on the LAN page")
 	}
 	if body.Name != "" {
 		if err := storeprint.CheckText("name", body.Name, gateway.MaxDeviceNameLen); err != nil {

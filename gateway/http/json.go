@@ -12,14 +12,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/storeprint/storeprint"
-	"github.com/storeprint/storeprint/gateway"
 )
 
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	code := gateway.ErrorCode(err)
+	code := storeprint.ErrorCode(err)
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		code = gateway.EUNAVAILABLE
-		err = gateway.Errorf(code, "request cancelled")
+		code = storeprint.EUNAVAILABLE
+		err = storeprint.Errorf(code, "request cancelled")
 	}
 	status := storeprint.HTTPStatus(code)
 	if status == http.StatusInternalServerError {
@@ -28,7 +27,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "5")
 	}
-	writeJSON(w, status, map[string]string{"error": gateway.ErrorMessage(err)})
+	writeJSON(w, status, map[string]string{"error": storeprint.ErrorMessage(err)})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -47,33 +46,33 @@ func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error 
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return gateway.Errorf(gateway.ETOOLARGE, "request body is larger than %d bytes (1 MiB)", storeprint.MaxRequestLen)
+			return storeprint.Errorf(storeprint.ETOOLARGE, "request body is larger than %d bytes (1 MiB)", storeprint.MaxRequestLen)
 		}
-		return gateway.Errorf(gateway.EINVALID, "read request body: %v", err)
+		return storeprint.Errorf(storeprint.EINVALID, "read request body: %v", err)
 	}
 	if !utf8.Valid(b) {
-		return gateway.Errorf(gateway.EINVALID, "request body is not valid UTF-8 (at byte %d): text is refused, not altered", invalidAt(b))
+		return storeprint.Errorf(storeprint.EINVALID, "request body is not valid UTF-8 (at byte %d): text is refused, not altered", invalidAt(b))
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		if optional {
 			return nil
 		}
-		return gateway.Errorf(gateway.EINVALID, "request body is empty; a JSON object is required")
+		return storeprint.Errorf(storeprint.EINVALID, "request body is empty; a JSON object is required")
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return gateway.Errorf(gateway.EINVALID, "%s", storeprint.TypeError(b, te).Error())
+			return storeprint.Errorf(storeprint.EINVALID, "%s", storeprint.TypeError(b, te).Error())
 		}
 		if strings.HasPrefix(err.Error(), "json: unknown field ") {
-			return gateway.Errorf(gateway.EINVALID, "%s", storeprint.UnknownField(b, err).Error())
+			return storeprint.Errorf(storeprint.EINVALID, "%s", storeprint.UnknownField(b, err).Error())
 		}
-		return gateway.Errorf(gateway.EINVALID, "malformed JSON: %v", err)
+		return storeprint.Errorf(storeprint.EINVALID, "malformed JSON: %v", err)
 	}
 	if dec.More() {
-		return gateway.Errorf(gateway.EINVALID, "malformed JSON: unexpected data after the object")
+		return storeprint.Errorf(storeprint.EINVALID, "malformed JSON: unexpected data after the object")
 	}
 	return nil
 }

@@ -51,7 +51,7 @@ func (s *Server) displayWait(id string) time.Duration {
 func mayUseDisplay(r *http.Request, id string) error {
 	p := principal(r)
 	if p != nil && p.Role == storeprint.RoleDisplay && p.Display != id {
-		return gateway.Errorf(gateway.EFORBIDDEN, "this device is display %s; it may not use display %s", p.Display, id)
+		return storeprint.Errorf(storeprint.EFORBIDDEN, "this device is display %s; it may not use display %s", p.Display, id)
 	}
 	return nil
 }
@@ -165,7 +165,7 @@ func displayAction(w http.ResponseWriter, r *http.Request) (gateway.DisplayActio
 		return gateway.DisplayAction{}, err
 	}
 	if body.DisplayID == "" {
-		return gateway.DisplayAction{}, gateway.Errorf(gateway.EINVALID, "display_id is required: the screen the ticket is bumped or recalled on")
+		return gateway.DisplayAction{}, storeprint.Errorf(storeprint.EINVALID, "display_id is required: the screen the ticket is bumped or recalled on")
 	}
 	if err := storeprint.CheckID("display_id", body.DisplayID); err != nil {
 		return gateway.DisplayAction{}, err

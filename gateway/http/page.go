@@ -111,7 +111,7 @@ func (s *Server) board(ctx context.Context) (*gateway.Board, error) {
 		b := *s.boardCache
 		b.Storage = "" // read the storage state now, not from the cache
 		if err := s.Health.Health(); err != nil {
-			b.Storage = gateway.ErrorMessage(err)
+			b.Storage = storeprint.ErrorMessage(err)
 		}
 		return &b, nil
 	}
@@ -130,7 +130,7 @@ func (s *Server) board(ctx context.Context) (*gateway.Board, error) {
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
-		writeError(w, r, s.log, gateway.Errorf(gateway.EINTERNAL, "streaming unsupported"))
+		writeError(w, r, s.log, storeprint.Errorf(storeprint.EINTERNAL, "streaming unsupported"))
 		return
 	}
 	changes, cancel := s.Changes.Subscribe()

@@ -287,12 +287,12 @@ func (s *Server) api(h func(http.ResponseWriter, *http.Request) error) http.Hand
 }
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
-	writeError(w, r, s.log, gateway.Errorf(gateway.ENOTFOUND, "no such endpoint: %s %s", r.Method, r.URL.Path))
+	writeError(w, r, s.log, storeprint.Errorf(storeprint.ENOTFOUND, "no such endpoint: %s %s", r.Method, r.URL.Path))
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	if err := s.Health.Health(); err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "error": gateway.ErrorMessage(err), "storage": s.storageState()})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "error": storeprint.ErrorMessage(err), "storage": s.storageState()})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "cloud": s.linkState(r.Context()), "storage": s.storageState()})

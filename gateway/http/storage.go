@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint"
 )
 
 // Link tells the sync link's state (sync/client), for /healthz and the
@@ -95,7 +95,7 @@ func (s *Server) storageState() *StorageState {
 // the gateway runs (storeprint-gateway backup reads it).
 func (s *Server) getBackup(w http.ResponseWriter, r *http.Request) error {
 	if s.Backup == nil {
-		return gateway.Errorf(gateway.ENOTFOUND, "backups are not served here")
+		return storeprint.Errorf(storeprint.ENOTFOUND, "backups are not served here")
 	}
 	name := "storeprint-" + s.Config.StoreID + "-" + time.Now().UTC().Format("20060102T150405Z") + ".backup"
 	w.Header().Set("Content-Type", "application/octet-stream")

@@ -80,7 +80,7 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) error {
 	if l := r.URL.Query().Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > 100000 {
-			return gateway.Errorf(gateway.EINVALID, "limit must be a number between 1 and 100000")
+			return storeprint.Errorf(storeprint.EINVALID, "limit must be a number between 1 and 100000")
 		}
 		limit = n
 	}
@@ -90,7 +90,7 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) error {
 	if q.Has("after") {
 		// A cursor over every task, in task_no order.
 		if q.Get("status") != "" {
-			return gateway.Errorf(gateway.EINVALID, "after pages through every task; it does not combine with status")
+			return storeprint.Errorf(storeprint.EINVALID, "after pages through every task; it does not combine with status")
 		}
 		tasks, err = s.TaskService.TasksAfter(r.Context(), q.Get("after"), limit)
 	} else {
@@ -163,7 +163,7 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
 	if a := r.URL.Query().Get("after"); a != "" {
 		n, err := strconv.ParseUint(a, 10, 64)
 		if err != nil {
-			return gateway.Errorf(gateway.EINVALID, "after must be a sequence number")
+			return storeprint.Errorf(storeprint.EINVALID, "after must be a sequence number")
 		}
 		after = n
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint"
-	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 	"github.com/storeprint/storeprint/printerdrivers/printertest"
 )
@@ -82,10 +81,10 @@ func TestNode_Chaos(t *testing.T) {
 			actx, acancel := context.WithTimeout(ctx, 5*time.Second)
 			_, _, err := l.gw.AcceptOrder(actx, order(id), storeprint.SourcePOS)
 			acancel()
-			switch gateway.ErrorCode(err) {
+			switch storeprint.ErrorCode(err) {
 			case "":
 				accepted = append(accepted, storeprint.TaskNo(id, "hot"))
-			case gateway.EUNAVAILABLE:
+			case storeprint.EUNAVAILABLE:
 				// Deposed meanwhile: the POS tries again elsewhere.
 			default:
 				t.Fatalf("accept %s on %s: %v", id, l.id, err)

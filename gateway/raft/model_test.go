@@ -105,7 +105,7 @@ func (m *clusterModel) gatewayNode(rt *rapid.T) *node {
 // maybe reports whether err leaves the request's outcome unknown or
 // refused in a way a POS retries elsewhere.
 func maybe(err error) bool {
-	return gateway.ErrorCode(err) == gateway.EUNAVAILABLE || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+	return storeprint.ErrorCode(err) == storeprint.EUNAVAILABLE || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
 func (m *clusterModel) post(rt *rapid.T) {
@@ -153,7 +153,7 @@ func (m *clusterModel) void(rt *rapid.T) {
 			}
 		}
 	case maybe(err):
-	case gateway.ErrorCode(err) == gateway.ENOTFOUND && !m.accepted[storeprint.TaskNo(id, "hot")]:
+	case storeprint.ErrorCode(err) == storeprint.ENOTFOUND && !m.accepted[storeprint.TaskNo(id, "hot")]:
 		// never reached the cluster
 	default:
 		rt.Fatalf("void %s on %s: %v", id, n.id, err)

@@ -20,6 +20,7 @@ import (
 	hraft "github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/gateway/badger"
 )
@@ -538,7 +539,7 @@ func (n *Node) View(ctx context.Context, fn func(gateway.ReadTx) error) error {
 // Health implements gateway.Store.
 func (n *Node) Health() error {
 	if p := n.fsm.failed.Load(); p != nil {
-		return gateway.Errorf(gateway.EUNAVAILABLE, "this node's store is behind the cluster's log: %v", *p)
+		return storeprint.Errorf(storeprint.EUNAVAILABLE, "this node's store is behind the cluster's log: %v", *p)
 	}
 	return n.db.Health()
 }
@@ -568,7 +569,7 @@ func (n *Node) CheckLeader(ctx context.Context) error {
 		return ctx.Err()
 	}
 	if took := time.Since(t0); took > n.opts.HeartbeatTimeout/2 {
-		return gateway.Errorf(gateway.EUNAVAILABLE, "the cluster confirmed this node's leadership too late (%s): another node may lead by now", took.Round(time.Millisecond))
+		return storeprint.Errorf(storeprint.EUNAVAILABLE, "the cluster confirmed this node's leadership too late (%s): another node may lead by now", took.Round(time.Millisecond))
 	}
 	return nil
 }
@@ -608,21 +609,21 @@ func (n *Node) leaderID() string {
 
 func notLeader(leader string) error {
 	if leader == "" {
-		return gateway.Errorf(gateway.EUNAVAILABLE, "no cluster leader: the nodes are electing one")
+		return storeprint.Errorf(storeprint.EUNAVAILABLE, "no cluster leader: the nodes are electing one")
 	}
-	return gateway.Errorf(gateway.EUNAVAILABLE, "this node does not lead the cluster (the leader is %s)", leader)
+	return storeprint.Errorf(storeprint.EUNAVAILABLE, "this node does not lead the cluster (the leader is %s)", leader)
 }
 
 func unavailable(err error) error {
 	switch {
 	case errors.Is(err, hraft.ErrNotLeader), errors.Is(err, hraft.ErrLeadershipLost), errors.Is(err, hraft.ErrLeadershipTransferInProgress):
-		return gateway.Errorf(gateway.EUNAVAILABLE, "this node lost the cluster's leadership: %v", err)
+		return storeprint.Errorf(storeprint.EUNAVAILABLE, "this node lost the cluster's leadership: %v", err)
 	case errors.Is(err, hraft.ErrRaftShutdown):
-		return gateway.Errorf(gateway.EUNAVAILABLE, "the cluster node is shutting down")
+		return storeprint.Errorf(storeprint.EUNAVAILABLE, "the cluster node is shutting down")
 	case errors.Is(err, hraft.ErrEnqueueTimeout):
-		return gateway.Errorf(gateway.EUNAVAILABLE, "no majority of the cluster answered in time")
+		return storeprint.Errorf(storeprint.EUNAVAILABLE, "no majority of the cluster answered in time")
 	}
-	return gateway.Errorf(gateway.EUNAVAILABLE, "cluster: %v", err)
+	return storeprint.Errorf(storeprint.EUNAVAILABLE, "cluster: %v", err)
 }
 
 // State is the node's view of its cluster (GET /v1/cluster).
@@ -667,11 +668,11 @@ func (n *Node) DialLeader(ctx context.Context) (net.Conn, error) {
 		return nil, notLeader("")
 	}
 	if string(id) == n.id {
-		return nil, gateway.Errorf(gateway.EUNAVAILABLE, "this node leads the cluster")
+		return nil, storeprint.Errorf(storeprint.EUNAVAILABLE, "this node leads the cluster")
 	}
 	c, err := n.stream.dial(ctx, string(addr), kindHTTP)
 	if err != nil {
-		return nil, gateway.Errorf(gateway.EUNAVAILABLE, "the cluster leader %s does not answer: %v", id, err)
+		return nil, storeprint.Errorf(storeprint.EUNAVAILABLE, "the cluster leader %s does not answer: %v", id, err)
 	}
 	return c, nil
 }

@@ -360,11 +360,11 @@ func TestNode_Takeover(t *testing.T) {
 	t.Run("DeposedFenced", func(t *testing.T) {
 		if err := first.node.CheckLeader(ctx); err == nil {
 			t.Fatal("the cut-off leader passes the fence")
-		} else if gateway.ErrorCode(err) != gateway.EUNAVAILABLE {
+		} else if storeprint.ErrorCode(err) != storeprint.EUNAVAILABLE {
 			t.Errorf("got %v, want unavailable", err)
 		}
 		_, _, err := first.gw.AcceptOrder(ctx, order("o4"), storeprint.SourcePOS)
-		if gateway.ErrorCode(err) != gateway.EUNAVAILABLE {
+		if storeprint.ErrorCode(err) != storeprint.EUNAVAILABLE {
 			t.Errorf("order on the cut-off node: got %v, want unavailable", err)
 		}
 	})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 )
 
@@ -33,18 +34,18 @@ func Parse(s string) (*gateway.Config, error) {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
 			if pe.LastKey != "" {
-				return nil, gateway.Errorf(gateway.EINVALID, "line %d: %s: %s", pe.Position.Line, pe.LastKey, pe.Message)
+				return nil, storeprint.Errorf(storeprint.EINVALID, "line %d: %s: %s", pe.Position.Line, pe.LastKey, pe.Message)
 			}
-			return nil, gateway.Errorf(gateway.EINVALID, "line %d: %s", pe.Position.Line, pe.Message)
+			return nil, storeprint.Errorf(storeprint.EINVALID, "line %d: %s", pe.Position.Line, pe.Message)
 		}
-		return nil, gateway.Errorf(gateway.EINVALID, "%v", err)
+		return nil, storeprint.Errorf(storeprint.EINVALID, "%v", err)
 	}
 	if u := md.Undecoded(); len(u) > 0 {
 		keys := make([]string, len(u))
 		for i, k := range u {
 			keys[i] = k.String()
 		}
-		return nil, gateway.Errorf(gateway.EINVALID, "unknown key %s", strings.Join(keys, ", "))
+		return nil, storeprint.Errorf(storeprint.EINVALID, "unknown key %s", strings.Join(keys, ", "))
 	}
 	cfg.SetDefaults()
 	if err := cfg.Validate(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers"
 	"github.com/storeprint/storeprint/printerdrivers/cloudprnt/protocol"
@@ -29,10 +30,10 @@ func (config) Defaults(p *gateway.PrinterConfig) {
 
 func (config) Validate(key string, p *gateway.PrinterConfig) error {
 	if _, err := protocol.ParseMAC(p.MAC); err != nil {
-		return gateway.Errorf(gateway.EINVALID, "%s.mac: %s", key, err.Error())
+		return storeprint.Errorf(storeprint.EINVALID, "%s.mac: %s", key, err.Error())
 	}
 	if !slices.Contains(Emulations, p.Emulation) {
-		return gateway.Errorf(gateway.EINVALID, "%s.emulation: %q is not one of %s", key, p.Emulation, strings.Join(Emulations, ", "))
+		return storeprint.Errorf(storeprint.EINVALID, "%s.emulation: %q is not one of %s", key, p.Emulation, strings.Join(Emulations, ", "))
 	}
 	if err := printerdrivers.CheckOwnConfirm(key, p); err != nil {
 		return err
@@ -49,7 +50,7 @@ func (config) ValidateAcross(ps []gateway.PrinterConfig) error {
 			continue
 		}
 		if other, ok := macs[p.MAC]; ok {
-			return gateway.Errorf(gateway.EINVALID, "printers[%d] (id %q).mac: %s is printer %q's MAC address too", i, p.ID, p.MAC, other)
+			return storeprint.Errorf(storeprint.EINVALID, "printers[%d] (id %q).mac: %s is printer %q's MAC address too", i, p.ID, p.MAC, other)
 		}
 		macs[p.MAC] = p.ID
 	}

@@ -3,6 +3,7 @@ package epos
 import (
 	"net/url"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers"
 )
@@ -22,10 +23,10 @@ func (config) Defaults(p *gateway.PrinterConfig) {
 func (config) Validate(key string, p *gateway.PrinterConfig) error {
 	u, err := url.Parse(p.Address)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return gateway.Errorf(gateway.EINVALID, "%s.address: %q is not the printer's base URL like http://192.168.1.50 or https://192.168.1.50", key, p.Address)
+		return storeprint.Errorf(storeprint.EINVALID, "%s.address: %q is not the printer's base URL like http://192.168.1.50 or https://192.168.1.50", key, p.Address)
 	}
 	if !validDevID(p.DevID) {
-		return gateway.Errorf(gateway.EINVALID, "%s.devid: %q must be 1-64 letters, digits, '_' or '-'", key, p.DevID)
+		return storeprint.Errorf(storeprint.EINVALID, "%s.devid: %q must be 1-64 letters, digits, '_' or '-'", key, p.DevID)
 	}
 	return printerdrivers.CheckOwnConfirm(key, p)
 }

@@ -3,6 +3,7 @@ package serial
 import (
 	"strings"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers"
 )
@@ -43,28 +44,28 @@ func (config) Defaults(p *gateway.PrinterConfig) {
 
 func (config) Validate(key string, p *gateway.PrinterConfig) error {
 	if p.Address == "" {
-		return gateway.Errorf(gateway.EINVALID, "%s.address: a device path like /dev/ttyUSB0 or COM3 is required", key)
+		return storeprint.Errorf(storeprint.EINVALID, "%s.address: a device path like /dev/ttyUSB0 or COM3 is required", key)
 	}
 	switch p.Parity {
 	case "none", "odd", "even", "mark", "space":
 	default:
-		return gateway.Errorf(gateway.EINVALID, "%s.parity: %q is not one of none, odd, even, mark, space", key, p.Parity)
+		return storeprint.Errorf(storeprint.EINVALID, "%s.parity: %q is not one of none, odd, even, mark, space", key, p.Parity)
 	}
 	switch p.StopBits {
 	case "1", "1.5", "2":
 	default:
-		return gateway.Errorf(gateway.EINVALID, "%s.stop_bits: %q is not one of 1, 1.5, 2", key, p.StopBits)
+		return storeprint.Errorf(storeprint.EINVALID, "%s.stop_bits: %q is not one of 1, 1.5, 2", key, p.StopBits)
 	}
 	switch p.Flow {
 	case "none", "rtscts", "xonxoff":
 	default:
-		return gateway.Errorf(gateway.EINVALID, "%s.flow: %q is not one of none, rtscts, xonxoff", key, p.Flow)
+		return storeprint.Errorf(storeprint.EINVALID, "%s.flow: %q is not one of none, rtscts, xonxoff", key, p.Flow)
 	}
 	if p.DataBits < 5 || p.DataBits > 8 {
-		return gateway.Errorf(gateway.EINVALID, "%s.data_bits: %d is not between 5 and 8", key, p.DataBits)
+		return storeprint.Errorf(storeprint.EINVALID, "%s.data_bits: %d is not between 5 and 8", key, p.DataBits)
 	}
 	if p.Baud <= 0 {
-		return gateway.Errorf(gateway.EINVALID, "%s.baud: %d is not a baud rate", key, p.Baud)
+		return storeprint.Errorf(storeprint.EINVALID, "%s.baud: %d is not a baud rate", key, p.Baud)
 	}
 	return printerdrivers.CheckStream(key, p)
 }

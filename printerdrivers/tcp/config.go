@@ -4,6 +4,7 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers"
 )
@@ -18,10 +19,10 @@ func (config) Defaults(p *gateway.PrinterConfig) { printerdrivers.StreamDefaults
 func (config) Validate(key string, p *gateway.PrinterConfig) error {
 	host, port, err := net.SplitHostPort(p.Address)
 	if err != nil || host == "" || port == "" {
-		return gateway.Errorf(gateway.EINVALID, "%s.address: %q is not a host:port address", key, p.Address)
+		return storeprint.Errorf(storeprint.EINVALID, "%s.address: %q is not a host:port address", key, p.Address)
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return gateway.Errorf(gateway.EINVALID, "%s.address: port %q of %q is not a number from 1 to 65535", key, port, p.Address)
+		return storeprint.Errorf(storeprint.EINVALID, "%s.address: port %q of %q is not a number from 1 to 65535", key, port, p.Address)
 	}
 	return printerdrivers.CheckStream(key, p)
 }

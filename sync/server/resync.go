@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 	"github.com/storeprint/storeprint/sync"
 )
@@ -65,11 +66,11 @@ func (l *link) ingest(ctx context.Context, events []sync.Event) error {
 
 // ingestFailed ends the link on a batch the cloud did not store.
 func (l *link) ingestFailed(err error) error {
-	if cloud.ErrorCode(err) == cloud.EINTERNAL {
+	if storeprint.ErrorCode(err) == storeprint.EINTERNAL {
 		l.log.Error("ingest", "err", err)
 		return l.fail("the cloud could not store the events; the link will retry")
 	}
-	return l.fail("events refused: " + cloud.ErrorMessage(err))
+	return l.fail("events refused: " + storeprint.ErrorMessage(err))
 }
 
 // ackIngest acknowledges a stored batch.
@@ -93,11 +94,11 @@ func (l *link) takeSnapshot(ctx context.Context, f *sync.Frame) error {
 		Tasks: f.Tasks, Receipts: f.Receipts, Final: f.Final, Through: f.Cursor, Total: l.snapshot,
 	})
 	if err != nil {
-		if cloud.ErrorCode(err) == cloud.EINTERNAL {
+		if storeprint.ErrorCode(err) == storeprint.EINTERNAL {
 			l.log.Error("snapshot", "err", err)
 			return l.fail("the cloud could not store the snapshot; the link will retry")
 		}
-		return l.fail("snapshot refused: " + cloud.ErrorMessage(err))
+		return l.fail("snapshot refused: " + storeprint.ErrorMessage(err))
 	}
 	if !f.Final {
 		return nil

@@ -186,7 +186,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	gw, err := s.Gateways.Authenticate(r.Context(), gatewayID, token)
 	if err != nil {
 		status := http.StatusUnauthorized
-		if cloud.ErrorCode(err) == cloud.EINTERNAL {
+		if storeprint.ErrorCode(err) == storeprint.EINTERNAL {
 			status = http.StatusServiceUnavailable
 			s.Logger.Error("authenticate gateway", "gateway_id", gatewayID, "err", err)
 		} else {
@@ -202,7 +202,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		httpError(w, status, cloud.ErrorMessage(err))
+		httpError(w, status, storeprint.ErrorMessage(err))
 		return
 	}
 	conn, err := s.upgrader.Upgrade(w, r, nil)
@@ -396,17 +396,17 @@ func (l *link) run(ctx context.Context) error {
 		DownCursor: hello.DownCursor, Resync: hello.Resync,
 	})
 	if err != nil {
-		if cloud.ErrorCode(err) == cloud.EINTERNAL {
+		if storeprint.ErrorCode(err) == storeprint.EINTERNAL {
 			l.log.Error("open link", "err", err)
 			return l.fail("the cloud could not open the link; the link will retry")
 		}
-		return l.fail("link refused: " + cloud.ErrorMessage(err))
+		return l.fail("link refused: " + storeprint.ErrorMessage(err))
 	}
 	l.incarnation = hello.Incarnation
 	// Online before the welcome: a gateway that was welcomed is shown.
 	st, err := l.up(ctx, hello.Version)
 	if err != nil {
-		return l.fail(cloud.ErrorMessage(err))
+		return l.fail(storeprint.ErrorMessage(err))
 	}
 	defer l.down(context.WithoutCancel(ctx))
 	if err := l.write(&sync.Frame{Type: sync.FrameWelcome, StoreID: l.gw.StoreID, Cursor: w.Cursor, Behind: w.Behind, Resync: true,
@@ -702,10 +702,10 @@ func (l *link) handle(ctx context.Context, f *sync.Frame) error {
 				Kind: p.Kind, Open: p.Open, Shown: p.Shown, Stale: p.Stale})
 		}
 		if err := s.Gateways.UpdatePrinters(ctx, l.gw.StoreID, l.gw.ID, ps); err != nil {
-			if cloud.ErrorCode(err) == cloud.EINTERNAL {
+			if storeprint.ErrorCode(err) == storeprint.EINTERNAL {
 				return err
 			}
-			return l.fail("status refused: " + cloud.ErrorMessage(err))
+			return l.fail("status refused: " + storeprint.ErrorMessage(err))
 		}
 		if c := f.Cluster; c != nil {
 			cl := &cloud.Cluster{NodeID: c.NodeID, Role: c.Role, Leader: c.Leader, Term: c.Term,
@@ -714,10 +714,10 @@ func (l *link) handle(ctx context.Context, f *sync.Frame) error {
 				cl.Members = append(cl.Members, cloud.ClusterMember{NodeID: m.NodeID, State: m.State})
 			}
 			if err := s.Gateways.UpdateCluster(ctx, l.gw.StoreID, l.gw.ID, cl); err != nil {
-				if cloud.ErrorCode(err) == cloud.EINTERNAL {
+				if storeprint.ErrorCode(err) == storeprint.EINTERNAL {
 					return err
 				}
-				return l.fail("cluster status refused: " + cloud.ErrorMessage(err))
+				return l.fail("cluster status refused: " + storeprint.ErrorMessage(err))
 			}
 		}
 	case sync.FrameDownAck:
