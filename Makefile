@@ -53,7 +53,7 @@ package: ## the .deb packages (amd64, arm64) and the Windows zip, into dist/
 	done; \
 	echo "build windows/amd64"; \
 	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o "$$build/windows_amd64/storeprint-gateway.exe" ./cmd/storeprint-gateway; \
-	$(GO) run ./packaging/mkzip $(DIST)/storeprint-gateway_$(PKG_VERSION)_windows_amd64.zip "$$build/windows_amd64/storeprint-gateway.exe" packaging/windows/gateway.toml packaging/windows/README.txt docs/config.md; \
+	$(GO) run ./packaging/mkzip $(DIST)/storeprint-gateway_$(PKG_VERSION)_windows_amd64.zip "$$build/windows_amd64/storeprint-gateway.exe" packaging/windows/gateway.toml packaging/windows/README.txt docs/config.md docs/cluster.md; \
 	ls -l $(DIST)/*_$(PKG_VERSION)_*
 
 demo: build ## run a gateway with two simulated printers and post sample orders (Ctrl-C stops)

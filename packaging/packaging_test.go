@@ -119,6 +119,7 @@ var debs = []debWant{
 			"/usr/lib/systemd/system/storeprint-gateway.service": "-rw-r--r-- root/root",
 			"/etc/storeprint/gateway.toml":                       "-rw-r----- root/storeprint",
 			"/usr/share/doc/storeprint-gateway/config.md":        "-rw-r--r-- root/root",
+			"/usr/share/doc/storeprint-gateway/cluster.md":       "-rw-r--r-- root/root",
 		},
 		conffile: "/etc/storeprint/gateway.toml",
 		source:   "deb/gateway.toml",
@@ -209,6 +210,13 @@ func checkDeb(t *testing.T, deb string, want debWant, arch string) {
 		if !bytes.Contains(shipped, []byte(ref)) {
 			t.Errorf("%s does not point at %s", want.conffile, ref)
 		}
+		docs := map[string][]byte{}
+		for path := range want.files {
+			if dir, name := filepath.Split(path); dir == "/usr/share/doc/storeprint-gateway/" {
+				docs[name], _ = os.ReadFile(filepath.Join(root, path))
+			}
+		}
+		checkShippedDocs(t, docs)
 		if arch == runtime.GOARCH {
 			if help, _ := exec.Command(filepath.Join(root, "usr/bin/storeprint-gateway"), "run", "--help").CombinedOutput(); !bytes.Contains(help, []byte("/usr/share/doc/storeprint-gateway/")) {
 				t.Errorf("run --help does not point at %s:\n%s", ref, help)
@@ -244,6 +252,24 @@ func checkDeb(t *testing.T, deb string, want debWant, arch string) {
 
 	if arch == runtime.GOARCH {
 		notConfigured(t, root, want)
+	}
+}
+
+// checkShippedDocs checks the pages of docs/ shipped beside each other
+// (name: content): each is its page of docs/, and the page config.md's
+// [cluster] section sends the reader to is among them.
+func checkShippedDocs(t *testing.T, docs map[string][]byte) {
+	t.Helper()
+	for name, b := range docs {
+		if src, _ := os.ReadFile(filepath.Join("../docs", name)); !bytes.Equal(b, src) || len(src) == 0 {
+			t.Errorf("%s is not docs/%s", name, name)
+		}
+	}
+	if !bytes.Contains(docs["config.md"], []byte("](cluster.md)")) {
+		t.Error("config.md does not send the reader to cluster.md")
+	}
+	if _, ok := docs["cluster.md"]; !ok {
+		t.Error("cluster.md, which config.md's [cluster] section points at, is not shipped beside it")
 	}
 }
 
@@ -441,7 +467,7 @@ func TestWindowsZip(t *testing.T) {
 		names = append(names, f.Name)
 	}
 	sort.Strings(names)
-	if got, want := strings.Join(names, " "), "README.txt config.md gateway.toml storeprint-gateway.exe"; got != want {
+	if got, want := strings.Join(names, " "), "README.txt cluster.md config.md gateway.toml storeprint-gateway.exe"; got != want {
 		t.Fatalf("zip holds %s, want %s", got, want)
 	}
 	exe, err := pe.NewFile(bytes.NewReader(files["storeprint-gateway.exe"]))
@@ -463,7 +489,14 @@ func TestWindowsZip(t *testing.T) {
 	if !bytes.Contains(files["gateway.toml"], []byte("config.md")) {
 		t.Error("gateway.toml does not point at config.md beside it")
 	}
-	for _, w := range []string{`storeprint-gateway.exe" install --config C:\ProgramData\storeprint\gateway.toml`, "Event Log", "Upgrading", "uninstall"} {
+	docs := map[string][]byte{}
+	for name, b := range files {
+		if strings.HasSuffix(name, ".md") {
+			docs[name] = b
+		}
+	}
+	checkShippedDocs(t, docs)
+	for _, w := range []string{`storeprint-gateway.exe" install --config C:\ProgramData\storeprint\gateway.toml`, "Event Log", "Upgrading", "uninstall", "cluster.md"} {
 		if !bytes.Contains(files["README.txt"], []byte(w)) {
 			t.Errorf("README.txt does not say %q", w)
 		}
