@@ -46,6 +46,10 @@ type Cluster struct {
 type ClusterMember struct {
 	NodeID string `json:"node_id"`
 	State  string `json:"state"` // ClusterMemberUp, ClusterMemberDown or ClusterMemberUnknown
+	// Role is the node's role as the reporting node knows it: leader,
+	// follower, candidate or witness; empty from a gateway that does not
+	// report it.
+	Role string `json:"role,omitempty"`
 }
 
 // Cluster member states, as the gateway's GET /v1/cluster names them. A
@@ -63,9 +67,7 @@ func (c *Cluster) Validate() error {
 	if err := validID("cluster node", c.NodeID); err != nil {
 		return err
 	}
-	switch c.Role {
-	case "leader", "follower", "candidate", "witness":
-	default:
+	if !clusterRole(c.Role) {
 		return storeprint.Errorf(storeprint.EINVALID, "cluster: unknown role %q", c.Role)
 	}
 	if c.Leader != "" {
@@ -90,8 +92,20 @@ func (c *Cluster) Validate() error {
 		default:
 			return storeprint.Errorf(storeprint.EINVALID, "cluster member %q: unknown state %q", m.NodeID, m.State)
 		}
+		if m.Role != "" && !clusterRole(m.Role) {
+			return storeprint.Errorf(storeprint.EINVALID, "cluster member %q: unknown role %q", m.NodeID, m.Role)
+		}
 	}
 	return nil
+}
+
+// clusterRole reports whether role is one of a cluster node's roles.
+func clusterRole(role string) bool {
+	switch role {
+	case "leader", "follower", "candidate", "witness":
+		return true
+	}
+	return false
 }
 
 // Presence is what the sync server reports about a gateway's link.

@@ -146,10 +146,13 @@ type ClusterStatus struct {
 	Members []ClusterMember `json:"members"`
 }
 
-// ClusterMember is one node of a store's cluster.
+// ClusterMember is one node of a store's cluster: its state, and its
+// role as the reporting node knows it ("leader", "follower", "candidate"
+// or "witness"; empty from a gateway that does not say).
 type ClusterMember struct {
 	NodeID string `json:"node_id"`
 	State  string `json:"state"`
+	Role   string `json:"role,omitempty"`
 }
 
 // Command is one entry of a store's downstream queue. Seq grows by one per

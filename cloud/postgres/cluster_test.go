@@ -19,7 +19,8 @@ func TestGatewayService_UpdateCluster(t *testing.T) {
 	report := func(t *testing.T, b string) {
 		t.Helper()
 		if err := f.gateways.UpdateCluster(ctx, "a1", gw.ID, &cloud.Cluster{NodeID: "gw-a", Role: "leader", Leader: "gw-a", Term: 3,
-			Members: []cloud.ClusterMember{{NodeID: "gw-a", State: "up"}, {NodeID: "gw-b", State: b}, {NodeID: "wit", State: "up"}}}); err != nil {
+			Members: []cloud.ClusterMember{{NodeID: "gw-a", State: "up", Role: "leader"}, {NodeID: "gw-b", State: b, Role: "follower"},
+				{NodeID: "wit", State: "up", Role: "witness"}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -52,8 +53,9 @@ func TestGatewayService_UpdateCluster(t *testing.T) {
 		}
 		c := got[0].Gateways[0].Cluster
 		if c.NodeID != "gw-a" || c.Role != "leader" || c.Leader != "gw-a" || c.Term != 3 || len(c.Members) != 3 ||
-			c.Members[1] != (cloud.ClusterMember{NodeID: "gw-b", State: "up"}) {
-			t.Fatalf("got cluster %+v, want gw-a leading term 3 with 3 members up", c)
+			c.Members[1] != (cloud.ClusterMember{NodeID: "gw-b", State: "up", Role: "follower"}) ||
+			c.Members[2] != (cloud.ClusterMember{NodeID: "wit", State: "up", Role: "witness"}) {
+			t.Fatalf("got cluster %+v, want gw-a leading term 3 with 3 members up, wit the witness", c)
 		}
 		if open, _ := alerts(t); len(open) != 0 {
 			t.Fatalf("got open alerts %+v, want none while every node is up", open)
@@ -90,6 +92,7 @@ func TestGatewayService_UpdateCluster(t *testing.T) {
 			{NodeID: "", Role: "leader"},
 			{NodeID: "gw-a", Role: "leader", Members: []cloud.ClusterMember{{NodeID: "gw-b", State: "gone"}}},
 			{NodeID: "gw-a", Role: "leader", Members: []cloud.ClusterMember{{NodeID: "gw-b", State: "up"}, {NodeID: "gw-b", State: "up"}}},
+			{NodeID: "gw-a", Role: "leader", Members: []cloud.ClusterMember{{NodeID: "wit", State: "up", Role: "voter"}}},
 		} {
 			wantCode(t, f.gateways.UpdateCluster(ctx, "a1", gw.ID, c), storeprint.EINVALID)
 		}

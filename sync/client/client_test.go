@@ -425,24 +425,32 @@ func TestClient_Run(t *testing.T) {
 		gw := newGateway(incarnation)
 		gw.SetPrinters(sync.PrinterStatus{ID: "hot-1", Status: storeprint.PrinterReady, Stations: []string{"hot"}})
 		h := setup(t, gw)
-		var b atomic.Value
+		var b, w atomic.Value
 		b.Store("up")
+		w.Store("follower")
 		h.client.Cluster = func() *sync.ClusterStatus {
 			return &sync.ClusterStatus{NodeID: "gw-a", Role: "leader", Leader: "gw-a", Term: 2,
-				Members: []sync.ClusterMember{{NodeID: "gw-a", State: "up"}, {NodeID: "gw-b", State: b.Load().(string)}}}
+				Members: []sync.ClusterMember{{NodeID: "gw-a", State: "up", Role: "leader"}, {NodeID: "gw-b", State: b.Load().(string), Role: "follower"},
+					{NodeID: "wit", State: "up", Role: w.Load().(string)}}}
 		}
 		h.client.PingEvery = 10 * time.Second // well within statusEvery
 		h.run()
-		member := func(want string) func() bool {
+		member := func(want, witness string) func() bool {
 			return func() bool {
 				c := h.cloud.Gateway(h.gateway.ID).Cluster
-				return c != nil && c.Role == "leader" && c.Term == 2 && len(c.Members) == 2 && c.Members[1].State == want
+				return c != nil && c.Role == "leader" && c.Term == 2 && len(c.Members) == 3 && c.Members[1].State == want &&
+					c.Members[2].Role == witness
 			}
 		}
-		h.waitCloud("the cluster in the first report", member("up"))
+		h.waitCloud("the cluster in the first report", member("up", "follower"))
 		b.Store("down")
 		h.clock.Advance(h.client.PingEvery)
-		h.waitCloud("gw-b down at the next ping", member("down"))
+		h.waitCloud("gw-b down at the next ping", member("down", "follower"))
+		// The leader learns which node is the witness: reported at the
+		// next ping.
+		w.Store("witness")
+		h.clock.Advance(h.client.PingEvery)
+		h.waitCloud("wit the witness at the next ping", member("down", "witness"))
 	})
 
 	// A cloud behind what the outbox compacted gets a snapshot of every

@@ -66,7 +66,7 @@ func clusterKey(c *sync.ClusterStatus) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cluster %s=%s/%s/%d;", c.NodeID, c.Role, c.Leader, c.Term)
 	for _, m := range c.Members {
-		fmt.Fprintf(&b, "%s=%s;", m.NodeID, m.State)
+		fmt.Fprintf(&b, "%s=%s/%s;", m.NodeID, m.State, m.Role)
 	}
 	return b.String()
 }

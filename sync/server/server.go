@@ -711,7 +711,7 @@ func (l *link) handle(ctx context.Context, f *sync.Frame) error {
 			cl := &cloud.Cluster{NodeID: c.NodeID, Role: c.Role, Leader: c.Leader, Term: c.Term,
 				Members: make([]cloud.ClusterMember, 0, len(c.Members))}
 			for _, m := range c.Members {
-				cl.Members = append(cl.Members, cloud.ClusterMember{NodeID: m.NodeID, State: m.State})
+				cl.Members = append(cl.Members, cloud.ClusterMember{NodeID: m.NodeID, State: m.State, Role: m.Role})
 			}
 			if err := s.Gateways.UpdateCluster(ctx, l.gw.StoreID, l.gw.ID, cl); err != nil {
 				if storeprint.ErrorCode(err) == storeprint.EINTERNAL {

@@ -480,13 +480,15 @@ function lastSeen(st) {
 }
 
 // clusterChips shows a store's cluster as its leading gateway last
-// reported it: each node with its role and state, red when down.
+// reported it: each node with its role (the witness named as such) and
+// state, red when down. A gateway that does not report members' roles
+// has its leader and the others followers.
 function clusterChips(st) {
   const g = (st.gateways || []).find(g => g.cluster && !g.revoked_at);
   if (!g) return null;
   const c = g.cluster;
   return el("div", { class: "cluster", "data-cluster": st.store_id }, c.members.map(m => {
-    const role = m.node_id === c.node_id ? c.role : m.node_id === c.leader ? "leader" : "follower";
+    const role = m.role || (m.node_id === c.node_id ? c.role : m.node_id === c.leader ? "leader" : "follower");
     const cls = m.state === "up" ? "ok" : m.state === "down" ? "bad" : "unknown";
     return el("span", { class: "chip " + cls, "data-node": m.node_id, "data-role": role, "data-state": m.state },
       m.node_id + " · " + t("role_" + role) + " · " + t("node_" + m.state));
