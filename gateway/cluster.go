@@ -121,6 +121,11 @@ type ClusterMember struct {
 	NodeID  string `json:"node_id"`
 	Address string `json:"address"`
 	State   string `json:"state"`
+	// Role is the node's role as this one knows it: RoleWitness for the
+	// witness (as the nodes state it to each other and the leader records
+	// it for all), RoleLeader for the leader, this node's own role for
+	// itself, else RoleFollower.
+	Role string `json:"role"`
 }
 
 // LeaderFence is the final fence against the cluster: a replicated store

@@ -263,6 +263,12 @@ func TestChain_Cluster(t *testing.T) {
 					c.textContent.includes("`+words+`"); })()`))
 	}
 	nodeChip("down", "follower · down")
+	// The witness is named as such.
+	within(t, ctx, 20*time.Second, "wit the witness on the dashboard",
+		chromedp.WaitVisible(`#stores [data-cluster="`+st.id+`"] span.chip[data-node="wit"][data-role="witness"]`))
+	if text, err := chromedp.Run(ctx, chromedp.Text(`#stores [data-cluster="`+st.id+`"] span.chip[data-node="wit"]`)); err != nil || !strings.Contains(text, "wit · witness · up") {
+		t.Errorf("the witness's chip reads %q (%v), want wit · witness · up", text, err)
+	}
 
 	// The killed node comes back as a follower (the alert is resolved);
 	// the leader stops (it hands leadership on) while orders stream.

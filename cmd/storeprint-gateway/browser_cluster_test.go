@@ -12,8 +12,9 @@ import (
 )
 
 // The LAN page of a follower in a real browser shows the store's
-// printers (from the leader) and the cluster: this node, its role and
-// the leader; when the leader stops, the page shows its node leading.
+// printers (from the leader) and the cluster: this node, its role, the
+// leader and the witness; when the leader stops, the page shows its node
+// leading, and still names the witness.
 func TestBrowser_Cluster(t *testing.T) {
 	hot := startSim(t, printersim.FaultNone)
 	nodes := startCluster(t, hot)
@@ -22,11 +23,12 @@ func TestBrowser_Cluster(t *testing.T) {
 	if leader.id == "gw-a" {
 		follower = nodes["gw-b"]
 	}
+	waitWitnessKnown(t, nodes, "")
 	ctx := chromium.New(t, 1280, 900)
 	within(t, ctx, 20*time.Second, "open the follower's page",
 		chromedp.Navigate(follower.base+"/?token="+token),
 		chromedp.WaitVisible(`[data-printer="hot-1"]`),
-		chromedp.WaitVisible(`#cluster[data-role="follower"]`))
+		chromedp.WaitVisible(`#cluster[data-role="follower"][data-witness="wit"]`))
 	text, err := chromedp.Run(ctx, chromedp.Text(`#cluster`))
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +36,10 @@ func TestBrowser_Cluster(t *testing.T) {
 	if !strings.Contains(text, follower.id) || !strings.Contains(text, leader.id) {
 		t.Errorf("cluster chip %q does not name the node %s and its leader %s", text, follower.id, leader.id)
 	}
+	if !strings.Contains(text, "witness wit") {
+		t.Errorf("cluster chip %q does not name wit the witness", text)
+	}
 	leader.stop()
-	within(t, ctx, 15*time.Second, "the page's node leads",
-		chromedp.WaitVisible(`#cluster[data-role="leader"]`))
+	within(t, ctx, 15*time.Second, "the page's node leads, wit the witness",
+		chromedp.WaitVisible(`#cluster[data-role="leader"][data-witness="wit"]`))
 }

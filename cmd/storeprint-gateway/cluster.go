@@ -69,7 +69,7 @@ func (m *Main) clusterStatus() *sync.ClusterStatus {
 	out := &sync.ClusterStatus{NodeID: st.NodeID, Role: st.Role, Leader: st.Leader, Term: st.Term,
 		Members: make([]sync.ClusterMember, 0, len(st.Members))}
 	for _, mb := range st.Members {
-		out.Members = append(out.Members, sync.ClusterMember{NodeID: mb.NodeID, State: mb.State})
+		out.Members = append(out.Members, sync.ClusterMember{NodeID: mb.NodeID, State: mb.State, Role: mb.Role})
 	}
 	return out
 }

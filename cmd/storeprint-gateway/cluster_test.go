@@ -132,6 +132,7 @@ func TestMain_Cluster(t *testing.T) {
 	}
 
 	t.Run("Cluster", func(t *testing.T) {
+		waitWitnessKnown(t, nodes, "")
 		for _, n := range nodes {
 			var st gateway.ClusterState
 			if code := call(t, "GET", n.base+"/v1/cluster", nil, &st); code != 200 {
@@ -166,6 +167,13 @@ func TestMain_Cluster(t *testing.T) {
 		}
 		for _, id := range []string{"gw-a", "gw-b", "wit"} {
 			if want := `storeprint_cluster_member{node_id="` + id + `",state="up"} 1`; !strings.Contains(text, want) {
+				t.Errorf("the leader's metrics lack %s", want)
+			}
+			role := map[bool]string{true: "follower", false: "witness"}[id != "wit"]
+			if id == leader.id {
+				role = "leader"
+			}
+			if want := `storeprint_cluster_member_role{node_id="` + id + `",role="` + role + `"} 1`; !strings.Contains(text, want) {
 				t.Errorf("the leader's metrics lack %s", want)
 			}
 		}
@@ -209,6 +217,8 @@ func TestMain_Cluster(t *testing.T) {
 	if tj := getTask(t, follower.base, "order_c1_station_hot"); tj.Status != "done" {
 		t.Errorf("c1 on the new leader: %s, want done", tj.Status)
 	}
+	// The new leader and the witness still name the witness.
+	waitWitnessKnown(t, nodes, leader.id)
 }
 
 // BenchmarkClusterAccept measures POS-to-201 on a cluster of two

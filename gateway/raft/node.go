@@ -126,7 +126,7 @@ func Open(opts Options) (*Node, error) {
 		addrs[p.Address] = p.ID
 	}
 	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: logWriter{n.log}})
-	n.stream = newStream(ln, c.Secret, c.NodeID, addrs, n.log)
+	n.stream = newStream(ln, c.Secret, c.NodeID, c.Witness, addrs, n.log)
 	n.trans = hraft.NewNetworkTransportWithConfig(&hraft.NetworkTransportConfig{
 		Stream: n.stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: hlog,
 		ServerAddressProvider: addressBook(peers),
@@ -326,6 +326,10 @@ func (n *Node) startLeading() {
 			n.log.Warn("leader could not write the store's incarnation", "err", err)
 			return
 		}
+		rctx, stopRoles := context.WithCancel(ctx)
+		roles := make(chan struct{})
+		go func() { defer close(roles); n.recordRoles(rctx) }()
+		defer func() { stopRoles(); <-roles }()
 		if fn != nil {
 			fn(ctx)
 		}
@@ -642,8 +646,17 @@ func (n *Node) State() gateway.ClusterState {
 	}
 	leading := st.Role == gateway.RoleLeader
 	recent := 3 * n.opts.HeartbeatTimeout
+	witness := n.witnesses()
 	for _, p := range n.peers {
-		m := gateway.ClusterMember{NodeID: p.ID, Address: p.Address, State: gateway.MemberUnknown}
+		m := gateway.ClusterMember{NodeID: p.ID, Address: p.Address, State: gateway.MemberUnknown, Role: gateway.RoleFollower}
+		switch {
+		case witness[p.ID]:
+			m.Role = gateway.RoleWitness
+		case p.ID == n.id:
+			m.Role = st.Role
+		case p.ID == st.Leader:
+			m.Role = gateway.RoleLeader
+		}
 		at, heard := n.stream.lastHeard(p.ID)
 		switch {
 		case p.ID == n.id:

@@ -22,19 +22,27 @@ import (
 // cluster's secret, without sending it:
 //
 //	server → client: its nonce (32 bytes)
-//	client → server: kind (1 byte), its nonce (32), its node id (1 byte
-//	                 length, then the id), HMAC-SHA256(secret, "client" |
-//	                 kind | server nonce | client nonce | node id)
-//	server → client: HMAC-SHA256(secret, "server" | kind | client nonce |
-//	                 server nonce | node id)
+//	client → server: kind (1 byte), its nonce (32), its role (1 byte),
+//	                 its node id (1 byte length, then the id),
+//	                 HMAC-SHA256(secret, "client" | kind | server nonce |
+//	                 client nonce | node id | client role)
+//	server → client: its role (1 byte), HMAC-SHA256(secret, "server" |
+//	                 kind | client nonce | server nonce | node id |
+//	                 server role)
 //
 // A MAC that does not match (compared in constant time) closes the
 // connection before anything else is read from it. The kind says what
 // the connection carries: the consensus protocol, or a POS request a
-// follower passes to the leader (HTTP).
+// follower passes to the leader (HTTP). The role says whether the node
+// is a gateway or the witness, as its own configuration says: each end
+// learns the other's, and the leader records them in the replicated
+// store for every node (see roles.go).
 const (
 	kindRaft byte = 1
 	kindHTTP byte = 2
+
+	roleGateway byte = 0
+	roleWitness byte = 1
 
 	nonceSize        = 32
 	handshakeTimeout = 2 * time.Second // a node that cannot answer within it on a LAN is stuck
@@ -44,13 +52,14 @@ const (
 // cluster's secret.
 var ErrRefused = errors.New("cluster handshake refused: the peer does not hold the cluster's secret")
 
-func mac(secret []byte, side string, kind byte, a, b []byte, nodeID string) []byte {
+func mac(secret []byte, side string, kind byte, a, b []byte, nodeID string, role byte) []byte {
 	m := hmac.New(sha256.New, secret)
 	m.Write([]byte(side))
 	m.Write([]byte{kind})
 	m.Write(a)
 	m.Write(b)
 	m.Write([]byte(nodeID))
+	m.Write([]byte{role})
 	return m.Sum(nil)
 }
 
@@ -61,6 +70,7 @@ type stream struct {
 	ln     net.Listener
 	secret []byte
 	nodeID string
+	role   byte // this node's: roleGateway or roleWitness
 	log    *slog.Logger
 	addrs  map[string]string // peer address → node id
 
@@ -70,15 +80,22 @@ type stream struct {
 
 	mu    stdsync.Mutex
 	heard map[string]time.Time // node id → last bytes read from it
+	roles map[string]byte      // node id → the role it stated at its last handshake
+	// rolesChanged is closed when a node states a role it had not
+	// stated before.
+	rolesChanged chan struct{}
 }
 
 var _ hraft.StreamLayer = (*stream)(nil)
 
-func newStream(ln net.Listener, secret, nodeID string, addrs map[string]string, log *slog.Logger) *stream {
+func newStream(ln net.Listener, secret, nodeID string, witness bool, addrs map[string]string, log *slog.Logger) *stream {
 	s := &stream{
 		ln: ln, secret: []byte(secret), nodeID: nodeID, log: log, addrs: addrs,
 		raftc: make(chan net.Conn), httpc: make(chan net.Conn), closed: make(chan struct{}),
-		heard: map[string]time.Time{},
+		heard: map[string]time.Time{}, roles: map[string]byte{}, rolesChanged: make(chan struct{}),
+	}
+	if witness {
+		s.role = roleWitness
 	}
 	go s.serve()
 	return s
@@ -133,25 +150,26 @@ func (s *stream) serverHandshake(c net.Conn) (byte, string, error) {
 	if _, err := c.Write(sn); err != nil {
 		return 0, "", err
 	}
-	head := make([]byte, 1+nonceSize+1)
+	head := make([]byte, 1+nonceSize+2)
 	if _, err := io.ReadFull(c, head); err != nil {
 		return 0, "", err
 	}
-	kind, cn := head[0], head[1:1+nonceSize]
+	kind, cn, role := head[0], head[1:1+nonceSize], head[1+nonceSize]
 	if kind != kindRaft && kind != kindHTTP {
 		return 0, "", ErrRefused
 	}
-	rest := make([]byte, int(head[1+nonceSize])+sha256.Size)
+	rest := make([]byte, int(head[2+nonceSize])+sha256.Size)
 	if _, err := io.ReadFull(c, rest); err != nil {
 		return 0, "", err
 	}
 	id, got := string(rest[:len(rest)-sha256.Size]), rest[len(rest)-sha256.Size:]
-	if !hmac.Equal(got, mac(s.secret, "client", kind, sn, cn, id)) {
+	if !hmac.Equal(got, mac(s.secret, "client", kind, sn, cn, id, role)) {
 		return 0, "", ErrRefused
 	}
-	if _, err := c.Write(mac(s.secret, "server", kind, cn, sn, id)); err != nil {
+	if _, err := c.Write(append([]byte{s.role}, mac(s.secret, "server", kind, cn, sn, id, s.role)...)); err != nil {
 		return 0, "", err
 	}
+	s.stated(id, role)
 	return kind, id, nil
 }
 
@@ -161,38 +179,43 @@ func (s *stream) dial(ctx context.Context, address string, kind byte) (net.Conn,
 	if err != nil {
 		return nil, err
 	}
-	if err := s.clientHandshake(c, kind); err != nil {
+	role, err := s.clientHandshake(c, kind)
+	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("%s: %w", address, err)
 	}
+	s.stated(s.addrs[address], role)
 	conn := &heardConn{Conn: c, s: s, peer: s.addrs[address]}
 	conn.note()
 	return conn, nil
 }
 
-func (s *stream) clientHandshake(c net.Conn, kind byte) error {
+// clientHandshake proves this node to the server and returns the role
+// the server stated.
+func (s *stream) clientHandshake(c net.Conn, kind byte) (byte, error) {
 	c.SetDeadline(time.Now().Add(handshakeTimeout))
 	defer c.SetDeadline(time.Time{})
 	sn := make([]byte, nonceSize)
 	if _, err := io.ReadFull(c, sn); err != nil {
-		return err
+		return 0, err
 	}
 	cn := storeprint.RandomBytes(nonceSize)
 	msg := append([]byte{kind}, cn...)
-	msg = append(msg, byte(len(s.nodeID)))
+	msg = append(msg, s.role, byte(len(s.nodeID)))
 	msg = append(msg, s.nodeID...)
-	msg = append(msg, mac(s.secret, "client", kind, sn, cn, s.nodeID)...)
+	msg = append(msg, mac(s.secret, "client", kind, sn, cn, s.nodeID, s.role)...)
 	if _, err := c.Write(msg); err != nil {
-		return err
+		return 0, err
 	}
-	got := make([]byte, sha256.Size)
+	got := make([]byte, 1+sha256.Size)
 	if _, err := io.ReadFull(c, got); err != nil {
-		return ErrRefused // the server closes on a wrong MAC
+		return 0, ErrRefused // the server closes on a wrong MAC
 	}
-	if !hmac.Equal(got, mac(s.secret, "server", kind, cn, sn, s.nodeID)) {
-		return ErrRefused
+	role := got[0]
+	if !hmac.Equal(got[1:], mac(s.secret, "server", kind, cn, sn, s.nodeID, role)) {
+		return 0, ErrRefused
 	}
-	return nil
+	return role, nil
 }
 
 // Dial implements raft.StreamLayer.
@@ -231,6 +254,33 @@ func (s *stream) lastHeard(nodeID string) (time.Time, bool) {
 	defer s.mu.Unlock()
 	t, ok := s.heard[nodeID]
 	return t, ok
+}
+
+// stated notes the role a node stated at an authenticated handshake.
+func (s *stream) stated(nodeID string, role byte) {
+	if nodeID == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.roles[nodeID]; ok && old == role {
+		return
+	}
+	s.roles[nodeID] = role
+	close(s.rolesChanged)
+	s.rolesChanged = make(chan struct{})
+}
+
+// statedRoles returns the roles the nodes stated at their last handshake
+// (node id → witness), and a channel closed at the next change.
+func (s *stream) statedRoles() (map[string]bool, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]bool, len(s.roles))
+	for id, r := range s.roles {
+		out[id] = r == roleWitness
+	}
+	return out, s.rolesChanged
 }
 
 // heardConn notes when its peer was last heard from.

@@ -13,11 +13,16 @@ import (
 
 func listen(t *testing.T, secret, nodeID string) *stream {
 	t.Helper()
+	return listenAs(t, secret, nodeID, false)
+}
+
+func listenAs(t *testing.T, secret, nodeID string, witness bool) *stream {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newStream(ln, secret, nodeID, map[string]string{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := newStream(ln, secret, nodeID, witness, map[string]string{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	t.Cleanup(func() { s.Close() })
 	return s
 }
@@ -50,6 +55,28 @@ func TestStream_Handshake(t *testing.T) {
 		}
 		if _, heard := server.lastHeard("gw-b"); !heard {
 			t.Error("the server did not note the client's node id")
+		}
+	})
+	t.Run("Roles", func(t *testing.T) {
+		// Each end learns the role the other states: the witness
+		// dialling, and the server answering.
+		client := listenAs(t, "the-cluster-secret", "wit", true)
+		client.addrs[addr] = "gw-a"
+		c, err := client.dial(ctx, addr, kindRaft)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		got, err := server.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer got.Close()
+		if roles, _ := server.statedRoles(); !roles["wit"] {
+			t.Errorf("the server's roles: got %v, want wit the witness", roles)
+		}
+		if roles, _ := client.statedRoles(); len(roles) != 1 || roles["gw-a"] {
+			t.Errorf("the witness's roles: got %v, want gw-a a gateway", roles)
 		}
 	})
 	t.Run("ErrWrongSecret", func(t *testing.T) {

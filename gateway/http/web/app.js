@@ -512,12 +512,15 @@ function renderCluster() {
   chip.hidden = !cluster;
   if (!cluster) return;
   const down = (cluster.members || []).filter(m => m.state === "down").map(m => m.node_id);
+  const witness = (cluster.members || []).filter(m => m.role === "witness" && m.node_id !== cluster.node_id).map(m => m.node_id);
   let text = t("cluster", { node: cluster.node_id, role: t("cluster_" + cluster.role) });
   if (!cluster.leader) text += " · " + t("cluster_none");
   else if (cluster.role !== "leader") text += " · " + t("cluster_leader") + " " + cluster.leader;
+  if (witness.length) text += " · " + t("cluster_witness") + " " + witness.join(", ");
   if (down.length) text += " · " + t("cluster_down", { nodes: down.join(", ") });
   chip.className = "chip" + (down.length || !cluster.leader ? " down" : "");
   chip.dataset.role = cluster.role;
+  chip.dataset.witness = witness.join(" ");
   chip.textContent = text;
 }
 
