@@ -114,6 +114,39 @@ type Presence struct {
 	Online  bool   // true on connect, false on disconnect
 	Version string // the gateway's software version, when known
 	Addr    string // the peer's address (host:port) as the sync node sees it, on connect
+	Holder  LinkHolder
+}
+
+// LinkHolder is what a link says of where it comes from in its hello: on
+// a store's cluster, the node (empty for a gateway alone) and the term in
+// which that node leads; and the store's incarnation.
+type LinkHolder struct {
+	Node        string
+	Term        uint64
+	Incarnation string
+}
+
+// Takeover reports whether the credential's live link, held by old,
+// replaced by a link held by new, is a takeover within the store's
+// cluster c (as its leader last reported it, nil when none did) rather
+// than a sign of two boxes sharing the credential: both links come from
+// members of c, with the store's one incarnation, and the new link's
+// node leads in a later term than the old one's. A takeover does not
+// count towards AlertCredentialShared. Two boxes that hold the link in
+// turn cannot each lead in a term later than the other's: at least every
+// other replacement between them counts, and a node deposed and back
+// with its old term counts.
+func Takeover(c *Cluster, old, new LinkHolder) bool {
+	if c == nil || old.Node == "" || new.Node == "" || new.Incarnation == "" ||
+		new.Incarnation != old.Incarnation || new.Term <= old.Term {
+		return false
+	}
+	var oldIn, newIn bool
+	for _, m := range c.Members {
+		oldIn = oldIn || m.NodeID == old.Node
+		newIn = newIn || m.NodeID == new.Node
+	}
+	return oldIn && newIn
 }
 
 // One live link per gateway credential: a link that comes up replaces the
@@ -121,7 +154,8 @@ type Presence struct {
 // replace each other from two addresses more than SharedReplacements
 // times within SharedWindow mean two boxes hold the credential: the cloud
 // raises an alert of kind AlertCredentialShared for the store and says so
-// to the gateways on their links.
+// to the gateways on their links. A store cluster's takeover (see
+// Takeover) moves the link to another node and does not count.
 const (
 	SharedReplacements    = 3
 	SharedWindow          = 10 * time.Minute

@@ -77,7 +77,7 @@ type Frame struct {
 	Receipts    []ReceiptEvent  `json:"receipts,omitempty"`     // snapshot
 	Final       bool            `json:"final,omitempty"`        // snapshot, states: the last frame of the set
 	Printers    []PrinterStatus `json:"printers,omitempty"`     // status
-	Cluster     *ClusterStatus  `json:"cluster,omitempty"`      // status: the leader's view of its cluster; nil alone
+	Cluster     *ClusterStatus  `json:"cluster,omitempty"`      // hello, status: the leader's view of its cluster; nil alone
 	Commands    []Command       `json:"commands,omitempty"`     // down
 	Seq         uint64          `json:"seq,omitempty"`          // down_ack
 	Error       string          `json:"error,omitempty"`        // error

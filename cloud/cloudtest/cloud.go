@@ -32,6 +32,7 @@ type gateway struct {
 	tokenHash    string
 	linkID       string
 	linkAddr     string
+	linkHolder   cloud.LinkHolder
 	replacements []time.Time // when a live link was replaced, with the addresses in replacedFrom
 	replacedFrom map[string]bool
 	links        int // links opened (Touch online)

@@ -112,7 +112,8 @@ func (c *Cloud) Touch(ctx context.Context, storeID, gatewayID string, p cloud.Pr
 }
 
 // Connect implements cloud.GatewayService as the postgres one does, with
-// the replacements kept in memory.
+// the replacements kept in memory (takeovers in the store's cluster
+// aside).
 func (c *Cloud) Connect(ctx context.Context, storeID, gatewayID string, p cloud.Presence) (cloud.LinkStart, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -124,16 +125,18 @@ func (c *Cloud) Connect(ctx context.Context, storeID, gatewayID string, p cloud.
 	now := time.Now()
 	if g.Online && g.linkID != "" && g.linkID != p.LinkID {
 		st.Replaced, st.ReplacedAddr = g.linkID, g.linkAddr
-		if g.replacedFrom == nil {
-			g.replacedFrom = map[string]bool{}
+		if !cloud.Takeover(g.Cluster, g.linkHolder, p.Holder) {
+			if g.replacedFrom == nil {
+				g.replacedFrom = map[string]bool{}
+			}
+			g.replacements = append(g.replacements, now)
+			g.replacedFrom[g.linkAddr], g.replacedFrom[p.Addr] = true, true
 		}
-		g.replacements = append(g.replacements, now)
-		g.replacedFrom[g.linkAddr], g.replacedFrom[p.Addr] = true, true
 		c.notify(cloud.ReplacedChannel, g.linkID)
 	}
 	st.Shared = g.shared(now)
 	g.LastSeen = &now
-	g.Online, g.linkID, g.linkAddr, g.Version = true, p.LinkID, p.Addr, cmpOr(p.Version, g.Version)
+	g.Online, g.linkID, g.linkAddr, g.linkHolder, g.Version = true, p.LinkID, p.Addr, p.Holder, cmpOr(p.Version, g.Version)
 	g.links++
 	c.signal()
 	return st, nil
@@ -231,6 +234,17 @@ func (c *Cloud) Gateway(gatewayID string) *cloud.Gateway {
 	}
 	gw := g.Gateway
 	return &gw
+}
+
+// LinkHolder returns what the gateway's live link said of itself in its
+// hello (its cluster node, term and incarnation).
+func (c *Cloud) LinkHolder(gatewayID string) cloud.LinkHolder {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if g := c.gateways[gatewayID]; g != nil {
+		return g.linkHolder
+	}
+	return cloud.LinkHolder{}
 }
 
 // Links returns how many links of the gateway came up.

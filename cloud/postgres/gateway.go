@@ -192,21 +192,27 @@ func (s *GatewayService) Touch(ctx context.Context, storeID, gatewayID string, p
 // gateway's row takes the new link (locked, so two links connecting at
 // once are ordered), the replaced link is notified, the replacement is
 // kept for cloud.SharedWindow, and the alert is raised once the
-// replacements say two boxes hold the credential.
+// replacements say two boxes hold the credential. A replacement that is
+// a takeover in the store's cluster (cloud.Takeover, against the cluster
+// the gateway last reported) is kept and does not count.
 func (s *GatewayService) Connect(ctx context.Context, storeID, gatewayID string, p cloud.Presence) (cloud.LinkStart, error) {
 	var st cloud.LinkStart
 	err := s.db.tx(ctx, func(tx pgx.Tx) error {
 		var oldLink, oldAddr string
+		var old cloud.LinkHolder
 		var wasOnline bool
+		var cluster *cloud.Cluster
 		err := tx.QueryRow(ctx, `
 			UPDATE gateways g
 			SET online = true, link_id = $3, link_addr = $5, last_seen = now(),
-			    version = CASE WHEN $4 = '' THEN g.version ELSE $4 END
-			FROM (SELECT link_id, link_addr, online FROM gateways
+			    version = CASE WHEN $4 = '' THEN g.version ELSE $4 END,
+			    link_node = $6, link_term = $7, link_incarnation = $8
+			FROM (SELECT link_id, link_addr, online, link_node, link_term, link_incarnation, cluster FROM gateways
 			      WHERE store_id = $1 AND gateway_id = $2 AND revoked_at IS NULL FOR UPDATE) o
 			WHERE g.store_id = $1 AND g.gateway_id = $2
-			RETURNING o.link_id, o.link_addr, o.online`,
-			storeID, gatewayID, p.LinkID, p.Version, p.Addr).Scan(&oldLink, &oldAddr, &wasOnline)
+			RETURNING o.link_id, o.link_addr, o.online, o.link_node, o.link_term, o.link_incarnation, o.cluster`,
+			storeID, gatewayID, p.LinkID, p.Version, p.Addr, p.Holder.Node, int64(p.Holder.Term), p.Holder.Incarnation).
+			Scan(&oldLink, &oldAddr, &wasOnline, &old.Node, &old.Term, &old.Incarnation, &cluster)
 		if isNoRows(err) {
 			return storeprint.Errorf(storeprint.EUNAUTHORIZED, "gateway %q of store %q is unknown or revoked", gatewayID, storeID)
 		}
@@ -223,8 +229,8 @@ func (s *GatewayService) Connect(ctx context.Context, storeID, gatewayID string,
 				return fmt.Errorf("forget old link replacements: %w", interpret(err))
 			}
 			if _, err := tx.Exec(ctx, `
-				INSERT INTO link_replacements (store_id, gateway_id, old_addr, new_addr) VALUES ($1, $2, $3, $4)`,
-				storeID, gatewayID, oldAddr, p.Addr); err != nil {
+				INSERT INTO link_replacements (store_id, gateway_id, old_addr, new_addr, takeover) VALUES ($1, $2, $3, $4, $5)`,
+				storeID, gatewayID, oldAddr, p.Addr, cloud.Takeover(cluster, old, p.Holder)); err != nil {
 				return fmt.Errorf("record link replacement: %w", interpret(err))
 			}
 		}
@@ -259,14 +265,14 @@ func (s *GatewayService) Connect(ctx context.Context, storeID, gatewayID string,
 }
 
 // replacements counts the gateway's link replacements within
-// cloud.SharedWindow and the addresses they came from.
+// cloud.SharedWindow, takeovers aside, and the addresses they came from.
 func replacements(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 }, storeID, gatewayID string) (n int, addrs []string, err error) {
 	if err := q.QueryRow(ctx, `
 		SELECT count(*) / 2, coalesce(array_agg(DISTINCT a ORDER BY a) FILTER (WHERE a <> ''), '{}')
 		FROM link_replacements r, LATERAL (VALUES (r.old_addr), (r.new_addr)) v(a)
-		WHERE r.store_id = $1 AND r.gateway_id = $2 AND r.at >= now() - make_interval(secs => $3)`,
+		WHERE r.store_id = $1 AND r.gateway_id = $2 AND r.at >= now() - make_interval(secs => $3) AND NOT r.takeover`,
 		storeID, gatewayID, cloud.SharedWindow.Seconds()).Scan(&n, &addrs); err != nil {
 		return 0, nil, fmt.Errorf("count link replacements: %w", interpret(err))
 	}

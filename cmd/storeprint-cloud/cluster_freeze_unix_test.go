@@ -69,6 +69,14 @@ func TestChain_ClusterFreeze(t *testing.T) {
 	if events := countCloudRows(t, dbURL, `SELECT count(*) FROM link_events WHERE store_id = $1`, st.id); events != 0 {
 		t.Errorf("the cloud recorded %d link events (a reset, a store behind, a take-over): want none", events)
 	}
+	// The new leader's link replaced the frozen one's: a takeover, which
+	// does not count towards a gateway_credential_shared alert.
+	if takeovers := countCloudRows(t, dbURL, `SELECT count(*) FROM link_replacements WHERE store_id = $1 AND takeover`, st.id); takeovers == 0 {
+		t.Errorf("the cloud recorded no takeover of the link")
+	}
+	if others := countCloudRows(t, dbURL, `SELECT count(*) FROM link_replacements WHERE store_id = $1 AND NOT takeover`, st.id); others != 0 {
+		t.Errorf("the cloud counted %d replacements of the link towards a shared credential, want none", others)
+	}
 	printedOnce(t, hot) // no ticket twice
 	var tasks []gwTask
 	do(t, posToken, "GET", c.procs[second].base+"/v1/tasks?limit=1000", nil, &tasks)

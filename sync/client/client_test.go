@@ -443,6 +443,11 @@ func TestClient_Run(t *testing.T) {
 			}
 		}
 		h.waitCloud("the cluster in the first report", member("up", "follower"))
+		// The hello named the node and the term it leads in: the cloud
+		// tells a takeover from a credential shared by two boxes.
+		if got, want := h.cloud.LinkHolder(h.gateway.ID), (cloud.LinkHolder{Node: "gw-a", Term: 2, Incarnation: incarnation}); got != want {
+			t.Errorf("the link's holder: got %+v, want %+v", got, want)
+		}
 		b.Store("down")
 		h.clock.Advance(h.client.PingEvery)
 		h.waitCloud("gw-b down at the next ping", member("down", "follower"))

@@ -37,8 +37,14 @@ func (c *Client) handshake(ctx context.Context, conn *websocket.Conn) (*sync.Fra
 	c.mu.Lock()
 	c.state.Incarnation = h.Incarnation
 	c.mu.Unlock()
-	if err := writeFrame(conn, &sync.Frame{Type: sync.FrameHello, GatewayID: c.GatewayID, StoreID: c.StoreID, Version: c.Version,
-		DownCursor: h.DownCursor, Incarnation: h.Incarnation, LastSeq: h.LastSeq, Compacted: h.Compacted, Resync: true}); err != nil {
+	hello := &sync.Frame{Type: sync.FrameHello, GatewayID: c.GatewayID, StoreID: c.StoreID, Version: c.Version,
+		DownCursor: h.DownCursor, Incarnation: h.Incarnation, LastSeq: h.LastSeq, Compacted: h.Compacted, Resync: true}
+	if c.Cluster != nil {
+		// The node and its term: the cloud tells a takeover from two
+		// boxes sharing the credential.
+		hello.Cluster = c.Cluster()
+	}
+	if err := writeFrame(conn, hello); err != nil {
 		return nil, h, err
 	}
 	conn.SetReadDeadline(time.Now().Add(15 * time.Second))

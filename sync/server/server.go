@@ -320,8 +320,15 @@ func (l *link) hear() { l.heard.Store(int64(time.Since(l.s.started))) }
 // A link that comes up replaces its credential's live link: on this node
 // it is told at once, on another by a notification on
 // cloud.ReplacedChannel (and the watcher's poll).
-func (l *link) up(ctx context.Context, version string) (cloud.LinkStart, error) {
-	st, err := l.s.Gateways.Connect(ctx, l.gw.StoreID, l.gw.ID, cloud.Presence{LinkID: l.id, Online: true, Version: version, Addr: l.addr})
+// A link's hello says which node of the store's cluster it comes from,
+// and in which term that node leads: a cluster's takeover is not taken
+// for two boxes sharing the credential (cloud.Takeover).
+func (l *link) up(ctx context.Context, hello *sync.Frame) (cloud.LinkStart, error) {
+	holder := cloud.LinkHolder{Incarnation: hello.Incarnation}
+	if c := hello.Cluster; c != nil {
+		holder.Node, holder.Term = c.NodeID, c.Term
+	}
+	st, err := l.s.Gateways.Connect(ctx, l.gw.StoreID, l.gw.ID, cloud.Presence{LinkID: l.id, Online: true, Version: hello.Version, Addr: l.addr, Holder: holder})
 	if err != nil {
 		return st, err
 	}
@@ -404,7 +411,7 @@ func (l *link) run(ctx context.Context) error {
 	}
 	l.incarnation = hello.Incarnation
 	// Online before the welcome: a gateway that was welcomed is shown.
-	st, err := l.up(ctx, hello.Version)
+	st, err := l.up(ctx, hello)
 	if err != nil {
 		return l.fail(storeprint.ErrorMessage(err))
 	}
