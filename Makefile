@@ -8,6 +8,9 @@ MODEL_CHECKS ?= 5000
 MODEL_STEPS ?= 80
 
 DIST ?= dist
+# The gateway's manual shipped in its packages: every page of docs/ but the
+# screenshots' gallery (packaging/gateway.yaml lists the same pages).
+MANUAL := $(filter-out docs/screens.md,$(wildcard docs/*.md))
 
 # The version the programs print and report: git describe, unless given
 # (make package VERSION=1.4.0). Without either, a program falls back to the
@@ -53,7 +56,7 @@ package: ## the .deb packages (amd64, arm64) and the Windows zip, into dist/
 	done; \
 	echo "build windows/amd64"; \
 	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o "$$build/windows_amd64/storeprint-gateway.exe" ./cmd/storeprint-gateway; \
-	$(GO) run ./packaging/mkzip $(DIST)/storeprint-gateway_$(PKG_VERSION)_windows_amd64.zip "$$build/windows_amd64/storeprint-gateway.exe" packaging/windows/gateway.toml packaging/windows/README.txt docs/config.md docs/cluster.md; \
+	$(GO) run ./packaging/mkzip $(DIST)/storeprint-gateway_$(PKG_VERSION)_windows_amd64.zip "$$build/windows_amd64/storeprint-gateway.exe" packaging/windows/gateway.toml packaging/windows/README.txt $(MANUAL); \
 	ls -l $(DIST)/*_$(PKG_VERSION)_*
 
 demo: build ## run a gateway with two simulated printers and post sample orders (Ctrl-C stops)

@@ -9,10 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -118,8 +121,6 @@ var debs = []debWant{
 			"/usr/bin/storeprint":                                "-rwxr-xr-x root/root",
 			"/usr/lib/systemd/system/storeprint-gateway.service": "-rw-r--r-- root/root",
 			"/etc/storeprint/gateway.toml":                       "-rw-r----- root/storeprint",
-			"/usr/share/doc/storeprint-gateway/config.md":        "-rw-r--r-- root/root",
-			"/usr/share/doc/storeprint-gateway/cluster.md":       "-rw-r--r-- root/root",
 		},
 		conffile: "/etc/storeprint/gateway.toml",
 		source:   "deb/gateway.toml",
@@ -175,6 +176,12 @@ func checkDeb(t *testing.T, deb string, want debWant, arch string) {
 		}
 		got[strings.TrimPrefix(f[5], ".")] = f[0] + " " + f[1]
 	}
+	if want.pkg == "storeprint-gateway" {
+		want.files = maps.Clone(want.files)
+		for _, name := range manual(t) {
+			want.files["/usr/share/doc/storeprint-gateway/"+name] = "-rw-r--r-- root/root"
+		}
+	}
 	if fmt.Sprint(got) != fmt.Sprint(want.files) {
 		t.Errorf("files:\ngot  %v\nwant %v", got, want.files)
 	}
@@ -211,7 +218,7 @@ func checkDeb(t *testing.T, deb string, want debWant, arch string) {
 			t.Errorf("%s does not point at %s", want.conffile, ref)
 		}
 		docs := map[string][]byte{}
-		for path := range want.files {
+		for path := range got {
 			if dir, name := filepath.Split(path); dir == "/usr/share/doc/storeprint-gateway/" {
 				docs[name], _ = os.ReadFile(filepath.Join(root, path))
 			}
@@ -255,14 +262,50 @@ func checkDeb(t *testing.T, deb string, want debWant, arch string) {
 	}
 }
 
+// manual is the pages of docs/ a gateway's package ships: every page but
+// the screenshots' gallery (the Makefile's MANUAL, packaging/gateway.yaml).
+func manual(t *testing.T) []string {
+	t.Helper()
+	paths, err := filepath.Glob("../docs/*.md")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("docs/*.md: %v, %d pages", err, len(paths))
+	}
+	var names []string
+	for _, p := range paths {
+		if name := filepath.Base(p); name != "screens.md" {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// pageLink is a Markdown link to another page of docs/, with or without a
+// section.
+var pageLink = regexp.MustCompile(`\]\(([a-z0-9-]+\.md)(#[^)]*)?\)`)
+
+// pageLinks is the docs/ pages a page links to.
+func pageLinks(page []byte) []string {
+	var names []string
+	for _, m := range pageLink.FindAllSubmatch(page, -1) {
+		names = append(names, string(m[1]))
+	}
+	return names
+}
+
 // checkShippedDocs checks the pages of docs/ shipped beside each other
-// (name: content): each is its page of docs/, and the page config.md's
-// [cluster] section sends the reader to is among them.
+// (name: content): each is its page of docs/, every page one of them
+// links to is shipped too, and the page config.md's [cluster] section
+// sends the reader to is among them.
 func checkShippedDocs(t *testing.T, docs map[string][]byte) {
 	t.Helper()
 	for name, b := range docs {
 		if src, _ := os.ReadFile(filepath.Join("../docs", name)); !bytes.Equal(b, src) || len(src) == 0 {
 			t.Errorf("%s is not docs/%s", name, name)
+		}
+		for _, to := range pageLinks(b) {
+			if _, ok := docs[to]; !ok {
+				t.Errorf("%s links to %s, which is not shipped beside it", name, to)
+			}
 		}
 	}
 	if !bytes.Contains(docs["config.md"], []byte("](cluster.md)")) {
@@ -467,7 +510,7 @@ func TestWindowsZip(t *testing.T) {
 		names = append(names, f.Name)
 	}
 	sort.Strings(names)
-	if got, want := strings.Join(names, " "), "README.txt cluster.md config.md gateway.toml storeprint-gateway.exe"; got != want {
+	if got, want := strings.Join(names, " "), strings.Join(slices.Sorted(slices.Values(append(manual(t), "README.txt", "gateway.toml", "storeprint-gateway.exe"))), " "); got != want {
 		t.Fatalf("zip holds %s, want %s", got, want)
 	}
 	exe, err := pe.NewFile(bytes.NewReader(files["storeprint-gateway.exe"]))
