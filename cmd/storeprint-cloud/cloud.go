@@ -15,6 +15,7 @@ import (
 	"github.com/storeprint/storeprint/cloud/http"
 	"github.com/storeprint/storeprint/cloud/postgres"
 	"github.com/storeprint/storeprint/cloud/prometheus"
+	"github.com/storeprint/storeprint/internal/cli"
 	"github.com/storeprint/storeprint/internal/version"
 	"github.com/storeprint/storeprint/schema"
 	syncserver "github.com/storeprint/storeprint/sync/server"
@@ -82,7 +83,9 @@ platform. Also: storeprint-cloud --version.
 // MinAdminTokenLen is the shortest admin token run takes without a warning.
 const MinAdminTokenLen = 16
 
-var errHelp = errors.New("help requested")
+// errHelp is returned by ParseFlags when help was asked for and printed:
+// the program exits 0.
+var errHelp = cli.ErrHelp
 
 // Main is the cloud program.
 type Main struct {

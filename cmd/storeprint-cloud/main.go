@@ -1,31 +1,15 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/storeprint/storeprint/internal/cli"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	m := NewMain()
-	if err := m.ParseFlags(os.Args[1:]); err != nil {
-		if errors.Is(err, errHelp) {
-			os.Exit(0)
-		}
-		fmt.Fprintln(os.Stderr, "storeprint-cloud:", err)
-		os.Exit(2)
-	}
-	err := m.Run(ctx)
-	if cerr := m.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	os.Exit(cli.Run("storeprint-cloud", m, func(err error) int {
 		m.Stopped(err)
-		os.Exit(1)
-	}
+		return 1
+	}))
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/storeprint/storeprint/gateway/prometheus"
 	"github.com/storeprint/storeprint/gateway/raft"
 	"github.com/storeprint/storeprint/gateway/toml"
+	"github.com/storeprint/storeprint/internal/cli"
 	"github.com/storeprint/storeprint/internal/clock"
 	"github.com/storeprint/storeprint/internal/version"
 	"github.com/storeprint/storeprint/printerdrivers"
@@ -183,7 +184,9 @@ func commandNames() string {
 	return strings.Join(names, ", ")
 }
 
-var errHelp = errors.New("help requested")
+// errHelp is returned by ParseFlags when help was asked for and printed:
+// the program exits 0.
+var errHelp = cli.ErrHelp
 
 // ServiceName is the system service's name unless --name says otherwise;
 // the packaged unit is ServiceName + ".service".

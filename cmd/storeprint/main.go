@@ -5,32 +5,18 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/storeprint/storeprint/internal/cli"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	m := NewMain()
-	if err := m.ParseFlags(os.Args[1:]); err != nil {
-		if errors.Is(err, errHelp) {
-			os.Exit(0)
+	os.Exit(cli.Run("storeprint", NewMain(), func(err error) int {
+		code, report := ExitCode(err)
+		if report {
+			fmt.Fprintln(os.Stderr, "storeprint:", err)
 		}
-		fmt.Fprintln(os.Stderr, "storeprint:", err)
-		os.Exit(2)
-	}
-	err := m.Run(ctx)
-	if cerr := m.Close(); err == nil {
-		err = cerr
-	}
-	code, report := ExitCode(err)
-	if report {
-		fmt.Fprintln(os.Stderr, "storeprint:", err)
-	}
-	os.Exit(code)
+		return code
+	}))
 }

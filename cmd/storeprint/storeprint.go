@@ -7,10 +7,13 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/storeprint/storeprint/internal/cli"
 )
 
-// errHelp is returned by ParseFlags when help was asked for and printed.
-var errHelp = errors.New("help requested")
+// errHelp is returned by ParseFlags when help was asked for and printed:
+// the program exits 0.
+var errHelp = cli.ErrHelp
 
 // exitStatus is an error that ends the program with its own exit status.
 // With a nil err the output already said everything.
