@@ -1,12 +1,6 @@
 package http
 
-import (
-	_ "embed"
-	"encoding/json"
-	"net/http"
-
-	"github.com/storeprint/storeprint"
-)
+import _ "embed"
 
 // OpenAPI is the cloud API's OpenAPI 3.1 document, served at /openapi.json
 // without a token. Tests check every route of the server against it and
@@ -14,26 +8,3 @@ import (
 //
 //go:embed openapi.json
 var OpenAPI []byte
-
-func serveOpenAPI(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-cache")
-	_, _ = w.Write(OpenAPI)
-}
-
-// words is the catalogue of what people read, as JSON: word → language →
-// text. The dashboard says every reason and printer state from it, the
-// same words the store's LAN page uses.
-var words = func() []byte {
-	b, err := json.Marshal(storeprint.Catalogue)
-	if err != nil {
-		panic(err) // a map of strings always marshals
-	}
-	return b
-}()
-
-func serveWords(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-cache")
-	_, _ = w.Write(words)
-}

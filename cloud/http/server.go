@@ -21,6 +21,7 @@ import (
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 	"github.com/storeprint/storeprint/internal/authlimit"
+	"github.com/storeprint/storeprint/internal/jsondoc"
 )
 
 // ShutdownTimeout bounds how long Close waits for requests in flight.
@@ -208,8 +209,8 @@ func (s *Server) Handler() http.Handler {
 		plain(pattern, s.authenticate(checkIDs(h)))
 	}
 	plain("GET /healthz", http.HandlerFunc(s.handleHealth))
-	plain("GET /openapi.json", http.HandlerFunc(serveOpenAPI))
-	plain("GET /v1/words", http.HandlerFunc(serveWords))
+	plain("GET /openapi.json", jsondoc.Handler(OpenAPI))
+	plain("GET /v1/words", jsondoc.Words)
 	if s.Sync != nil {
 		plain("GET /v1/sync", s.Sync)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/internal/authlimit"
+	"github.com/storeprint/storeprint/internal/jsondoc"
 )
 
 // Server is the gateway's HTTP server. Set the exported fields, then
@@ -126,8 +127,8 @@ func (s *Server) init() {
 func (s *Server) register() {
 	const none, pos, staff, admin = "", storeprint.RolePOS, storeprint.RoleStaff, storeprint.RoleAdmin
 	s.handle("GET /healthz", none, http.HandlerFunc(s.healthz))
-	s.handle("GET /openapi.json", none, http.HandlerFunc(serveOpenAPI))
-	s.handle("GET /v1/words", none, http.HandlerFunc(serveWords))
+	s.handle("GET /openapi.json", none, jsondoc.Handler(OpenAPI))
+	s.handle("GET /v1/words", none, jsondoc.Words)
 	s.handle("GET /metrics", pos, http.HandlerFunc(s.metricsHandler))
 	s.handle("GET /v1/me", pos, s.api(s.me))
 	s.handle("POST /v1/orders", pos, s.api(s.createOrder))
