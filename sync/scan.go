@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
-
-	"github.com/storeprint/storeprint"
 )
 
 // The cloud reads every event twice over, the frame that carries it and
@@ -141,6 +139,13 @@ func (s *scanner) text() (string, bool) {
 	return s.strs.get(v), ok
 }
 
+// textTo reads a string as text does into v, of any string type.
+func textTo[T ~string](s *scanner, v *T) bool {
+	t, ok := s.text()
+	*v = T(t)
+	return ok
+}
+
 // uint reads a plain unsigned integer that fits in 63 bits.
 func (s *scanner) uint() (uint64, bool) {
 	s.ws()
@@ -161,6 +166,33 @@ func (s *scanner) uint() (uint64, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// uintTo reads a plain unsigned integer as uint does into n.
+func (s *scanner) uintTo(n *uint64) bool {
+	var ok bool
+	*n, ok = s.uint()
+	return ok
+}
+
+// intTo reads a plain unsigned integer that fits in an int into n.
+func (s *scanner) intTo(n *int) bool {
+	u, ok := s.uint()
+	*n = int(u)
+	return ok && u <= math.MaxInt
+}
+
+// boolean reads true or false into v.
+func (s *scanner) boolean(v *bool) bool {
+	switch {
+	case s.literal("true"):
+		*v = true
+	case s.literal("false"):
+		*v = false
+	default:
+		return false
+	}
+	return true
 }
 
 // time reads a string as time.Time's UnmarshalJSON does.
@@ -186,18 +218,24 @@ func (s *scanner) literal(word string) bool {
 // object reads an object, calling field for each key with the scanner at
 // its value; field reads the value and reports whether it could.
 func (s *scanner) object(field func(key []byte) bool) bool {
-	if !s.next('{') {
-		return false
-	}
-	if s.next('}') {
+	return s.next('{') && s.list('}', func() bool {
+		key, ok := s.str()
+		return ok && s.next(':') && field(key)
+	})
+}
+
+// list reads the items of an array or an object, its opening bracket
+// taken, up to its closing one: item reads one item and reports whether
+// it could.
+func (s *scanner) list(closing byte, item func() bool) bool {
+	if s.next(closing) {
 		return true
 	}
 	for {
-		key, ok := s.str()
-		if !ok || !s.next(':') || !field(key) {
+		if !item() {
 			return false
 		}
-		if s.next('}') {
+		if s.next(closing) {
 			return true
 		}
 		if !s.next(',') {
@@ -236,20 +274,10 @@ func (s *scanner) value(depth int) ([]byte, bool) {
 
 func (s *scanner) array(depth int) bool {
 	s.i++ // [
-	if s.next(']') {
-		return true
-	}
-	for {
-		if _, ok := s.value(depth + 1); !ok {
-			return false
-		}
-		if s.next(']') {
-			return true
-		}
-		if !s.next(',') {
-			return false
-		}
-	}
+	return s.list(']', func() bool {
+		_, ok := s.value(depth + 1)
+		return ok
+	})
 }
 
 // rawString skips a string, escapes and all (any bytes but control
@@ -343,16 +371,12 @@ func (s *scanner) digits() bool {
 func scanEventsFrame(b []byte, f *Frame) bool {
 	s := &scanner{b: b, strs: &strs{}}
 	events := false // a second events array decodes into the first in encoding/json
-	ok := s.object(func(key []byte) bool {
+	return s.object(func(key []byte) bool {
 		switch string(key) {
 		case "v":
-			v, ok := s.uint()
-			f.V = int(v)
-			return ok
+			return s.intTo(&f.V)
 		case "type":
-			var ok bool
-			f.Type, ok = s.text()
-			return ok
+			return textTo(s, &f.Type)
 		case "events":
 			if events {
 				return false
@@ -361,8 +385,7 @@ func scanEventsFrame(b []byte, f *Frame) bool {
 			return s.events(f)
 		}
 		return false
-	})
-	return ok && s.end() && f.Type == FrameEvents
+	}) && s.end() && f.Type == FrameEvents
 }
 
 func (s *scanner) events(f *Frame) bool {
@@ -370,143 +393,105 @@ func (s *scanner) events(f *Frame) bool {
 		return false
 	}
 	f.Events = []Event{}
-	if s.next(']') {
-		return true
-	}
-	for {
+	return s.list(']', func() bool {
 		f.Events = append(f.Events, Event{})
-		if !s.event(&f.Events[len(f.Events)-1]) {
-			return false
-		}
-		if s.next(']') {
-			return true
-		}
-		if !s.next(',') {
-			return false
-		}
-	}
+		return s.event(&f.Events[len(f.Events)-1])
+	})
 }
 
 func (s *scanner) event(ev *Event) bool {
 	return s.object(func(key []byte) bool {
-		var ok bool
 		switch string(key) {
 		case "seq":
-			ev.Seq, ok = s.uint()
+			return s.uintTo(&ev.Seq)
 		case "kind":
-			ev.Kind, ok = s.text()
+			return textTo(s, &ev.Kind)
 		case "task_no":
-			ev.TaskNo, ok = s.text()
+			return textTo(s, &ev.TaskNo)
 		case "at":
-			ok = s.time(&ev.At)
+			return s.time(&ev.At)
 		case "data":
-			var v []byte
-			v, ok = s.value(0)
+			v, ok := s.value(0)
 			ev.Data = json.RawMessage(v[:len(v):len(v)]) // within the frame: see Decode
+			return ok
 		}
-		return ok
+		return false
 	})
 }
 
 // scanTask reads a task event's data of the gateway's shape into t.
 func scanTask(b []byte, t *TaskEvent, c *strs) bool {
 	s := &scanner{b: b, strs: c}
-	ok := s.object(func(key []byte) bool {
-		var ok bool
-		var n uint64
+	return s.object(func(key []byte) bool {
 		switch string(key) {
 		case "task_no":
-			t.TaskNo, ok = s.text()
+			return textTo(s, &t.TaskNo)
 		case "version":
-			t.Version, ok = s.uint()
+			return s.uintTo(&t.Version)
 		case "order_id":
-			t.OrderID, ok = s.text()
+			return textTo(s, &t.OrderID)
 		case "station":
-			t.Station, ok = s.text()
+			return textTo(s, &t.Station)
 		case "printer_id":
-			t.PrinterID, ok = s.text()
+			return textTo(s, &t.PrinterID)
 		case "status":
-			var v string
-			v, ok = s.text()
-			t.Status = storeprint.Status(v)
+			return textTo(s, &t.Status)
 		case "attempt":
-			n, ok = s.uint()
-			ok = ok && n <= math.MaxInt
-			t.Attempt = int(n)
+			return s.intTo(&t.Attempt)
 		case "last_error":
-			t.LastError, ok = s.text()
+			return textTo(s, &t.LastError)
 		case "reason":
-			var v string
-			v, ok = s.text()
-			t.Reason = storeprint.Reason(v)
+			return textTo(s, &t.Reason)
 		case "source":
-			var v string
-			v, ok = s.text()
-			t.Source = storeprint.Source(v)
+			return textTo(s, &t.Source)
 		case "copy_of":
-			t.CopyOf, ok = s.text()
+			return textTo(s, &t.CopyOf)
 		case "backup_from":
-			t.BackupFrom, ok = s.text()
+			return textTo(s, &t.BackupFrom)
 		case "created_at":
-			ok = s.time(&t.CreatedAt)
+			return s.time(&t.CreatedAt)
 		case "printed_at":
 			if s.literal("null") {
-				t.PrintedAt, ok = nil, true
-				break
+				t.PrintedAt = nil
+				return true
 			}
-			var at time.Time
-			ok = s.time(&at)
-			t.PrintedAt = &at
+			t.PrintedAt = new(time.Time)
+			return s.time(t.PrintedAt)
 		case "updated_at":
-			ok = s.time(&t.UpdatedAt)
+			return s.time(&t.UpdatedAt)
 		}
-		return ok
-	})
-	return ok && s.end()
+		return false
+	}) && s.end()
 }
 
 // scanReceipt reads a receipt event's data of the gateway's shape into r.
 func scanReceipt(b []byte, r *ReceiptEvent, c *strs) bool {
 	s := &scanner{b: b, strs: c}
-	ok := s.object(func(key []byte) bool {
-		var ok bool
-		var n uint64
+	return s.object(func(key []byte) bool {
 		switch string(key) {
 		case "task_no":
-			r.TaskNo, ok = s.text()
+			return textTo(s, &r.TaskNo)
 		case "attempt":
-			n, ok = s.uint()
-			ok = ok && n <= math.MaxInt
-			r.Attempt = int(n)
+			return s.intTo(&r.Attempt)
 		case "state":
-			var v string
-			v, ok = s.text()
-			r.State = storeprint.ReceiptState(v)
+			return textTo(s, &r.State)
 		case "printer_id":
-			r.PrinterID, ok = s.text()
+			return textTo(s, &r.PrinterID)
 		case "payload_sha256":
-			r.PayloadSHA256, ok = s.text()
+			return textTo(s, &r.PayloadSHA256)
 		case "process_id":
-			r.ProcessID, ok = s.text()
+			return textTo(s, &r.ProcessID)
 		case "job_id":
-			r.JobID, ok = s.text()
+			return textTo(s, &r.JobID)
 		case "reprint":
-			switch {
-			case s.literal("true"):
-				r.Reprint, ok = true, true
-			case s.literal("false"):
-				r.Reprint, ok = false, true
-			}
+			return s.boolean(&r.Reprint)
 		case "confirmed_by":
-			var v string
-			v, ok = s.text()
-			r.ConfirmedBy = storeprint.Confirm(v)
+			return textTo(s, &r.ConfirmedBy)
 		case "at":
-			ok = s.time(&r.At)
+			return s.time(&r.At)
 		}
-		return ok
-	})
-	return ok && s.end()
+		return false
+	}) && s.end()
 }
 
 // appendEventsFrame writes an events frame as encoding/json would, for
