@@ -35,14 +35,8 @@ var openStatuses = []string{string(cloud.StatusPendingDelivery), string(storepri
 
 // CreateCloudPRNTPrinter implements cloud.CloudPRNTService.
 func (s *CloudPRNTService) CreateCloudPRNTPrinter(ctx context.Context, p *cloud.CloudPRNTPrinter, note cloud.Note) (string, error) {
-	a, err := cloud.RequireAdmin(ctx)
+	a, err := requireAdmin(ctx, p, note)
 	if err != nil {
-		return "", err
-	}
-	if err := p.Validate(); err != nil {
-		return "", err
-	}
-	if err := note.Validate(); err != nil {
 		return "", err
 	}
 	token := cloud.NewCloudPRNTToken(p.StoreID)

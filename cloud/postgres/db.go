@@ -170,6 +170,25 @@ func audit(ctx context.Context, tx pgx.Tx, a *cloud.Actor, note cloud.Note, tena
 	return nil
 }
 
+// validator is what an admin's change checks before it is made.
+type validator interface{ Validate() error }
+
+// requireAdmin returns the context's actor if it holds the admin token,
+// once each of vs (what the change writes, then its note) is valid: the
+// checks every change an admin makes starts with, in this order.
+func requireAdmin(ctx context.Context, vs ...validator) (*cloud.Actor, error) {
+	a, err := cloud.RequireAdmin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range vs {
+		if err := v.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
 func jsonOrNil(v any) (*string, error) {
 	if v == nil {
 		return nil, nil

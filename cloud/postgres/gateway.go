@@ -27,11 +27,8 @@ func NewGatewayService(db *DB) *GatewayService { return &GatewayService{db: db} 
 
 // CreateGateway implements cloud.GatewayService.
 func (s *GatewayService) CreateGateway(ctx context.Context, storeID string, note cloud.Note) (*cloud.Gateway, string, error) {
-	a, err := cloud.RequireAdmin(ctx)
+	a, err := requireAdmin(ctx, note)
 	if err != nil {
-		return nil, "", err
-	}
-	if err := note.Validate(); err != nil {
 		return nil, "", err
 	}
 	gw := &cloud.Gateway{ID: "gw-" + cloud.RandomID(16), StoreID: storeID}
@@ -61,11 +58,8 @@ func (s *GatewayService) CreateGateway(ctx context.Context, storeID string, note
 
 // RevokeGateway implements cloud.GatewayService.
 func (s *GatewayService) RevokeGateway(ctx context.Context, gatewayID string, note cloud.Note) (*cloud.Gateway, error) {
-	a, err := cloud.RequireAdmin(ctx)
+	a, err := requireAdmin(ctx, note)
 	if err != nil {
-		return nil, err
-	}
-	if err := note.Validate(); err != nil {
 		return nil, err
 	}
 	var gw *cloud.Gateway

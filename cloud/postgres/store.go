@@ -35,14 +35,8 @@ func (s *StoreService) alertTTL() time.Duration {
 
 // CreateStore implements cloud.StoreService.
 func (s *StoreService) CreateStore(ctx context.Context, st *cloud.Store, note cloud.Note) (bool, error) {
-	a, err := cloud.RequireAdmin(ctx)
+	a, err := requireAdmin(ctx, st, note)
 	if err != nil {
-		return false, err
-	}
-	if err := st.Validate(); err != nil {
-		return false, err
-	}
-	if err := note.Validate(); err != nil {
 		return false, err
 	}
 	var created bool

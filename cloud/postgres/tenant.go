@@ -22,14 +22,8 @@ func NewTenantService(db *DB) *TenantService { return &TenantService{db: db} }
 
 // CreateTenant implements cloud.TenantService.
 func (s *TenantService) CreateTenant(ctx context.Context, t *cloud.Tenant, note cloud.Note) (bool, error) {
-	a, err := cloud.RequireAdmin(ctx)
+	a, err := requireAdmin(ctx, t, note)
 	if err != nil {
-		return false, err
-	}
-	if err := t.Validate(); err != nil {
-		return false, err
-	}
-	if err := note.Validate(); err != nil {
 		return false, err
 	}
 	var created bool
@@ -62,11 +56,8 @@ func (s *TenantService) CreateTenant(ctx context.Context, t *cloud.Tenant, note 
 
 // CreateTenantToken implements cloud.TenantService.
 func (s *TenantService) CreateTenantToken(ctx context.Context, tenantID string, note cloud.Note) (*cloud.TenantToken, error) {
-	a, err := cloud.RequireAdmin(ctx)
+	a, err := requireAdmin(ctx, note)
 	if err != nil {
-		return nil, err
-	}
-	if err := note.Validate(); err != nil {
 		return nil, err
 	}
 	token, tokenID := cloud.NewTenantToken(tenantID)
