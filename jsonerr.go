@@ -7,7 +7,26 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
+
+// CheckBodyUTF8 refuses a request body that is not valid UTF-8, naming
+// the offset of its first bad byte: encoding/json would replace the byte
+// with U+FFFD, and text is refused, not altered.
+func CheckBodyUTF8(b []byte) error {
+	if utf8.Valid(b) {
+		return nil
+	}
+	i := 0
+	for i < len(b) {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		i += n
+	}
+	return Errorf(EINVALID, "request body is not valid UTF-8 (at byte %d): text is refused, not altered", i)
+}
 
 // TypeError says in words which value of a JSON document has the wrong
 // type, naming it by its path with indexes, as Validate does:

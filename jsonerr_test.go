@@ -3,6 +3,7 @@ package storeprint_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -50,4 +51,33 @@ func TestUnknownField(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", tc.body, got, tc.want)
 		}
 	}
+}
+
+func TestCheckBodyUTF8(t *testing.T) {
+	t.Parallel()
+	t.Run("OK", func(t *testing.T) {
+		t.Parallel()
+		for _, body := range []string{"", `{"name":"宫保鸡丁"}`, "{\"note\":\"\u00e9\"}"} {
+			if err := storeprint.CheckBodyUTF8([]byte(body)); err != nil {
+				t.Errorf("%q: got %v, want nil", body, err)
+			}
+		}
+	})
+	t.Run("ErrInvalid", func(t *testing.T) {
+		t.Parallel()
+		for _, tc := range []struct {
+			body string
+			at   int
+		}{
+			{"\xff", 0},
+			{`{"name":"宫` + "\xe4\xbf" + `"}`, 12},
+			{`{"a":"b"}` + "\xc0\xaf", 9},
+		} {
+			err := storeprint.CheckBodyUTF8([]byte(tc.body))
+			want := fmt.Sprintf("request body is not valid UTF-8 (at byte %d): text is refused, not altered", tc.at)
+			if err == nil || storeprint.ErrorCode(err) != storeprint.EINVALID || storeprint.ErrorMessage(err) != want {
+				t.Errorf("%q: got %v (%s), want %s %q", tc.body, err, storeprint.ErrorCode(err), storeprint.EINVALID, want)
+			}
+		}
+	})
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/storeprint/storeprint"
 )
@@ -47,9 +46,8 @@ func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error 
 		}
 		return storeprint.Errorf(storeprint.EINVALID, "read request body: %v", err)
 	}
-	// encoding/json would replace invalid UTF-8 with U+FFFD: refuse it.
-	if !utf8.Valid(b) {
-		return storeprint.Errorf(storeprint.EINVALID, "request body is not valid UTF-8 (at byte %d): text is refused, not altered", invalidAt(b))
+	if err := storeprint.CheckBodyUTF8(b); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -94,16 +92,4 @@ func tooLarge(err error) bool {
 
 func errTooLarge() error {
 	return storeprint.Errorf(storeprint.ETOOLARGE, "request body is larger than %d bytes (%s)", storeprint.MaxRequestLen, fmt.Sprintf("%d MiB", storeprint.MaxRequestLen>>20))
-}
-
-// invalidAt is the offset of b's first byte that is not valid UTF-8.
-func invalidAt(b []byte) int {
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n <= 1 {
-			return i
-		}
-		i += n
-	}
-	return len(b)
 }

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/storeprint/storeprint"
 )
@@ -50,8 +49,8 @@ func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error 
 		}
 		return storeprint.Errorf(storeprint.EINVALID, "read request body: %v", err)
 	}
-	if !utf8.Valid(b) {
-		return storeprint.Errorf(storeprint.EINVALID, "request body is not valid UTF-8 (at byte %d): text is refused, not altered", invalidAt(b))
+	if err := storeprint.CheckBodyUTF8(b); err != nil {
+		return err
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		if optional {
@@ -75,16 +74,4 @@ func decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error 
 		return storeprint.Errorf(storeprint.EINVALID, "malformed JSON: unexpected data after the object")
 	}
 	return nil
-}
-
-// invalidAt is the offset of b's first byte that is not valid UTF-8.
-func invalidAt(b []byte) int {
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n <= 1 {
-			return i
-		}
-		i += n
-	}
-	return len(b)
 }
