@@ -48,16 +48,7 @@ func (d *DB) MarkHeld(n int) error {
 		return nil
 	}
 	r.Held, r.HeldTasks = true, n
-	b, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	err = d.exclusive(func() error { return d.update(func(txn *bdg.Txn) error { return txn.Set(metaRecovery, b) }) })
-	if err != nil {
-		return fmt.Errorf("record recovery: %w", err)
-	}
-	d.recovery.Store(r)
-	return nil
+	return d.setRecovery(r)
 }
 
 // scan adds up everything stored, as the writer's digest does.
