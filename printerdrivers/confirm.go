@@ -16,6 +16,17 @@ import (
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 )
 
+// EncodeStream is the Encode of a transport to an ESC/POS printer on a
+// byte stream (tcp, serial): the ticket in cfg's encoding and width.
+// The confirmation request goes after it (Send), so a process id it
+// cannot carry is refused here, before anything is sent.
+func EncodeStream(job *gateway.PrintJob, tk storeprint.Ticket, cfg gateway.PrinterConfig) ([]byte, error) {
+	if !escpos.ValidProcessID(job.ProcessID) {
+		return nil, fmt.Errorf("process id %q is not four ASCII digits", job.ProcessID)
+	}
+	return escpos.Encode(tk, cfg.Encoding, cfg.Width, nil)
+}
+
 // How an ESC/POS printer on a byte stream confirms a ticket (a tcp or
 // serial printer's confirm), strongest first:
 //

@@ -61,10 +61,7 @@ func (t *transport) Describe() string {
 }
 
 func (t *transport) Encode(job *gateway.PrintJob, tk storeprint.Ticket) ([]byte, error) {
-	if !escpos.ValidProcessID(job.ProcessID) {
-		return nil, fmt.Errorf("process id %q is not four ASCII digits", job.ProcessID)
-	}
-	return escpos.Encode(tk, t.cfg.Encoding, t.cfg.Width, nil)
+	return printerdrivers.EncodeStream(job, tk, t.cfg)
 }
 
 // Open connects within the connect timeout.
