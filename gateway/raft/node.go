@@ -130,6 +130,13 @@ func Open(opts Options) (*Node, error) {
 	n.trans = hraft.NewNetworkTransportWithConfig(&hraft.NetworkTransportConfig{
 		Stream: n.stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: hlog,
 		ServerAddressProvider: addressBook(peers),
+		// No pipelined replication: when a follower refuses an entry the
+		// engine's pipeline can lock up (its decoder stops while its
+		// sender waits on it), and that follower then gets heartbeats
+		// and never another entry, and Shutdown hangs. The model test
+		// found both. One append in flight per follower costs little
+		// on a store's LAN, where the leader batches updates anyway.
+		MaxRPCsInFlight: 1,
 	})
 	fail := func(err error) (*Node, error) {
 		n.trans.Close()
