@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/storeprint/storeprint"
 )
@@ -135,6 +136,10 @@ type ClusterMember struct {
 // leads; an error: it must print nothing.
 type LeaderFence interface {
 	CheckLeader(ctx context.Context) error
+	// LeaderLease is how long after a CheckLeader call began that
+	// returned nil no other node can lead: a first byte that would leave
+	// later is not sent.
+	LeaderLease() time.Duration
 }
 
 // EndStartupHold lets the dispatcher print the tickets carried over from

@@ -295,11 +295,12 @@ func (w *worker) attempt(ctx context.Context, head *Task) {
 		Attempt:   lease.attempt,
 		ProcessID: lease.processID,
 		Prepare: func(pctx context.Context, payload []byte) error {
-			if err := g.prepare(pctx, lease, payload); err != nil {
+			confirmed, err := g.prepare(pctx, lease, payload)
+			if err != nil {
 				return err
 			}
 			w.failpoint(FailpointAfterPrepared)
-			return nil
+			return g.stillLeads(confirmed)
 		},
 		Submitted: func(sctx context.Context, jobID string) {
 			w.failpoint(FailpointBeforeSubmitted)
@@ -482,18 +483,20 @@ func (g *Gateway) fence(tx ReadTx, l *lease, checkExpiry bool) (*Task, error) {
 
 // prepare is the final fence right before the first byte goes to the
 // printer, and writes the prepared receipt durably in the same transaction.
-func (g *Gateway) prepare(ctx context.Context, l *lease, payload []byte) error {
+// On a cluster it returns when the check of the leadership that lets the
+// first byte out began (see stillLeads).
+func (g *Gateway) prepare(ctx context.Context, l *lease, payload []byte) (confirmed time.Time, err error) {
 	sum := sha256.Sum256(payload)
 	if g.leader != nil {
 		// On a cluster only the leader prints: a node that knows it no
 		// longer leads writes no receipt, and the task goes back to its
 		// queue under the new leader.
 		if err := g.leader.CheckLeader(ctx); err != nil {
-			return &fenceError{superseded, "this node no longer leads the cluster: " + err.Error()}
+			return time.Time{}, &fenceError{superseded, "this node no longer leads the cluster: " + err.Error()}
 		}
 	}
 	now := g.now()
-	err := g.store.Update(ctx, func(tx Tx) error {
+	err = g.store.Update(ctx, func(tx Tx) error {
 		t, err := g.fence(tx, l, true)
 		if err != nil {
 			return err
@@ -514,14 +517,34 @@ func (g *Gateway) prepare(ctx context.Context, l *lease, payload []byte) error {
 	})
 	if err == nil && g.leader != nil {
 		// The final fence, last before the first byte: a leader deposed
-		// (or frozen) since the check above sends nothing; its prepared
-		// attempt is uncertain for the new leader and follows
-		// on_uncertain, never printed silently twice.
+		// (or frozen) since the check above sends nothing. Nothing left:
+		// the attempt is released as one whose lease ran out, which a
+		// deposed node cannot record; then its prepared attempt is
+		// uncertain for the new leader and follows on_uncertain, never
+		// printed silently twice.
+		confirmed = time.Now()
 		if err := g.leader.CheckLeader(ctx); err != nil {
-			return &fenceError{superseded, "this node no longer leads the cluster: " + err.Error()}
+			return time.Time{}, &fenceError{expired, "this node no longer leads the cluster: " + err.Error()}
 		}
 	}
-	return err
+	return confirmed, err
+}
+
+// stillLeads is the last word before the first byte on a cluster: the
+// leadership the final fence confirmed, from the moment its check began,
+// holds for the fence's lease only. A node stopped or starved since (a
+// frozen box, woken while another node leads) sends nothing: without
+// this, the fence would confirm a leadership that had passed by the time
+// the byte goes out.
+func (g *Gateway) stillLeads(confirmed time.Time) error {
+	if g.leader == nil {
+		return nil
+	}
+	if took := time.Since(confirmed); took >= g.leader.LeaderLease() {
+		return &fenceError{expired, fmt.Sprintf("the leadership confirmed %s before the first byte may have passed to another node (the fence holds %s): nothing sent",
+			took.Round(time.Millisecond), g.leader.LeaderLease())}
+	}
+	return nil
 }
 
 // submitted records that the bytes are out. It needs no sync of its own:

@@ -23,6 +23,15 @@ func (c *cluster) heal() {
 	}
 }
 
+// link cuts the links of the nodes in out and restores all others.
+func (c *cluster) link(out map[string]bool) {
+	for _, n := range c.nodes {
+		for to, p := range n.out {
+			p.setCut(out[n.id] || out[to])
+		}
+	}
+}
+
 // leaderOf waits for a gateway node that leads, among those not cut off.
 func (c *cluster) leaderOf(t *testing.T, ctx context.Context, cut string) *node {
 	t.Helper()

@@ -579,11 +579,15 @@ func (n *Node) CheckLeader(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if took := time.Since(t0); took > n.opts.HeartbeatTimeout/2 {
+	if took := time.Since(t0); took > n.LeaderLease() {
 		return storeprint.Errorf(storeprint.EUNAVAILABLE, "the cluster confirmed this node's leadership too late (%s): another node may lead by now", took.Round(time.Millisecond))
 	}
 	return nil
 }
+
+// LeaderLease implements gateway.LeaderFence: a CheckLeader that returned
+// nil holds for half a heartbeat timeout from the moment it began.
+func (n *Node) LeaderLease() time.Duration { return n.opts.HeartbeatTimeout / 2 }
 
 // Close stops the node (not its store, which its opener closes).
 func (n *Node) Close() error {
