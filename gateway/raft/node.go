@@ -38,7 +38,8 @@ type Options struct {
 	Listener net.Listener
 	// HeartbeatTimeout is how long a follower waits for its leader before
 	// it stands for election (and the leader's lease: see CheckLeader);
-	// default 1s. Takeover takes about twice this.
+	// default 1s. A lost leader is noticed after 1 to 1.2 times this
+	// (see detect).
 	HeartbeatTimeout time.Duration
 	// ApplyTimeout bounds how long an update waits for a majority
 	// (default 10s).
@@ -173,10 +174,11 @@ func Open(opts Options) (*Node, error) {
 		_, ok := o.Data.(hraft.LeaderObservation)
 		return ok
 	}))
-	n.wg.Add(2) // watch and observe; the batcher closes batcherDone
+	n.wg.Add(3) // watch, observe and detect; the batcher closes batcherDone
 	go n.batcher()
 	go n.watch()
 	go n.observe(obs)
+	go n.detect()
 	return n, nil
 }
 
@@ -295,14 +297,30 @@ func (n *Node) startLeading() {
 			}
 		}
 		n.log.Info("the witness was elected: handing leadership to a gateway node", "to", to.ID)
-		f := n.raft.LeadershipTransfer()
-		if to.ID != "" {
-			f = n.raft.LeadershipTransferToServer(hraft.ServerID(to.ID), hraft.ServerAddress(to.Address))
+		for {
+			f := n.raft.LeadershipTransfer()
+			if to.ID != "" {
+				f = n.raft.LeadershipTransferToServer(hraft.ServerID(to.ID), hraft.ServerAddress(to.Address))
+			}
+			err := f.Error()
+			if !errors.Is(err, hraft.ErrEnqueueTimeout) {
+				if err != nil {
+					n.log.Warn("leadership transfer", "to", to.ID, "err", err)
+				}
+				return
+			}
+			// Refused at once: the engine is still setting up its
+			// leadership. Waiting for the next look at it (a quarter of
+			// a heartbeat timeout) would keep the POS waiting as long.
+			select {
+			case <-time.After(5 * time.Millisecond):
+			case <-n.closing:
+				return
+			}
+			if !n.IsLeader() {
+				return
+			}
 		}
-		if err := f.Error(); err != nil {
-			n.log.Warn("leadership transfer", "err", err)
-		}
-		return
 	}
 	n.leadMu.Lock()
 	defer n.leadMu.Unlock()
