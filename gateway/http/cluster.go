@@ -23,6 +23,10 @@ type Cluster interface {
 	DialLeader(ctx context.Context) (net.Conn, error)
 	// Forwarded is the listener of the requests followers pass on.
 	Forwarded() net.Listener
+	// AwaitLeader waits, a bounded while, until the cluster has a
+	// leader that answers (this node or another); an error says why
+	// there is none.
+	AwaitLeader(ctx context.Context) error
 }
 
 // serveCluster serves the store's cluster: GET /v1/cluster answers here
@@ -119,6 +123,16 @@ func (h *clusterHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if !h.s.hosts.ok(r.Host) {
 			break // refused (421) as on a single gateway
+		}
+		// While the nodes elect a new leader the request waits here for
+		// it: a 503 now would send the POS to its other address, which
+		// may be the box that is gone.
+		if err := h.c.AwaitLeader(r.Context()); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": storeprint.ErrorMessage(err)})
+			return
+		}
+		if h.c.IsLeader() {
+			break // elected meanwhile
 		}
 		h.proxy.ServeHTTP(w, r)
 		return

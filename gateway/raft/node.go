@@ -716,7 +716,7 @@ func (n *Node) DialLeader(ctx context.Context) (net.Conn, error) {
 	if err != nil {
 		return nil, storeprint.Errorf(storeprint.EUNAVAILABLE, "the cluster leader %s does not answer: %v", id, err)
 	}
-	return c, nil
+	return n.watchLeader(c, string(id)), nil
 }
 
 // Forwarded is the listener of the POS requests followers pass to this
