@@ -16,7 +16,7 @@ import (
 )
 
 // ClusterHeartbeat is how long a follower waits for its leader before it
-// stands for election: a lost leader is replaced in about twice this.
+// stands for election: a lost leader is replaced a little after this.
 var ClusterHeartbeat = time.Second
 
 // openNode starts this node of the store's cluster; its log and

@@ -49,16 +49,23 @@ func TestProcess_ClusterFreezeLeader(t *testing.T) {
 	frozen := time.Now()
 	hot.SetFault(printersim.FaultNone)
 	firstAfter := n
-	at := time.Time{}
+	at, phases := time.Time{}, ""
 	for i := range 3 {
 		a := p.post(fmt.Sprintf("f%d", n), 30*time.Second)
 		n++
 		if i == 0 {
-			at = a
+			at, phases = a, p.phases(frozen, procs)
 		}
 	}
-	t.Logf("frozen leader %s: the POS got its next 201 after %s", st.Leader, at.Sub(frozen).Round(time.Millisecond))
 	settle(t, survivor.base, 30*time.Second)
+	first := time.Time{}
+	for _, tk := range hot.Printed() {
+		if tk.TaskNo == fmt.Sprintf("order_f%d_station_hot", firstAfter) {
+			first = tk.At
+		}
+	}
+	t.Logf("frozen leader %s: the POS got its next 201 after %s, its ticket on paper after %s%s",
+		st.Leader, at.Sub(frozen).Round(time.Millisecond), first.Sub(frozen).Round(time.Millisecond), phases)
 	if wait := 15*time.Second - time.Since(frozen); wait > 0 {
 		time.Sleep(wait) // the freeze lasts 15 s, as a stuck box's would
 	}

@@ -2,7 +2,11 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +21,15 @@ type pos struct {
 	t     *testing.T
 	addrs []string
 	next  int
+	tries []posTry // the last post's tries
+}
+
+// posTry is one try of a post: where, when, how long, what came back.
+type posTry struct {
+	base       string
+	start, end time.Time
+	code       int
+	err        error
 }
 
 // RetryEvery is the POS's pace between tries: a terminal's, not a wait
@@ -26,9 +39,12 @@ const posRetryEvery = 100 * time.Millisecond
 func (p *pos) post(orderID string, within time.Duration) (accepted time.Time) {
 	p.t.Helper()
 	deadline := time.Now().Add(within)
+	p.tries = p.tries[:0]
 	for time.Now().Before(deadline) {
 		base := p.addrs[p.next%len(p.addrs)]
+		start := time.Now()
 		code, err := tryCall("POST", base+"/v1/orders", order(orderID, "hot"))
+		p.tries = append(p.tries, posTry{base: base, start: start, end: time.Now(), code: code, err: err})
 		switch {
 		case err == nil && (code == 201 || code == 200):
 			return time.Now()
@@ -40,6 +56,44 @@ func (p *pos) post(orderID string, within time.Duration) (accepted time.Time) {
 	}
 	p.t.Fatalf("no gateway accepted %s within %s", orderID, within)
 	return time.Time{}
+}
+
+// phases says, from t0 on, what the last post's tries met and when the
+// nodes' logs say their leadership changed: where a takeover's time goes.
+func (p *pos) phases(t0 time.Time, procs map[string]*proc) string {
+	var b strings.Builder
+	names := map[string]string{}
+	for id, pr := range procs {
+		names[pr.base] = id
+	}
+	for _, tr := range p.tries {
+		what := fmt.Sprint(tr.code)
+		if tr.err != nil {
+			what = "no answer"
+		}
+		fmt.Fprintf(&b, "\n  %6s..%6s POS -> %s: %s", offset(tr.start, t0), offset(tr.end, t0), names[tr.base], what)
+	}
+	for _, id := range slices.Sorted(maps.Keys(procs)) {
+		for _, line := range strings.Split(procs[id].Log(), "\n") {
+			m := phaseRE.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			at, err := time.Parse(time.RFC3339Nano, m[1])
+			if err != nil || at.Before(t0) {
+				continue
+			}
+			fmt.Fprintf(&b, "\n  %6s %s: %s", offset(at, t0), id, m[2])
+		}
+	}
+	return b.String()
+}
+
+// phaseRE finds the log lines of a node that mark a takeover's steps.
+var phaseRE = regexp.MustCompile(`^time=(\S+) level=\S+ msg="((?:this node leads|this node no longer leads|leading the cluster|no longer leading|the witness was elected|leadership transfer|the cluster leader fell silent|recovered|printer status|raft: .*(?:heartbeat timeout|entering|election|vote|failed to contact|transfer))[^"]*".*)`)
+
+func offset(at, t0 time.Time) string {
+	return fmt.Sprintf("%.2fs", at.Sub(t0).Seconds())
 }
 
 // posClient gives up on a gateway that does not answer within 2 s (a
@@ -118,10 +172,11 @@ func TestProcess_ClusterKillLeader(t *testing.T) {
 	killed := time.Now()
 	leader.kill(t)
 	var firstAccepted time.Time
+	var phases string
 	for i := range after {
 		at := p.post(fmt.Sprintf("k%d", before+i), 30*time.Second)
 		if i == 0 {
-			firstAccepted = at
+			firstAccepted, phases = at, p.phases(killed, procs)
 		}
 	}
 	all := settle(t, survivor.base, 30*time.Second)
@@ -132,8 +187,8 @@ func TestProcess_ClusterKillLeader(t *testing.T) {
 			firstPaper = tk.At
 		}
 	}
-	t.Logf("takeover after SIGKILL of %s: the POS got its next 201 after %s, its ticket on paper after %s",
-		st.Leader, firstAccepted.Sub(killed).Round(time.Millisecond), firstPaper.Sub(killed).Round(time.Millisecond))
+	t.Logf("takeover after SIGKILL of %s: the POS got its next 201 after %s, its ticket on paper after %s%s",
+		st.Leader, firstAccepted.Sub(killed).Round(time.Millisecond), firstPaper.Sub(killed).Round(time.Millisecond), phases)
 
 	checkOnceOrFlagged(t, all, paper, "k", before+after, before, "accepted after the takeover")
 }
