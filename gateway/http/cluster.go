@@ -1,7 +1,9 @@
 package http
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -52,11 +54,11 @@ func (s *Server) serveCluster() {
 		},
 		FlushInterval: -1, // live updates (GET /v1/events) pass at once
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			msg := "the cluster's leader did not answer: " + err.Error()
-			if ge, ok := err.(*storeprint.Error); ok {
-				msg = ge.Message
+			if failed, ok := r.Context().Value(retryKey{}).(*error); ok {
+				*failed = err // forward tries again
+				return
 			}
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": msg})
+			leaderFailed(w, err)
 		},
 	}
 	s.srv.Handler = h
@@ -134,8 +136,82 @@ func (h *clusterHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if h.c.IsLeader() {
 			break // elected meanwhile
 		}
-		h.proxy.ServeHTTP(w, r)
-		return
+		if h.forward(w, r) {
+			return
+		}
+		// elected meanwhile
 	}
 	h.s.ServeHTTP(w, r)
+}
+
+// leaderFailed answers 503: the way to the leader broke before it
+// answered.
+func leaderFailed(w http.ResponseWriter, err error) {
+	msg := "the cluster's leader did not answer: " + err.Error()
+	if ge, ok := err.(*storeprint.Error); ok {
+		msg = ge.Message
+	}
+	writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": msg})
+}
+
+type retryKey struct{}
+
+// forward passes r to the leader and reports whether it answered r;
+// false means this node leads now and must serve r itself. A request
+// that may be sent twice (a read, or an order, which the leader takes
+// once by its order_id) is sent again, once, when the way to the
+// leader broke before an answer (the leader fell silent, or another
+// leads): the POS gets the new leader's answer, not a 503 that would
+// send it to the box that is gone.
+func (h *clusterHandler) forward(w http.ResponseWriter, r *http.Request) bool {
+	if !repeatable(r) {
+		h.proxy.ServeHTTP(w, r)
+		return true
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, storeprint.MaxRequestLen+1))
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "read request body: " + err.Error()})
+		return true
+	}
+	if len(body) > storeprint.MaxRequestLen {
+		// The leader refuses it: no need to keep it for a second try.
+		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+		h.proxy.ServeHTTP(w, r)
+		return true
+	}
+	for try := 0; ; try++ {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if try == 1 {
+			h.proxy.ServeHTTP(w, r)
+			return true
+		}
+		var failed error
+		h.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), retryKey{}, &failed)))
+		if failed == nil || r.Context().Err() != nil {
+			if failed != nil {
+				leaderFailed(w, failed)
+			}
+			return true
+		}
+		if err := h.c.AwaitLeader(r.Context()); err != nil {
+			leaderFailed(w, err)
+			return true
+		}
+		if h.c.IsLeader() {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			return false
+		}
+	}
+}
+
+// repeatable reports whether r may reach the leader twice without
+// effect: a read, or an order (taken once by its order_id).
+func repeatable(r *http.Request) bool {
+	switch {
+	case r.Method == http.MethodGet, r.Method == http.MethodHead:
+		return true
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/orders":
+		return true
+	}
+	return false
 }
