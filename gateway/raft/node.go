@@ -63,6 +63,8 @@ type Node struct {
 	logs   *raftboltdb.BoltStore
 	log    *slog.Logger
 
+	inbound *accepted // the connections the node accepted (see accepted)
+
 	mu          stdsync.Mutex // serialises the leader's batches: one recorded write-set at a time
 	readyFor    uint64        // the term whose earlier entries this leader has applied (see Update)
 	updates     chan *update  // Updates waiting for the batcher
@@ -127,7 +129,8 @@ func Open(opts Options) (*Node, error) {
 		addrs[p.Address] = p.ID
 	}
 	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: logWriter{n.log}})
-	n.stream = newStream(ln, c.Secret, c.NodeID, c.Witness, addrs, n.log)
+	n.inbound = newAccepted(ln)
+	n.stream = newStream(n.inbound, c.Secret, c.NodeID, c.Witness, addrs, n.log)
 	n.trans = hraft.NewNetworkTransportWithConfig(&hraft.NetworkTransportConfig{
 		Stream: n.stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: hlog,
 		ServerAddressProvider: addressBook(peers),
@@ -625,6 +628,7 @@ func (n *Node) Close() error {
 		}
 		close(n.closing)
 		n.wg.Wait()
+		n.inbound.closeAll() // no other node's request is handled from here on
 		err = n.raft.Shutdown().Error()
 		n.trans.Close()
 		n.stream.Close()
