@@ -551,8 +551,12 @@ func (m *clusterModel) settle(rt *rapid.T) {
 		l := m.c.leaderOf(m.t, ctx, "")
 		changes, stop := l.gw.Subscribe()
 		moved := l.node.LeaderChanged()
-		var err error
-		tasks, err = l.gw.Tasks(ctx, "", 0)
+		// A new leader's store holds the entries of the terms before
+		// only once it applied them: an update waits for that.
+		err := l.node.Update(ctx, func(gateway.Tx) error { return nil })
+		if err == nil {
+			tasks, err = l.gw.Tasks(ctx, "", 0)
+		}
 		if err != nil && !maybe(err) {
 			rt.Fatalf("tasks on %s: %v", l.id, err)
 		}
