@@ -41,6 +41,20 @@ func testReplay(t *testing.T, s *suite) {
 	s.wantTask(t, 2, 3, storeprint.StatusDone)
 }
 
+// testPastGap: events stored past a gap come again with the gap filled;
+// each is stored once and the cursor runs over them all.
+func testPastGap(t *testing.T, s *suite) {
+	s.open(t, s.gw, "i1", cloud.LinkHello{})
+	ev := append(s.life(1, 1), s.life(4, 2)...)
+	s.ingest(t, s.gw, "i1", 1, ev[0], ev[3], ev[4])
+	s.wantStored(t, s.gw, "i1", 3)
+	res := s.ingest(t, s.gw, "i1", 6, ev[1:]...)
+	wantDead(t, res)
+	s.wantStored(t, s.gw, "i1", 6)
+	s.wantTask(t, 1, 3, storeprint.StatusDone)
+	s.wantTask(t, 2, 3, storeprint.StatusDone)
+}
+
 // testWindow: a seq past the cursor by more than sync.MaxWindow is
 // neither stored nor claimed; one at the window's edge is stored.
 func testWindow(t *testing.T, s *suite) {

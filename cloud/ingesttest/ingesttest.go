@@ -38,6 +38,7 @@ func Exercise(t *testing.T, newCloud func(t *testing.T) Cloud) {
 	}{
 		{"Cursor", testCursor},
 		{"Replay", testReplay},
+		{"PastGap", testPastGap},
 		{"Window", testWindow},
 		{"Order", testOrder},
 		{"Rank", testRank},

@@ -145,6 +145,12 @@ func (e *codedError) Unwrap() []error { return []error{e.coded, e.err} }
 // isNoRows reports whether err means a query found nothing.
 func isNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
 
+// isUniqueViolation says whether err is PostgreSQL's unique violation.
+func isUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == codeUniqueViolation
+}
+
 // audit writes one audit event in tx. before and after are marshalled to
 // JSON; nil is stored as NULL.
 func audit(ctx context.Context, tx pgx.Tx, a *cloud.Actor, note cloud.Note, tenantID, storeID string, action storeprint.AuditAction, resource string, before, after any) error {

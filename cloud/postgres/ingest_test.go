@@ -337,6 +337,54 @@ func TestIngestService_Stage(t *testing.T) {
 		}
 	})
 
+	t.Run("OKStoredByAnotherSinceCursorRead", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		gw, _ := f.mustStore(t, "acme", "s1")
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		events := lifecycle(1, 2, "c")
+		first, err := f.ingest.Stage(ctx, gw.ID, "s1", "", events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Another link's batch read the cursor (0) before the first
+		// committed: it copies the same events in, which are stored
+		// (or about to be) by the first.
+		tx, err := f.db.pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		c, err := readCursor(ctx, tx, "s1", gw.ID, "", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := newBatch(events, decodeEvents(events), c, time.Now())
+		type stored struct {
+			items []*item
+			err   error
+		}
+		again := make(chan stored, 1)
+		go func() {
+			items, err := b.store(ctx, tx, c)
+			again <- stored{items, err}
+		}()
+		if res, err := first.Finish(ctx); err != nil || res.Cursor != 12 {
+			t.Fatalf("first: got %+v, %v; want cursor 12", res, err)
+		}
+		got := <-again
+		if got.err != nil || len(got.items) != 0 {
+			t.Fatalf("got %d events new, %v; want none: the first batch stored them", len(got.items), got.err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := f.count(t, `SELECT count(*) FROM task_events WHERE gateway_id = $1`, gw.ID); n != 12 {
+			t.Fatalf("got %d events stored, want 12", n)
+		}
+	})
+
 	t.Run("OKAbort", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t)
