@@ -48,6 +48,10 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkChainReconnect -benchtime 1x -timeout 60m ./cmd/storeprint-cloud/
 //	STOREPRINT_BENCH_INPROCESS=1 go test -run '^$' -bench BenchmarkChainReconnect -benchtime 1x -cpuprofile cpu.out ./cmd/storeprint-cloud/
+//
+// With STOREPRINT_BENCH_STATEMENTS=1, on a server that loads
+// pg_stat_statements (STOREPRINT_TEST_DATABASE_URL, see pgtest), it
+// prints the statements of the raw inserts and of the link side by side.
 
 // rawParallel is the raw ceiling's connections: two nodes, each ingesting
 // on at most syncserver's default IngestSlots (4) at once.
@@ -575,8 +579,11 @@ func BenchmarkChainReconnect(b *testing.B) {
 		rawTable(b, dbURL, "raw_events")
 		raw1, _ := rawInsert(b, dbURL, "raw_events", stores, events, 500, 1)
 		rawTable(b, dbURL, "raw_events")
+		rawStatements := statements(b, dbURL, "raw")
 		rawN, pgRaw := rawInsert(b, dbURL, "raw_events", stores, events, 500, rawParallel)
+		rawStmts := rawStatements()
 		rawTable(b, dbURL, "raw_events")
+		linkStatements := statements(b, dbURL, "through the link")
 
 		runtime.GC()
 		cpu0, self0, pg1 := []time.Duration{nodes[0].cpu(), nodes[1].cpu()}, selfCPU(), postgresCPU(dbURL)
@@ -584,6 +591,7 @@ func BenchmarkChainReconnect(b *testing.B) {
 		res := replayAll(b, nodes, stores, events)
 		b.StopTimer()
 		cpu1, self1, pgLink := []time.Duration{nodes[0].cpu(), nodes[1].cpu()}, selfCPU(), postgresCPU(dbURL)-pg1
+		linkStmts := linkStatements()
 		checkIngested(b, dbURL, gateways, backlog)
 
 		p50, p99 := res.quantile(0.5), res.quantile(0.99)
@@ -607,6 +615,7 @@ func BenchmarkChainReconnect(b *testing.B) {
 			fmt.Printf("  PostgreSQL's server processes: CPU %.1fs through the link, %.1fs raw over %d connections (%.2f x)\n",
 				pgLink.Seconds(), pgRaw.Seconds(), rawParallel, pgLink.Seconds()/pgRaw.Seconds())
 		}
+		fmt.Print(rawStmts, linkStmts)
 		b.ReportMetric(res.total.Seconds(), "s-to-clear")
 		b.ReportMetric(res.total.Seconds()/rawN.Seconds(), "x-raw")
 		b.ReportMetric(p50.Seconds(), "s-p50-gateway")
@@ -685,4 +694,64 @@ func postgresCPU(dbURL string) time.Duration {
 		total += cpu
 	}
 	return total
+}
+
+// statements, when STOREPRINT_BENCH_STATEMENTS=1 and the server loads
+// pg_stat_statements, resets the database's statement statistics and
+// returns a function that tells the statements that took the most of
+// its time since, as "name": how often each ran, the rows it touched,
+// its time, its buffers and its WAL. Without either it tells nothing.
+func statements(b *testing.B, dbURL, name string) func() string {
+	b.Helper()
+	none := func() string { return "" }
+	if os.Getenv("STOREPRINT_BENCH_STATEMENTS") != "1" {
+		return none
+	}
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
+		b.Logf("statements: %v", err)
+		return none
+	}
+	if _, err := c.Exec(ctx, `SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = current_database()), 0)`); err != nil {
+		b.Logf("statements: %v (is pg_stat_statements in shared_preload_libraries?)", err)
+		return none
+	}
+	return func() string {
+		c, err := pgx.Connect(ctx, dbURL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close(ctx)
+		rows, err := c.Query(ctx, `
+			SELECT calls, rows, total_exec_time, shared_blks_hit, shared_blks_read + shared_blks_dirtied + shared_blks_written,
+			       wal_records, wal_bytes, regexp_replace(left(query, 110), '\s+', ' ', 'g')
+			FROM pg_stat_statements
+			WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+			ORDER BY total_exec_time DESC LIMIT 12`)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer rows.Close()
+		var out strings.Builder
+		fmt.Fprintf(&out, "  statements, %s (pg_stat_statements): calls, rows, time, buffers hit, read/dirtied/written, WAL records, WAL MiB\n", name)
+		for rows.Next() {
+			var calls, n, hit, other, walRecs int64
+			var ms float64
+			var walBytes float64
+			var q string
+			if err := rows.Scan(&calls, &n, &ms, &hit, &other, &walRecs, &walBytes, &q); err != nil {
+				b.Fatal(err)
+			}
+			fmt.Fprintf(&out, "    %7d %9d %8.1fs %10d %8d %9d %7.1f  %s\n", calls, n, ms/1000, hit, other, walRecs, walBytes/(1<<20), q)
+		}
+		if err := rows.Err(); err != nil {
+			b.Fatal(err)
+		}
+		return out.String()
+	}
 }
