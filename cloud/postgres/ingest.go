@@ -210,9 +210,7 @@ func (b *batch) store(ctx context.Context, tx pgx.Tx, c *cursorRow) ([]*item, er
 	if err != nil {
 		return nil, fmt.Errorf("store events: savepoint: %w", interpret(err))
 	}
-	_, err = sp.CopyFrom(ctx, pgx.Identifier{"task_events"}, eventColumns, pgx.CopyFromSlice(len(b.seqs), func(i int) ([]any, error) {
-		return []any{c.storeID, c.gatewayID, b.seqs[i], b.kinds[i], b.taskNos[i], b.ats[i], b.datas[i]}, nil
-	}))
+	_, err = sp.CopyFrom(ctx, pgx.Identifier{"task_events"}, eventColumns, &eventRows{b: b, c: c, i: -1})
 	if err == nil {
 		if err := sp.Commit(ctx); err != nil {
 			return nil, fmt.Errorf("store events: release savepoint: %w", interpret(err))
@@ -227,6 +225,33 @@ func (b *batch) store(ctx context.Context, tx pgx.Tx, c *cursorRow) ([]*item, er
 	}
 	return b.insert(ctx, tx, c)
 }
+
+// eventRows is a batch's events as rows of eventColumns, for COPY. Its
+// one row points into the batch's columns: pgx encodes each row before
+// it asks for the next, and nothing is copied or boxed a row.
+type eventRows struct {
+	b   *batch
+	c   *cursorRow
+	i   int
+	row []any
+}
+
+func (r *eventRows) Next() bool {
+	r.i++
+	return r.i < len(r.b.seqs)
+}
+
+func (r *eventRows) Values() ([]any, error) {
+	b, i := r.b, r.i
+	if r.row == nil {
+		r.row = make([]any, len(eventColumns))
+		r.row[0], r.row[1] = &r.c.storeID, &r.c.gatewayID
+	}
+	r.row[2], r.row[3], r.row[4], r.row[5], r.row[6] = &b.seqs[i], &b.kinds[i], &b.taskNos[i], &b.ats[i], &b.datas[i]
+	return r.row, nil
+}
+
+func (r *eventRows) Err() error { return nil }
 
 // insert inserts the batch's events, skipping those stored already, and
 // returns the items that were new.
