@@ -48,8 +48,9 @@ var _ cloud.StagedIngester = (*IngestService)(nil)
 //     gateway);
 //  2. drop the events at or below it (stored already: a replay) and past
 //     the send window, keep the others as decoded before the transaction
-//     began (one that does not decode is kept aside, made safe), insert
-//     them all with ON CONFLICT DO NOTHING and learn which seqs are new.
+//     began (one that does not decode is kept aside, made safe), copy
+//     them all in (or, when one is stored already, insert them with ON
+//     CONFLICT DO NOTHING) and learn which seqs are new (see store).
 //
 // The cursor read in 1 may be behind by the batches still finishing:
 // that keeps more events (they are found stored before, not new) and
