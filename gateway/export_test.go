@@ -2,7 +2,10 @@ package gateway
 
 import (
 	"context"
+	"runtime"
 	"time"
+
+	"github.com/storeprint/storeprint/internal/clock"
 )
 
 // StaleComplete and StaleRelease let tests act as a worker holding an old
@@ -28,3 +31,20 @@ func (g *Gateway) Step(ctx context.Context, printerID string) time.Duration {
 // CheckDisplays runs one pass of the display watcher: silent screens fail
 // over.
 func (g *Gateway) CheckDisplays(ctx context.Context) { g.checkDisplays(ctx) }
+
+// TimesHeld is the heap the gateway's in-memory times hold for n tasks
+// accepted by this process and waiting (the gateway keeps them for as
+// long as its tasks wait), in bytes a task.
+func TimesHeld(n int) float64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	s := newTimes(clock.NewFake(time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC)), time.Minute)
+	for i := range n {
+		s.accepted(uint64(i+1), 0)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(s)
+	return float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
+}

@@ -50,7 +50,7 @@ func (h *startupHold) expire(ctx context.Context, g *Gateway) {
 // accepted since (an order posted while the store is offline prints at
 // once, unless older tickets wait ahead of it on the same printer).
 func (g *Gateway) holding(t *Task) bool {
-	if g.startup == nil || g.times.fresh(t.TaskNo) {
+	if g.startup == nil || g.times.fresh(t.Seq) {
 		return false
 	}
 	select {

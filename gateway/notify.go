@@ -80,11 +80,11 @@ func (s notifyingStore) Update(ctx context.Context, fn func(Tx) error) error {
 		for _, p := range puts {
 			switch {
 			case !p.status.Open():
-				s.times.forget(p.taskNo)
+				s.times.forget(p.seq)
 			case p.created:
-				s.times.accepted(p.taskNo, p.nextAt.Sub(now))
+				s.times.accepted(p.seq, p.nextAt.Sub(now))
 			case p.rescheduled:
-				s.times.dueIn(p.taskNo, p.nextAt.Sub(now))
+				s.times.dueIn(p.seq, p.nextAt.Sub(now))
 			}
 		}
 	}
@@ -96,7 +96,7 @@ func (s notifyingStore) Update(ctx context.Context, fn func(Tx) error) error {
 
 // putTask is what a committed task write tells the in-memory times.
 type putTask struct {
-	taskNo      string
+	seq         uint64
 	status      storeprint.Status
 	nextAt      time.Time
 	created     bool // a new task
@@ -118,7 +118,7 @@ func (x observedTx) PutTask(t *Task) error {
 		return err
 	}
 	*x.puts = append(*x.puts, putTask{
-		taskNo: t.TaskNo, status: t.Status, nextAt: t.NextAt,
+		seq: t.Seq, status: t.Status, nextAt: t.NextAt,
 		created: old == nil, rescheduled: old != nil && (!old.NextAt.Equal(t.NextAt) || !old.Status.Open()),
 	})
 	return nil

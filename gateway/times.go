@@ -29,61 +29,72 @@ import (
 //
 // Leases are not kept here: a lease lives in the attempt that holds it
 // (see lease), and every lease from before a restart has expired.
+//
+// A burst leaves every task it brought waiting here, so what is kept is
+// small: tasks are known by their sequence number (unique in the store,
+// never changed), the acceptance of each task this process accepted in
+// born, and a due time only where it differs from "due at acceptance"
+// (due): a task accepted with a later next_at, or made due again by this
+// process. A task of ours with no entry in due is due since it was
+// accepted, a wait of 0 like any due time already passed.
 type times struct {
 	clock     clock.Clock
 	maxWait   time.Duration // the longest wait a stored next_at may ask for
 	startWall time.Time
 	startMono time.Duration
 
-	mu    stdsync.Mutex
-	tasks map[string]taskTimes // tasks accepted, rescheduled or made due by this process
-}
-
-// taskTimes are a task's monotonic readings: at acceptance when this
-// process accepted it (ours), and of its next attempt when this process
-// set it (dueSet).
-type taskTimes struct {
-	born, due    time.Duration
-	ours, dueSet bool
+	mu   stdsync.Mutex
+	born map[uint64]time.Duration // tasks accepted by this process: at acceptance
+	due  map[uint64]time.Duration // tasks made due by this process, unless due at acceptance
 }
 
 func newTimes(c clock.Clock, maxWait time.Duration) *times {
 	return &times{
 		clock: c, maxWait: maxWait, startWall: c.Now(), startMono: c.Mono(),
-		tasks: map[string]taskTimes{},
+		born: map[uint64]time.Duration{}, due: map[uint64]time.Duration{},
 	}
 }
 
 // accepted enters a task accepted now and due d from now.
-func (s *times) accepted(taskNo string, d time.Duration) {
+func (s *times) accepted(seq uint64, d time.Duration) {
 	now := s.clock.Mono()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tasks[taskNo] = taskTimes{born: now, due: now + max(d, 0), ours: true, dueSet: true}
+	s.born[seq] = now
+	if d > 0 {
+		s.due[seq] = now + d
+	} else {
+		delete(s.due, seq)
+	}
 }
 
 // fresh reports whether the task was accepted by this process.
-func (s *times) fresh(taskNo string) bool {
+func (s *times) fresh(seq uint64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.tasks[taskNo].ours
+	_, ok := s.born[seq]
+	return ok
 }
 
 // dueIn makes a task due d from now (d may be 0).
-func (s *times) dueIn(taskNo string, d time.Duration) {
+func (s *times) dueIn(seq uint64, d time.Duration) {
 	now := s.clock.Mono()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	tt := s.tasks[taskNo]
-	tt.due, tt.dueSet = now+max(d, 0), true
-	s.tasks[taskNo] = tt
+	if _, ours := s.born[seq]; ours && d <= 0 {
+		// Due now: as due as at its acceptance, which is past.
+		delete(s.due, seq)
+		return
+	}
+	s.due[seq] = now + max(d, 0)
 }
 
 // forget drops what is kept of a task that no longer waits.
-func (s *times) forget(taskNo string) {
+func (s *times) forget(seq uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.tasks, taskNo)
+	delete(s.born, seq)
+	delete(s.due, seq)
 }
 
 // age returns how long the task has waited since it was accepted.
@@ -91,9 +102,8 @@ func (s *times) age(t *Task) time.Duration {
 	now := s.clock.Mono()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	tt := s.tasks[t.TaskNo]
-	born := tt.born
-	if !tt.ours {
+	born, ours := s.born[t.Seq]
+	if !ours {
 		// Accepted before the start, or by this process and no longer
 		// kept (flagged, done): its acceptance on the monotonic clock,
 		// from what the wall clock said at the start. The same every
@@ -108,9 +118,13 @@ func (s *times) wait(t *Task) time.Duration {
 	now := s.clock.Mono()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	tt := s.tasks[t.TaskNo]
-	due := tt.due
-	if !tt.dueSet {
+	due, set := s.due[t.Seq]
+	if !set {
+		if born, ours := s.born[t.Seq]; ours {
+			due, set = born, true
+		}
+	}
+	if !set {
 		due = s.startMono + min(max(t.NextAt.Sub(s.startWall), 0), s.maxWait)
 	}
 	return max(due-now, 0)
