@@ -53,6 +53,7 @@ type DB struct {
 	recovery atomic.Pointer[Recovery]
 
 	keys, peak atomic.Uint64 // keys stored now, and the most since space was last reclaimed
+	burst      chan struct{} // the writer says a burst goes on (see pageOuts)
 
 	txnBytes, txnCount int // one transaction's budget, below Badger's limit
 

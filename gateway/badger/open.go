@@ -61,6 +61,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		excl:    make(chan func()),
 		syncQ:   make(chan syncJob, syncAhead),
 		closing: make(chan struct{}),
+		burst:   make(chan struct{}, 1),
 	}
 	d.compact.db = bdb
 	d.builders = findBuilderPool(bdb)
@@ -112,13 +113,14 @@ func Open(dir string, opts Options) (*DB, error) {
 	d.peak.Store(d.cmt.Keys)
 	d.readDisk()
 	d.dirAt, _ = dirStamp(d.dir)
-	d.wg.Add(3)
+	d.wg.Add(4)
 	// The syncer starts from the state opened, read here: the writer
 	// owns d.cmt and d.ctr from the moment it runs.
 	synced := syncJob{commit: true, cmt: d.cmt, ctr: d.ctr}
 	go d.writer()
 	go d.syncer(synced)
 	go d.gc()
+	go d.pageOuts()
 	return d, nil
 }
 

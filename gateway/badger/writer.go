@@ -21,8 +21,8 @@ import (
 // builders' buffers (see builderPool). Every DiskCheckEvery, busy or
 // idle, it also reads the free space, syncs the
 // directory if files came or went, pages out the tables once a memtable's
-// worth was written (in a burst, at most every burstPageOut once a
-// quarter of one was), and gives memory back after a burst.
+// worth was written (in a burst more often, see pageOuts), and gives
+// memory back after a burst.
 func (d *DB) writer() {
 	defer d.wg.Done()
 	tick := time.NewTicker(d.opts.DiskCheckEvery)
@@ -31,7 +31,8 @@ func (d *DB) writer() {
 	var sincePageOut int64 // bytes committed since tables were last paged out
 	trims := 0             // times left to give memory back after a burst
 	lastWrite := time.Now()
-	lastPageOut := time.Now()
+	var window int64 // bytes committed since windowAt, to tell a burst (see pageOuts)
+	windowAt := time.Now()
 	for {
 		var first *request
 		select {
@@ -51,7 +52,7 @@ func (d *DB) writer() {
 				// through their mappings, and would leave them all
 				// resident until the burst is over.
 				pageOutTables(d.dir)
-				sincePageOut, lastPageOut = 0, time.Now()
+				sincePageOut = 0
 			}
 			if trims > 0 && time.Since(lastWrite) > 2*d.opts.DiskCheckEvery {
 				// A burst is over: hand the memory it took back to the
@@ -96,23 +97,68 @@ func (d *DB) writer() {
 		d.builders.drain()
 		sinceTrim += n
 		sincePageOut += n
-		if sincePageOut > d.opts.MemtableSize/4 && time.Since(lastPageOut) >= burstPageOut {
-			// In a burst, between the checks: the compactions that
-			// memtables written out start map their new tables whole
-			// and read the old ones through their mappings.
-			pageOutTables(d.dir)
-			sincePageOut, lastPageOut = 0, time.Now()
+		if now := time.Now(); now.Sub(windowAt) > time.Second {
+			windowAt, window = now, n
+		} else if window += n; window >= d.burstBytes() {
+			select {
+			case d.burst <- struct{}{}: // see pageOuts
+			default:
+			}
+			windowAt, window = now, 0
 		}
 		lastWrite = time.Now()
 	}
 }
 
-// burstPageOut is how often, at most, a burst's tables are paged out
-// between the writer's checks: every memtable written out starts
-// compactions, which map their new tables whole and read the old ones
-// through their mappings, and would leave them resident (the most of a
-// burst's memory after Badger's builders) until the next check.
-const burstPageOut = 500 * time.Millisecond
+// pageOuts pages out the store's mapped files (see pageOutTables) every
+// burstPageOut in a burst, and after one while Badger's compactors still
+// run (up to burstTail): every memtable written out starts compactions,
+// which map their new tables whole and read the old ones through their
+// mappings, and would leave the store resident until the writer's next
+// check. The writer says when a burst goes on (see burstBytes); at a
+// store's usual pace pageOuts waits for that, and wakes for nothing.
+func (d *DB) pageOuts() {
+	defer d.wg.Done()
+	var tick *time.Ticker
+	var hot time.Time // when the writer last said a burst went on
+	for {
+		if tick == nil {
+			select {
+			case <-d.closing:
+				return
+			case <-d.burst:
+				hot, tick = time.Now(), time.NewTicker(burstPageOut)
+			}
+		}
+		select {
+		case <-d.closing:
+			tick.Stop()
+			return
+		case <-d.burst:
+			hot = time.Now()
+		case now := <-tick.C:
+			since := now.Sub(hot)
+			if since <= time.Second || (since <= burstTail && !d.compact.paused.Load()) {
+				pageOutTables(d.dir)
+				continue
+			}
+			tick.Stop()
+			tick = nil
+		}
+	}
+}
+
+// burstBytes is how much a burst commits in a second: a sixteenth of a
+// memtable (half a MiB with the defaults, a few hundred orders a second).
+func (d *DB) burstBytes() int64 { return d.opts.MemtableSize / 16 }
+
+// burstPageOut is how often a burst's tables are paged out (see
+// pageOuts): a compaction reads and writes a few MiB in that time.
+const burstPageOut = 100 * time.Millisecond
+
+// burstTail is how long after a burst its compactions' tables are still
+// paged out every burstPageOut; the writer's checks go on after that.
+const burstTail = 30 * time.Second
 
 // monitor reads the free space: below the reserve the store is unhealthy
 // ("disk low") at once, idle or not; while in trouble it tries a tiny
