@@ -83,13 +83,25 @@ func badgerOptions(dir string, o Options, readOnly bool) bdg.Options {
 			WithNumCompactors(0).WithNumLevelZeroTables(1 << 20).WithNumLevelZeroTablesStall(1<<20 + 1)
 	}
 	bo := bdg.DefaultOptions(dir)
-	bo.TableSizeMultiplier = 1 // compactions build whole tables in memory: keep every one small
-	bo.BaseTableSize = 1 << 20
+	// Compactions build whole tables in memory, several at once: keep
+	// every one small. A builder holds about twice its table uncompressed
+	// and grows its buffer by doubling from twice the table size: 14 MiB
+	// for a 1 MiB table, 3.5 MiB for one of 256 KiB.
+	bo.TableSizeMultiplier = 1
+	bo.BaseTableSize = 256 << 10
+	// Every memtable written out overlaps the whole of the first level
+	// below L0 (a batch writes keys of every kind), so each L0 compaction
+	// reads and rewrites all of it: keep that level small, and let the
+	// levels below take a table at a time.
+	bo.BaseLevelSize = 2 << 20
 	return bo.
 		WithSyncWrites(!o.ownSync).
 		WithNumVersionsToKeep(1).
 		WithMemTableSize(o.MemtableSize).
-		WithNumMemtables(2).
+		// Memtables full and waiting to be written out, besides the one
+		// being written out: each holds as much memory as the one taking
+		// writes.
+		WithNumMemtables(1).
 		WithNumLevelZeroTables(4).
 		WithNumLevelZeroTablesStall(8).
 		WithBlockCacheSize(o.BlockCacheSize).
