@@ -270,15 +270,16 @@ const GCPercent = 50
 
 // MemoryLimit is the soft limit on the gateway's memory that Go's garbage
 // collector is given (unless GOMEMLIMIT sets another): a budget for a
-// small box, what the store holds outside a burst (two memtables and the
-// caches) with room for a memtable being written out as a table and 24
-// MiB for the rest of the gateway: 4 memtables, the caches and 24 MiB,
-// 64 MiB with the defaults. In a burst the store's table builders hold
-// more than that for moments; near the limit the collector runs more
-// often, which slows a burst down but not a store at its usual load, and
-// it never refuses memory.
+// small box, what the store holds (the memtable taking writes and one
+// being written out, and the caches) and 24 MiB for the rest of the
+// gateway: 2 memtables, the caches and 24 MiB, 48 MiB with the defaults,
+// which with the program's own mapped files (about 16 MiB) is the 64 MiB
+// a burst aims at. In a burst the store's table builders hold more than
+// that for moments; near the limit the collector runs more often, which
+// slows a burst down but not a store at its usual load, and it never
+// refuses memory.
 func MemoryLimit(s StorageConfig) ByteSize {
-	return 4*s.MemtableSize + s.BlockCacheSize + s.IndexCacheSize + 24<<20
+	return 2*s.MemtableSize + s.BlockCacheSize + s.IndexCacheSize + 24<<20
 }
 
 func (s *StorageConfig) validate() error {
