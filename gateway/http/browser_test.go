@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/internal/chromium"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -43,7 +44,7 @@ var webPOS = template.Must(template.New("pos").Parse(`<!doctype html>
 func servePOS(t *testing.T, ln net.Listener, gateway, token string) string {
 	t.Helper()
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		o, _ := json.Marshal(order(r.URL.Query().Get("order"), "hot"))
+		o, _ := json.Marshal(gatewaytest.Order(r.URL.Query().Get("order"), "hot"))
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_ = webPOS.Execute(w, map[string]string{"Gateway": gateway, "Token": token, "Order": string(o)})
 	})}
@@ -57,17 +58,17 @@ func servePOS(t *testing.T, ln net.Listener, gateway, token string) string {
 // not listed is blocked by the browser, and nothing reaches the gateway.
 func TestBrowser_CORS(t *testing.T) {
 	t.Parallel()
-	hot := startSim(t, printersim.FaultNone)
+	hot := gatewaytest.StartSim(t, printersim.FaultNone)
 	// The origins must be known before the config is written: listen first.
 	listedLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	listed := "http://" + listedLn.Addr().String()
-	cfg := configTop(t, t.TempDir(), fmt.Sprintf("allowed_origins = [%q]\n", listed),
-		[]printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	cfg := gatewaytest.ConfigTop(t, t.TempDir(), fmt.Sprintf("allowed_origins = [%q]\n", listed),
+		[]gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}})
 	_, base := runGateway(t, cfg)
-	dev := pairDevice(t, base, token, "pos", "web POS")
+	dev := pairDevice(t, base, gatewaytest.Token, "pos", "web POS")
 
 	servePOS(t, listedLn, base, dev.Token)
 	otherLn, err := net.Listen("tcp", "127.0.0.1:0")
@@ -89,7 +90,7 @@ func TestBrowser_CORS(t *testing.T) {
 	if got, want := result(listed+"/?order=web-1"), "201 order_web-1_station_hot"; got != want {
 		t.Fatalf("from the listed origin %s: got %q, want %q", listed, got, want)
 	}
-	paper := waitPrinted(t, hot, 1, 10*time.Second)
+	paper := gatewaytest.WaitPrinted(t, hot, 1, 10*time.Second)
 	if paper[0].TaskNo != "order_web-1_station_hot" {
 		t.Fatalf("got %+v on paper, want the web POS's order", paper[0])
 	}
@@ -98,7 +99,7 @@ func TestBrowser_CORS(t *testing.T) {
 		t.Fatalf("from the unlisted origin %s: got %q, want the browser to block it", other, got)
 	}
 	var e struct{ Error string }
-	if code := call(t, "GET", base+"/v1/tasks/order_web-2_station_hot", nil, &e); code != 404 {
+	if code := gatewaytest.Call(t, "GET", base+"/v1/tasks/order_web-2_station_hot", nil, &e); code != 404 {
 		t.Fatalf("the blocked order: got %d, want 404 (never sent)", code)
 	}
 	if n := len(hot.Printed()); n != 1 {
@@ -111,12 +112,12 @@ func TestBrowser_CORS(t *testing.T) {
 // with its own role, which shows no device management.
 func TestBrowser_Pairing(t *testing.T) {
 	t.Parallel()
-	hot := startSim(t, printersim.FaultNone)
-	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	hot := gatewaytest.StartSim(t, printersim.FaultNone)
+	cfg := gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}})
 	_, base := runGateway(t, cfg)
 	ctx := chromium.New(t, 1280, 900)
 	within(t, ctx, 20*time.Second, "admin shows a pairing code",
-		chromedp.Navigate(base+"/?token="+token),
+		chromedp.Navigate(base+"/?token="+gatewaytest.Token),
 		chromedp.WaitVisible(`#devices-section`),
 		chromedp.SetValue(`#pairing-role`, "pos"),
 		chromedp.SetValue(`#pairing-name`, "till 2"),
@@ -146,7 +147,7 @@ func TestBrowser_Pairing(t *testing.T) {
 		t.Fatalf("a pos device sees staff controls (%v)", err)
 	}
 	var devices []struct{ Name, Role string }
-	call(t, "GET", base+"/v1/devices", nil, &devices)
+	gatewaytest.Call(t, "GET", base+"/v1/devices", nil, &devices)
 	if len(devices) != 1 || devices[0].Name != "tablet" || devices[0].Role != "pos" {
 		t.Fatalf("got devices %+v, want the tablet as pos", devices)
 	}

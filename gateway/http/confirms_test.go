@@ -1,7 +1,6 @@
 package http_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/internal/chromium"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 	"github.com/storeprint/storeprint/printerdrivers/printertest"
@@ -39,24 +39,24 @@ func TestServer_PrinterModels(t *testing.T) {
 		printers = append(printers, fmt.Sprintf("id = %q\ndriver = \"tcp\"\naddress = %q", m.station+"-1", addr))
 		stations = append(stations, fmt.Sprintf("name = %q\nprinter = %q", m.station, m.station+"-1"))
 	}
-	cfg := gatewayConfig(t, t.TempDir(), printers, stations, "")
+	cfg := gatewaytest.ConfigOf(t, t.TempDir(), printers, stations, "")
 	_, base := runGateway(t, cfg)
 
 	const orders = 20 // 60 tickets
 	for i := range orders {
-		if code := call(t, "POST", base+"/v1/orders", order(fmt.Sprintf("m-%d", i), "hot", "bar", "cold"), nil); code != 201 {
+		if code := gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order(fmt.Sprintf("m-%d", i), "hot", "bar", "cold"), nil); code != 201 {
 			t.Fatalf("order %d: got %d, want 201", i, code)
 		}
 	}
 	for _, m := range models {
 		for i := range orders {
 			taskNo := fmt.Sprintf("order_m-%d_station_%s", i, m.station)
-			waitStatus(t, base, taskNo, "done", 2*time.Minute)
+			gatewaytest.WaitStatus(t, base, taskNo, "done", 2*time.Minute)
 			var receipts []struct {
 				State       string `json:"state"`
 				ConfirmedBy string `json:"confirmed_by"`
 			}
-			if code := call(t, "GET", base+"/v1/tasks/"+taskNo+"/receipts", nil, &receipts); code != 200 {
+			if code := gatewaytest.Call(t, "GET", base+"/v1/tasks/"+taskNo+"/receipts", nil, &receipts); code != 200 {
 				t.Fatalf("GET receipts of %s: %d", taskNo, code)
 			}
 			printed := 0
@@ -72,13 +72,13 @@ func TestServer_PrinterModels(t *testing.T) {
 				t.Errorf("%s: got %d printed receipts (%+v), want 1", taskNo, printed, receipts)
 			}
 		}
-		got := waitPaper(t, sims[m.station], orders)
+		got := gatewaytest.WaitPrinted(t, sims[m.station], orders, 10*time.Second)
 		if len(got) != orders {
 			t.Errorf("station %s: got %d tickets on paper, want %d", m.station, len(got), orders)
 		}
 		for i := range orders {
-			if no := fmt.Sprintf("order_m-%d_station_%s", i, m.station); countPaper(got, no) != 1 {
-				t.Errorf("station %s: got %d tickets of %s, want exactly 1", m.station, countPaper(got, no), no)
+			if no := fmt.Sprintf("order_m-%d_station_%s", i, m.station); gatewaytest.CountPaper(got, no) != 1 {
+				t.Errorf("station %s: got %d tickets of %s, want exactly 1", m.station, gatewaytest.CountPaper(got, no), no)
 			}
 		}
 	}
@@ -89,7 +89,7 @@ func TestServer_PrinterModels(t *testing.T) {
 		ConfirmsNote string `json:"confirms_note"`
 		InTrouble    bool   `json:"in_trouble"`
 	}
-	if code := call(t, "GET", base+"/v1/printers", nil, &ps); code != 200 {
+	if code := gatewaytest.Call(t, "GET", base+"/v1/printers", nil, &ps); code != 200 {
 		t.Fatalf("GET /v1/printers: %d", code)
 	}
 	confirms := map[string]string{}
@@ -107,22 +107,10 @@ func TestServer_PrinterModels(t *testing.T) {
 			t.Errorf("printer %s-1 (%s): got confirms %q, want %q", m.station, m.model, got, m.want)
 		}
 	}
-	var attention []taskJSON
-	if code := call(t, "GET", base+"/v1/tasks?status=attention_required", nil, &attention); code != 200 || len(attention) != 0 {
+	var attention []gatewaytest.TaskJSON
+	if code := gatewaytest.Call(t, "GET", base+"/v1/tasks?status=attention_required", nil, &attention); code != 200 || len(attention) != 0 {
 		t.Errorf("got %d, %d tasks needing a person, want none", code, len(attention))
 	}
-}
-
-// waitPaper waits for n tickets on a simulator's paper and returns them.
-func waitPaper(t *testing.T, sim *printersim.Printer, n int) []printersim.Ticket {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	got, err := sim.WaitPrinted(ctx, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
 }
 
 // The LAN page says which printer is confirmed by its status only, in a
@@ -131,12 +119,12 @@ func TestBrowser_LANPageConfirms(t *testing.T) {
 	t.Parallel()
 	_, tmAddr := printertest.StartTCP(t, printersim.Options{Model: printersim.ModelTM})
 	_, dumbAddr := printertest.StartTCP(t, printersim.Options{Model: printersim.ModelDumb})
-	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: tmAddr}, {id: "cold-1", addr: dumbAddr}},
-		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}})
+	cfg := gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: tmAddr}, {ID: "cold-1", Addr: dumbAddr}},
+		[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "cold", Printer: "cold-1"}})
 	_, base := runGateway(t, cfg)
 	ctx := chromium.New(t, 1280, 900)
 	within(t, ctx, 20*time.Second, "open the page",
-		chromedp.Navigate(base+"/?token="+token),
+		chromedp.Navigate(base+"/?token="+gatewaytest.Token),
 		chromedp.WaitVisible(`[data-printer="cold-1"] [data-confirms="status"]`))
 	text, err := chromedp.Run(ctx, chromedp.Text(`[data-printer="cold-1"] [data-confirms="status"]`))
 	if err != nil {

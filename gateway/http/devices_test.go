@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -33,11 +34,11 @@ type pairedJSON struct {
 func pairDevice(t *testing.T, base, tok, role, name string) pairedJSON {
 	t.Helper()
 	var c pairingJSON
-	if code := callToken(t, tok, "POST", base+"/v1/pairing", map[string]string{"role": role}, &c); code != 201 {
+	if code := gatewaytest.CallToken(t, tok, "POST", base+"/v1/pairing", map[string]string{"role": role}, &c); code != 201 {
 		t.Fatalf("POST /v1/pairing %s: got %d %q, want 201", role, code, c.Error)
 	}
 	var d pairedJSON
-	if code := callToken(t, "", "POST", base+"/v1/pair", map[string]string{"code": c.Code, "name": name}, &d); code != 201 {
+	if code := gatewaytest.CallToken(t, "", "POST", base+"/v1/pair", map[string]string{"code": c.Code, "name": name}, &d); code != 201 {
 		t.Fatalf("POST /v1/pair: got %d %q, want 201", code, d.Error)
 	}
 	return d
@@ -49,13 +50,13 @@ func pairDevice(t *testing.T, base, tok, role, name string) pairedJSON {
 // refused at once, its live stream ended; all of it audited.
 func TestServer_Pairing(t *testing.T) {
 	t.Parallel()
-	hot := startSim(t, printersim.FaultNone)
-	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
-	clock := &movingClock{}
+	hot := gatewaytest.StartSim(t, printersim.FaultNone)
+	cfg := gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}})
+	clock := &gatewaytest.MovingClock{}
 	_, base := runGateway(t, cfg, func(m *gw) { m.Clock = clock })
 
 	var c pairingJSON
-	if code := call(t, "POST", base+"/v1/pairing", map[string]string{"role": "pos", "name": "counter 1"}, &c); code != 201 {
+	if code := gatewaytest.Call(t, "POST", base+"/v1/pairing", map[string]string{"role": "pos", "name": "counter 1"}, &c); code != 201 {
 		t.Fatalf("POST /v1/pairing: got %d %q", code, c.Error)
 	}
 	if len(c.Code) != 6 || strings.Trim(c.Code, "0123456789") != "" {
@@ -70,30 +71,30 @@ func TestServer_Pairing(t *testing.T) {
 
 	var pos pairedJSON
 	t.Run("OK", func(t *testing.T) {
-		if code := callToken(t, "", "POST", base+"/v1/pair", map[string]string{"code": c.Code}, &pos); code != 201 {
+		if code := gatewaytest.CallToken(t, "", "POST", base+"/v1/pair", map[string]string{"code": c.Code}, &pos); code != 201 {
 			t.Fatalf("POST /v1/pair: got %d %q", code, pos.Error)
 		}
 		if pos.Role != "pos" || pos.Name != "counter 1" || !strings.HasPrefix(pos.Token, "spd1.") {
 			t.Fatalf("got %+v, want a pos device named counter 1 with a token", pos)
 		}
 		var me struct{ Role, DeviceID string }
-		if code := callToken(t, pos.Token, "GET", base+"/v1/me", nil, &me); code != 200 || me.Role != "pos" {
+		if code := gatewaytest.CallToken(t, pos.Token, "GET", base+"/v1/me", nil, &me); code != 200 || me.Role != "pos" {
 			t.Fatalf("GET /v1/me: got %d %+v", code, me)
 		}
 	})
 	t.Run("ErrReuse", func(t *testing.T) {
 		var e pairedJSON
-		if code := callToken(t, "", "POST", base+"/v1/pair", map[string]string{"code": c.Code, "name": "again"}, &e); code != 401 {
+		if code := gatewaytest.CallToken(t, "", "POST", base+"/v1/pair", map[string]string{"code": c.Code, "name": "again"}, &e); code != 401 {
 			t.Fatalf("a used code: got %d %q, want 401", code, e.Error)
 		}
 	})
 	t.Run("Roles", func(t *testing.T) {
-		var res orderJSON
-		if code := callToken(t, pos.Token, "POST", base+"/v1/orders", order("pos-1", "hot"), &res); code != 201 {
+		var res gatewaytest.OrderJSON
+		if code := gatewaytest.CallToken(t, pos.Token, "POST", base+"/v1/orders", gatewaytest.Order("pos-1", "hot"), &res); code != 201 {
 			t.Fatalf("pos order: got %d", code)
 		}
-		waitStatus(t, base, "order_pos-1_station_hot", "done", 10*time.Second)
-		if code := callToken(t, pos.Token, "POST", base+"/v1/tasks/order_pos-1_station_hot/reprint", map[string]string{"operator": "amy", "reason": "spilt"}, nil); code != 201 {
+		gatewaytest.WaitStatus(t, base, "order_pos-1_station_hot", "done", 10*time.Second)
+		if code := gatewaytest.CallToken(t, pos.Token, "POST", base+"/v1/tasks/order_pos-1_station_hot/reprint", map[string]string{"operator": "amy", "reason": "spilt"}, nil); code != 201 {
 			t.Fatalf("pos copy: got %d, want 201", code)
 		}
 		for _, tc := range []struct{ method, path string }{
@@ -112,36 +113,36 @@ func TestServer_Pairing(t *testing.T) {
 			if tc.path == "/v1/pairing" {
 				body = map[string]string{"role": "pos"}
 			}
-			if code := callToken(t, pos.Token, tc.method, base+tc.path, body, &e); code != 403 || !strings.Contains(e.Error, "token") {
+			if code := gatewaytest.CallToken(t, pos.Token, tc.method, base+tc.path, body, &e); code != 403 || !strings.Contains(e.Error, "token") {
 				t.Errorf("pos %s %s: got %d %q, want 403", tc.method, tc.path, code, e.Error)
 			}
 		}
-		staff := pairDevice(t, base, token, "staff", "kitchen tablet")
-		if code := callToken(t, staff.Token, "POST", base+"/v1/printers/hot-1/test-page", nil, nil); code != 201 {
+		staff := pairDevice(t, base, gatewaytest.Token, "staff", "kitchen tablet")
+		if code := gatewaytest.CallToken(t, staff.Token, "POST", base+"/v1/printers/hot-1/test-page", nil, nil); code != 201 {
 			t.Errorf("staff test page: got %d, want 201", code)
 		}
-		if code := callToken(t, staff.Token, "GET", base+"/v1/devices", nil, nil); code != 403 {
+		if code := gatewaytest.CallToken(t, staff.Token, "GET", base+"/v1/devices", nil, nil); code != 403 {
 			t.Errorf("staff devices: got %d, want 403", code)
 		}
 		var e pairingJSON
-		if code := callToken(t, staff.Token, "POST", base+"/v1/pairing", map[string]string{"role": "admin"}, &e); code != 403 {
+		if code := gatewaytest.CallToken(t, staff.Token, "POST", base+"/v1/pairing", map[string]string{"role": "admin"}, &e); code != 403 {
 			t.Errorf("staff pairing an admin: got %d %q, want 403", code, e.Error)
 		}
 		pairDevice(t, base, staff.Token, "pos", "counter 2") // staff may pair pos
 	})
 	t.Run("ErrExpired", func(t *testing.T) {
 		var c pairingJSON
-		call(t, "POST", base+"/v1/pairing", map[string]string{"role": "pos"}, &c)
+		gatewaytest.Call(t, "POST", base+"/v1/pairing", map[string]string{"role": "pos"}, &c)
 		clock.Add(10*time.Minute + time.Second)
 		var e pairedJSON
-		if code := callToken(t, "", "POST", base+"/v1/pair", map[string]string{"code": c.Code, "name": "late"}, &e); code != 401 {
+		if code := gatewaytest.CallToken(t, "", "POST", base+"/v1/pair", map[string]string{"code": c.Code, "name": "late"}, &e); code != 401 {
 			t.Fatalf("after 10 minutes: got %d %q, want 401", code, e.Error)
 		}
 		clock.Add(time.Minute) // the wrong try above is forgiven
 	})
 	t.Run("ErrWrongCodes", func(t *testing.T) {
 		var live pairingJSON
-		call(t, "POST", base+"/v1/pairing", map[string]string{"role": "pos"}, &live)
+		gatewaytest.Call(t, "POST", base+"/v1/pairing", map[string]string{"role": "pos"}, &live)
 		wrong := "000000"
 		if live.Code == wrong {
 			wrong = "000001"
@@ -149,7 +150,7 @@ func TestServer_Pairing(t *testing.T) {
 		try := func() (int, string) {
 			req, _ := http.NewRequest("POST", base+"/v1/pair", strings.NewReader(`{"code":"`+wrong+`","name":"guess"}`))
 			req.Header.Set("Content-Type", "application/json")
-			resp, err := client.Do(req)
+			resp, err := gatewaytest.Client.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,20 +175,20 @@ func TestServer_Pairing(t *testing.T) {
 		}
 		clock.Add(time.Minute)
 		var e pairedJSON
-		if code := callToken(t, "", "POST", base+"/v1/pair", map[string]string{"code": live.Code, "name": "too late"}, &e); code != 401 {
+		if code := gatewaytest.CallToken(t, "", "POST", base+"/v1/pair", map[string]string{"code": live.Code, "name": "too late"}, &e); code != 401 {
 			t.Fatalf("the right code after 10 wrong ones from its address: got %d, want 401 (barred to it)", code)
 		}
 		// The wrong codes of one address end nobody else's: the code
 		// still pairs a device at another address.
 		other := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{
 			LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}).DialContext}}
-		if code := callWith(t, other, "", "POST", base+"/v1/pair", map[string]string{"code": live.Code, "name": "elsewhere"}, &e); code != 201 {
+		if code := gatewaytest.CallWith(t, other, "", "POST", base+"/v1/pair", map[string]string{"code": live.Code, "name": "elsewhere"}, &e); code != 201 {
 			t.Fatalf("the code from another address: got %d %q, want 201", code, e.Error)
 		}
-		if code := callWith(t, other, e.Token, "DELETE", base+"/v1/devices/"+e.DeviceID, nil, nil); code != 403 {
+		if code := gatewaytest.CallWith(t, other, e.Token, "DELETE", base+"/v1/devices/"+e.DeviceID, nil, nil); code != 403 {
 			t.Fatalf("a pos device revoking itself: got %d, want 403", code)
 		}
-		if code := call(t, "DELETE", base+"/v1/devices/"+e.DeviceID, nil, nil); code != 204 && code != 200 {
+		if code := gatewaytest.Call(t, "DELETE", base+"/v1/devices/"+e.DeviceID, nil, nil); code != 204 && code != 200 {
 			t.Fatalf("revoke the device paired elsewhere: got %d", code)
 		}
 		clock.Add(time.Minute)
@@ -196,13 +197,13 @@ func TestServer_Pairing(t *testing.T) {
 	// a pairing code comes as JSON only.
 	t.Run("ErrNotJSON", func(t *testing.T) {
 		var live pairingJSON
-		call(t, "POST", base+"/v1/pairing", map[string]string{"role": "pos"}, &live)
+		gatewaytest.Call(t, "POST", base+"/v1/pairing", map[string]string{"role": "pos"}, &live)
 		for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", ""} {
 			req, _ := http.NewRequest("POST", base+"/v1/pair", strings.NewReader(`{"code":"`+live.Code+`"}`))
 			if ct != "" {
 				req.Header.Set("Content-Type", ct)
 			}
-			resp, err := client.Do(req)
+			resp, err := gatewaytest.Client.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -222,7 +223,7 @@ func TestServer_Pairing(t *testing.T) {
 			Role       string     `json:"role"`
 			LastUsedAt *time.Time `json:"last_used_at"`
 		}
-		if code := call(t, "GET", base+"/v1/devices", nil, &devices); code != 200 || len(devices) != 3 {
+		if code := gatewaytest.Call(t, "GET", base+"/v1/devices", nil, &devices); code != 200 || len(devices) != 3 {
 			t.Fatalf("GET /v1/devices: got %d %+v, want 3 devices", code, devices)
 		}
 		if devices[0].DeviceID != pos.DeviceID || devices[0].LastUsedAt == nil {
@@ -231,7 +232,7 @@ func TestServer_Pairing(t *testing.T) {
 		// A live stream with the token, ended by the revocation.
 		req, _ := http.NewRequest("GET", base+"/v1/events", nil)
 		req.Header.Set("Authorization", "Bearer "+pos.Token)
-		resp, err := client.Do(req)
+		resp, err := gatewaytest.Client.Do(req)
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("GET /v1/events: %v %v", resp, err)
 		}
@@ -255,12 +256,12 @@ func TestServer_Pairing(t *testing.T) {
 		var d struct {
 			DeviceID string `json:"device_id"`
 		}
-		if code := call(t, "DELETE", base+"/v1/devices/"+pos.DeviceID, map[string]string{"operator": "boss", "reason": "till stolen"}, &d); code != 200 || d.DeviceID != pos.DeviceID {
+		if code := gatewaytest.Call(t, "DELETE", base+"/v1/devices/"+pos.DeviceID, map[string]string{"operator": "boss", "reason": "till stolen"}, &d); code != 200 || d.DeviceID != pos.DeviceID {
 			t.Fatalf("DELETE: got %d %+v", code, d)
 		}
 		revoked := time.Now()
 		var e struct{ Error string }
-		if code := callToken(t, pos.Token, "GET", base+"/v1/tasks", nil, &e); code != 401 {
+		if code := gatewaytest.CallToken(t, pos.Token, "GET", base+"/v1/tasks", nil, &e); code != 401 {
 			t.Fatalf("the revoked token right after: got %d, want 401", code)
 		}
 		t.Logf("revoked token refused %s after the revocation's answer", time.Since(revoked).Round(time.Microsecond))
@@ -270,7 +271,7 @@ func TestServer_Pairing(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("the revoked device's live stream did not end")
 		}
-		if code := call(t, "DELETE", base+"/v1/devices/"+pos.DeviceID, nil, nil); code != 404 {
+		if code := gatewaytest.Call(t, "DELETE", base+"/v1/devices/"+pos.DeviceID, nil, nil); code != 404 {
 			t.Fatalf("revoking twice: got %d, want 404", code)
 		}
 	})
@@ -278,7 +279,7 @@ func TestServer_Pairing(t *testing.T) {
 		var audit []struct {
 			Action, Operator, Reason, Before, After string
 		}
-		call(t, "GET", base+"/v1/audit", nil, &audit)
+		gatewaytest.Call(t, "GET", base+"/v1/audit", nil, &audit)
 		count := map[string]int{}
 		for _, a := range audit {
 			count[a.Action]++
@@ -299,9 +300,9 @@ func TestServer_Pairing(t *testing.T) {
 // bad tokens from an address, a valid token from it is served.
 func TestServer_BadTokens(t *testing.T) {
 	t.Parallel()
-	hot := startSim(t, printersim.FaultNone)
-	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
-	clock := &movingClock{}
+	hot := gatewaytest.StartSim(t, printersim.FaultNone)
+	cfg := gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}})
+	clock := &gatewaytest.MovingClock{}
 	logs := &lockedBuffer{}
 	_, base := runGateway(t, cfg, func(m *gw) { m.Clock, m.Stderr = clock, logs })
 	const guess = "guessed-token-0001"
@@ -312,7 +313,7 @@ func TestServer_BadTokens(t *testing.T) {
 		}
 		req, _ := http.NewRequest("GET", base+"/v1/tasks", nil)
 		req.Header.Set("Authorization", "Bearer "+guess)
-		resp, err := client.Do(req)
+		resp, err := gatewaytest.Client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -321,11 +322,11 @@ func TestServer_BadTokens(t *testing.T) {
 			t.Fatalf("bad token %d: got %d Retry-After %q, want %d", i+1, resp.StatusCode, resp.Header.Get("Retry-After"), want)
 		}
 	}
-	if code := call(t, "GET", base+"/v1/tasks", nil, nil); code != 200 {
+	if code := gatewaytest.Call(t, "GET", base+"/v1/tasks", nil, nil); code != 200 {
 		t.Fatalf("a valid token after 60 bad ones from its address: got %d, want 200", code)
 	}
 	clock.Add(time.Second)
-	if code := callToken(t, guess, "GET", base+"/v1/tasks", nil, nil); code != 401 {
+	if code := gatewaytest.CallToken(t, guess, "GET", base+"/v1/tasks", nil, nil); code != 401 {
 		t.Fatalf("a bad token a second later: got %d, want 401", code)
 	}
 	log := logs.String()
@@ -340,8 +341,8 @@ func TestServer_BadTokens(t *testing.T) {
 // A Host that is not the gateway's is refused before anything else.
 func TestServer_Host(t *testing.T) {
 	t.Parallel()
-	hot := startSim(t, printersim.FaultNone)
-	cfg := configTop(t, t.TempDir(), "hostnames = [\"gateway.local\"]\n", []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	hot := gatewaytest.StartSim(t, printersim.FaultNone)
+	cfg := gatewaytest.ConfigTop(t, t.TempDir(), "hostnames = [\"gateway.local\"]\n", []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}})
 	m, base := runGateway(t, cfg)
 	_, port, _ := strings.Cut(m.HTTP.Addr(), ":")
 	for _, tc := range []struct {
@@ -359,8 +360,8 @@ func TestServer_Host(t *testing.T) {
 	} {
 		req, _ := http.NewRequest("GET", base+"/v1/tasks", nil)
 		req.Host = tc.host
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := client.Do(req)
+		req.Header.Set("Authorization", "Bearer "+gatewaytest.Token)
+		resp, err := gatewaytest.Client.Do(req)
 		if err != nil {
 			t.Fatalf("Host %s: %v", tc.host, err)
 		}
@@ -375,8 +376,8 @@ func TestServer_Host(t *testing.T) {
 // Access answer; another origin gets no CORS headers.
 func TestServer_CORS(t *testing.T) {
 	t.Parallel()
-	hot := startSim(t, printersim.FaultNone)
-	cfg := configTop(t, t.TempDir(), "allowed_origins = [\"https://pos.example.com\"]\n", []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	hot := gatewaytest.StartSim(t, printersim.FaultNone)
+	cfg := gatewaytest.ConfigTop(t, t.TempDir(), "allowed_origins = [\"https://pos.example.com\"]\n", []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}})
 	_, base := runGateway(t, cfg)
 	preflight := func(origin string) *http.Response {
 		req, _ := http.NewRequest("OPTIONS", base+"/v1/orders", nil)
@@ -413,9 +414,9 @@ func TestServer_CORS(t *testing.T) {
 		}
 	}
 	// The answer to an allowed origin's request carries its origin.
-	req, _ := newJSONRequest("POST", base+"/v1/orders", order("cors-1", "hot"))
+	req, _ := gatewaytest.NewJSONRequest("POST", base+"/v1/orders", gatewaytest.Order("cors-1", "hot"))
 	req.Header.Set("Origin", "https://pos.example.com")
-	r2, err := client.Do(req)
+	r2, err := gatewaytest.Client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -12,8 +13,8 @@ import (
 // shows the same disk, and no cloud at all.
 func TestServer_Healthz(t *testing.T) {
 	t.Parallel()
-	hot := startSim(t, printersim.FaultNone)
-	_, base := runGateway(t, config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}}))
+	hot := gatewaytest.StartSim(t, printersim.FaultNone)
+	_, base := runGateway(t, gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}}))
 	type disk struct {
 		FreeBytes    uint64    `json:"free_bytes"`
 		ReserveBytes uint64    `json:"reserve_bytes"`
@@ -28,7 +29,7 @@ func TestServer_Healthz(t *testing.T) {
 			Recovery *map[string]any `json:"recovery"`
 		} `json:"storage"`
 	}
-	if code := callToken(t, "", "GET", base+"/healthz", nil, &h); code != 200 || h.Status != "ok" {
+	if code := gatewaytest.CallToken(t, "", "GET", base+"/healthz", nil, &h); code != 200 || h.Status != "ok" {
 		t.Fatalf("GET /healthz: got %d %q, want 200 ok", code, h.Status)
 	}
 	if h.Cloud != nil {
@@ -42,7 +43,7 @@ func TestServer_Healthz(t *testing.T) {
 	}
 
 	var board map[string]any
-	if code := call(t, "GET", base+"/v1/board", nil, &board); code != 200 {
+	if code := gatewaytest.Call(t, "GET", base+"/v1/board", nil, &board); code != 200 {
 		t.Fatalf("GET /v1/board: got %d", code)
 	}
 	if _, ok := board["cloud"]; ok {

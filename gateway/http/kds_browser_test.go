@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/internal/chromium"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -27,7 +28,7 @@ type displayJSON struct {
 func getDisplay(t testing.TB, base, id string) displayJSON {
 	t.Helper()
 	var ds []displayJSON
-	if code := call(t, "GET", base+"/v1/displays", nil, &ds); code != 200 {
+	if code := gatewaytest.Call(t, "GET", base+"/v1/displays", nil, &ds); code != 200 {
 		t.Fatalf("GET /v1/displays: status %d", code)
 	}
 	for _, d := range ds {
@@ -43,13 +44,13 @@ func getDisplay(t testing.TB, base, id string) displayJSON {
 // confirmed by a bump.
 func waitBumped(t testing.TB, base, taskNo string, timeout time.Duration) {
 	t.Helper()
-	waitStatus(t, base, taskNo, "done", timeout)
+	gatewaytest.WaitStatus(t, base, taskNo, "done", timeout)
 	var rs []struct {
 		State       string `json:"state"`
 		PrinterID   string `json:"printer_id"`
 		ConfirmedBy string `json:"confirmed_by"`
 	}
-	call(t, "GET", base+"/v1/tasks/"+taskNo+"/receipts", nil, &rs)
+	gatewaytest.Call(t, "GET", base+"/v1/tasks/"+taskNo+"/receipts", nil, &rs)
 	if len(rs) != 1 || rs[0].State != "printed" || rs[0].ConfirmedBy != "bump" || rs[0].PrinterID != "kds-hot" {
 		t.Fatalf("%s: got receipts %+v, want one printed on kds-hot, confirmed_by bump", taskNo, rs)
 	}
@@ -57,9 +58,9 @@ func waitBumped(t testing.TB, base, taskNo string, timeout time.Duration) {
 
 // kdsConfig is a store whose station hot shows on the screen kds-hot,
 // backed by the printer hot-1.
-func kdsConfig(t *testing.T, hot *sim, offlineAfter string) string {
-	return gatewayConfig(t, t.TempDir(),
-		[]string{fmt.Sprintf("id = \"hot-1\"\ndriver = \"tcp\"\naddress = %q", hot.addr)},
+func kdsConfig(t *testing.T, hot *gatewaytest.Sim, offlineAfter string) string {
+	return gatewaytest.ConfigOf(t, t.TempDir(),
+		[]string{fmt.Sprintf("id = \"hot-1\"\ndriver = \"tcp\"\naddress = %q", hot.Addr)},
 		[]string{"name = \"hot\"\ndisplay = \"kds-hot\""},
 		fmt.Sprintf("\n[[displays]]\nid = \"kds-hot\"\nbackup = \"hot-1\"\noffline_after = %q\n", offlineAfter))
 }
@@ -73,19 +74,19 @@ func kdsConfig(t *testing.T, hot *sim, offlineAfter string) string {
 // offline_after + 5 s, and the display is offline.
 func TestBrowser_KDS(t *testing.T) {
 	t.Parallel()
-	hot := startSim(t, printersim.FaultNone)
+	hot := gatewaytest.StartSim(t, printersim.FaultNone)
 	const offlineAfter = 5 * time.Second
 	// The browser first: the screen is silent from the gateway's start.
 	ctx := chromium.New(t, 1280, 800)
 	_, base := runGateway(t, kdsConfig(t, hot, offlineAfter.String()))
 
 	within(t, ctx, 20*time.Second, "open the screen",
-		chromedp.Navigate(base+"/kds/kds-hot?token="+token),
+		chromedp.Navigate(base+"/kds/kds-hot?token="+gatewaytest.Token),
 		chromedp.WaitVisible(`#board`))
 	nos := []string{}
 	for _, id := range []string{"k1", "k2", "k3"} {
 		start := time.Now()
-		call(t, "POST", base+"/v1/orders", order(id, "hot"), nil)
+		gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order(id, "hot"), nil)
 		no := "order_" + id + "_station_hot"
 		nos = append(nos, no)
 		within(t, ctx, 10*time.Second, "ticket "+no+" on the screen", chromedp.WaitVisible(`[data-task="`+no+`"]`))
@@ -96,7 +97,7 @@ func TestBrowser_KDS(t *testing.T) {
 	if err != nil || strings.Join(listed, ",") != strings.Join(nos, ",") {
 		t.Fatalf("got tickets %v %v, want %v, oldest first", listed, err, nos)
 	}
-	waitStatus(t, base, nos[2], "printing", 15*time.Second)
+	gatewaytest.WaitStatus(t, base, nos[2], "printing", 15*time.Second)
 
 	// Enter bumps the oldest; 2 selects the second, Enter bumps it.
 	start := time.Now()
@@ -107,7 +108,7 @@ func TestBrowser_KDS(t *testing.T) {
 		chromedp.KeyEvent("2"), chromedp.WaitVisible(`[data-task="`+nos[2]+`"].selected`),
 		chromedp.KeyEvent(kb.Enter), chromedp.WaitNotPresent(`[data-task="`+nos[2]+`"]`))
 	waitBumped(t, base, nos[2], 10*time.Second)
-	if getTask(t, base, nos[1]).Status != "printing" {
+	if gatewaytest.GetTask(t, base, nos[1]).Status != "printing" {
 		t.Fatalf("%s: bumped with the wrong one", nos[1])
 	}
 	// R recalls the last bumped; a touch bumps it again.
@@ -118,7 +119,7 @@ func TestBrowser_KDS(t *testing.T) {
 	var audit []struct {
 		Action, TaskNo, Operator, Reason string
 	}
-	call(t, "GET", base+"/v1/audit", nil, &audit)
+	gatewaytest.Call(t, "GET", base+"/v1/audit", nil, &audit)
 	var bumps, recalls int
 	for _, a := range audit {
 		switch a.Action {
@@ -151,8 +152,8 @@ func TestBrowser_KDS(t *testing.T) {
 		t.Fatal(err)
 	}
 	start = time.Now()
-	call(t, "POST", base+"/v1/orders", order("k4", "hot"), nil)
-	got := waitPrinted(t, hot, 1, offlineAfter+5*time.Second)
+	gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("k4", "hot"), nil)
+	got := gatewaytest.WaitPrinted(t, hot, 1, offlineAfter+5*time.Second)
 	t.Logf("the screen closed: the next ticket on the backup %s after its order (offline_after %s)", time.Since(start).Round(time.Millisecond), offlineAfter)
 	if got[0].TaskNo != "order_k4_station_hot" || !strings.Contains(got[0].Text, "BACKUP FROM kds-hot") {
 		t.Fatalf("got %s on the backup:\n%s\nwant order_k4_station_hot with BACKUP FROM kds-hot", got[0].TaskNo, got[0].Text)
@@ -163,7 +164,7 @@ func TestBrowser_KDS(t *testing.T) {
 	// The LAN page shows the screen red, and the failover to acknowledge.
 	lan := chromium.New(t, 1280, 800)
 	within(t, lan, 20*time.Second, "LAN page shows the screen offline",
-		chromedp.Navigate(base+"/?token="+token),
+		chromedp.Navigate(base+"/?token="+gatewaytest.Token),
 		chromedp.WaitVisible(`[data-display="kds-hot"][data-state="offline"].bad`),
 		chromedp.WaitVisible(`[data-failover="kds-hot"] [data-action="acknowledge"]`))
 }
@@ -182,7 +183,7 @@ func kdsScreenshots(t *testing.T, ctx context.Context, base, dir string) {
 		{"order_id": "1046", "table": "A5", "items": []map[string]any{{"name": "干煸四季豆", "qty": 1, "station": "hot"}}},
 	}
 	for _, o := range orders {
-		call(t, "POST", base+"/v1/orders", o, nil)
+		gatewaytest.Call(t, "POST", base+"/v1/orders", o, nil)
 	}
 	within(t, ctx, 10*time.Second, "tickets shown", chromedp.WaitVisible(`[data-task="order_1046_station_hot"]`))
 	// Age the first two on the screen's own clock, as ten and six minutes
@@ -210,6 +211,6 @@ func kdsScreenshots(t *testing.T, ctx context.Context, base, dir string) {
 	}
 	for _, o := range orders {
 		no := "order_" + o["order_id"].(string) + "_station_hot"
-		call(t, "POST", base+"/v1/tasks/"+no+"/bump", map[string]any{"display_id": "kds-hot"}, nil)
+		gatewaytest.Call(t, "POST", base+"/v1/tasks/"+no+"/bump", map[string]any{"display_id": "kds-hot"}, nil)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/internal/chromium"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -15,13 +16,13 @@ import (
 // and signs in with it, and shows the station's tickets.
 func TestBrowser_KDSPairing(t *testing.T) {
 	t.Parallel()
-	hot := startSim(t, printersim.FaultNone)
+	hot := gatewaytest.StartSim(t, printersim.FaultNone)
 	// The screen is not open before the pairing: it must not go dark
 	// meanwhile.
 	_, base := runGateway(t, kdsConfig(t, hot, "10m"))
 	lan := chromium.New(t, 1280, 900)
 	within(t, lan, 20*time.Second, "pair a kitchen screen on the LAN page",
-		chromedp.Navigate(base+"/?token="+token),
+		chromedp.Navigate(base+"/?token="+gatewaytest.Token),
 		chromedp.WaitVisible(`[data-display="kds-hot"]`),
 		chromedp.WaitReady(`#pairing-role option[value="display:kds-hot"]`),
 		chromedp.SetValue(`#pairing-role`, "display:kds-hot"),
@@ -39,7 +40,7 @@ func TestBrowser_KDSPairing(t *testing.T) {
 		t.Fatalf("got pairing URL %q, want it to open the screen: ...%s", url, want)
 	}
 
-	call(t, "POST", base+"/v1/orders", order("p1", "hot"), nil)
+	gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("p1", "hot"), nil)
 	tablet := chromium.New(t, 1280, 800)
 	within(t, tablet, 20*time.Second, "the tablet signs in with the code",
 		chromedp.Navigate(base+"/kds/kds-hot?pair="+code),
@@ -50,7 +51,7 @@ func TestBrowser_KDSPairing(t *testing.T) {
 		Role    string `json:"role"`
 		Display string `json:"display"`
 	}
-	call(t, "GET", base+"/v1/devices", nil, &devices)
+	gatewaytest.Call(t, "GET", base+"/v1/devices", nil, &devices)
 	if len(devices) != 1 || devices[0].Role != "display" || devices[0].Display != "kds-hot" {
 		t.Fatalf("got devices %+v, want one display device for kds-hot", devices)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/storeprint/storeprint"
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	gwhttp "github.com/storeprint/storeprint/gateway/http"
 	"github.com/storeprint/storeprint/internal/openapitest"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
@@ -109,11 +110,11 @@ func words() []string {
 // token.
 func TestOpenAPI_Routes(t *testing.T) {
 	t.Parallel()
-	hot := startSim(t, printersim.FaultNone)
-	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	hot := gatewaytest.StartSim(t, printersim.FaultNone)
+	cfg := gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}})
 	m, base := runGateway(t, cfg)
 
-	undocumented, unserved := api.Missing(m.HTTP.Routes())
+	undocumented, unserved := gatewaytest.API.Missing(m.HTTP.Routes())
 	for _, r := range undocumented {
 		t.Errorf("the gateway answers %s, the OpenAPI document lacks it", r)
 	}
@@ -121,7 +122,7 @@ func TestOpenAPI_Routes(t *testing.T) {
 		t.Errorf("the OpenAPI document lists %s, the gateway does not serve it", op)
 	}
 	for _, r := range m.HTTP.Routes() {
-		op := api.Operation(r)
+		op := gatewaytest.API.Operation(r)
 		if op == nil {
 			continue
 		}
@@ -135,7 +136,7 @@ func TestOpenAPI_Routes(t *testing.T) {
 	}
 
 	var doc map[string]any
-	if code := callToken(t, "", "GET", base+"/openapi.json", nil, &doc); code != 200 || doc["openapi"] != "3.1.0" {
+	if code := gatewaytest.CallToken(t, "", "GET", base+"/openapi.json", nil, &doc); code != 200 || doc["openapi"] != "3.1.0" {
 		t.Fatalf("GET /openapi.json without a token: got %d %v", code, doc["openapi"])
 	}
 	served, _ := json.Marshal(doc)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -15,10 +16,10 @@ import (
 // paper exactly once and no task done without paper.
 func TestServer_Orders(t *testing.T) {
 	t.Parallel()
-	hot, cold := startSim(t, printersim.FaultNone), startSim(t, printersim.FaultNone)
-	cfg := config(t, t.TempDir(),
-		[]printerConf{{id: "hot-1", addr: hot.addr}, {id: "cold-1", addr: cold.addr}},
-		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}, {name: "bar", printer: "cold-1"}})
+	hot, cold := gatewaytest.StartSim(t, printersim.FaultNone), gatewaytest.StartSim(t, printersim.FaultNone)
+	cfg := gatewaytest.Config(t, t.TempDir(),
+		[]gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}, {ID: "cold-1", Addr: cold.Addr}},
+		[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "cold", Printer: "cold-1"}, {Name: "bar", Printer: "cold-1"}})
 	_, base := runGateway(t, cfg)
 
 	const orders, clients = 1000, 16
@@ -43,8 +44,8 @@ func TestServer_Orders(t *testing.T) {
 				case 2:
 					stations = []string{"cold", "bar"}
 				}
-				var res orderJSON
-				if code := call(t, "POST", base+"/v1/orders", order(fmt.Sprintf("o%04d", i), stations...), &res); code != 201 {
+				var res gatewaytest.OrderJSON
+				if code := gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order(fmt.Sprintf("o%04d", i), stations...), &res); code != 201 {
 					t.Errorf("order %d: got status %d, want 201", i, code)
 					return
 				}
@@ -62,14 +63,14 @@ func TestServer_Orders(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	paper := append(waitPrinted(t, hot, int(hotN.Load()), 2*time.Minute), waitPrinted(t, cold, int(coldN.Load()), 2*time.Minute)...)
+	paper := append(gatewaytest.WaitPrinted(t, hot, int(hotN.Load()), 2*time.Minute), gatewaytest.WaitPrinted(t, cold, int(coldN.Load()), 2*time.Minute)...)
 	seen := map[string]int{}
 	for _, tk := range paper {
 		seen[tk.TaskNo]++
 	}
-	settle(t, base, time.Minute)
-	var done []taskJSON
-	call(t, "GET", base+"/v1/tasks?status=done&limit=100000", nil, &done)
+	gatewaytest.Settle(t, base, time.Minute)
+	var done []gatewaytest.TaskJSON
+	gatewaytest.Call(t, "GET", base+"/v1/tasks?status=done&limit=100000", nil, &done)
 	if len(done) != len(paper) {
 		t.Errorf("got %d done tasks and %d tickets on paper, want equal", len(done), len(paper))
 	}
@@ -91,39 +92,39 @@ func TestServer_Orders(t *testing.T) {
 
 func TestServer_Idempotency(t *testing.T) {
 	t.Parallel()
-	hot := startSim(t, printersim.FaultNone)
-	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}},
-		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "hot-1"}})
+	hot := gatewaytest.StartSim(t, printersim.FaultNone)
+	cfg := gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}},
+		[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "cold", Printer: "hot-1"}})
 	_, base := runGateway(t, cfg)
 
-	body := order("idem-1", "hot", "cold")
-	var first, again orderJSON
-	if code := call(t, "POST", base+"/v1/orders", body, &first); code != 201 {
+	body := gatewaytest.Order("idem-1", "hot", "cold")
+	var first, again gatewaytest.OrderJSON
+	if code := gatewaytest.Call(t, "POST", base+"/v1/orders", body, &first); code != 201 {
 		t.Fatalf("got %d, want 201", code)
 	}
-	waitPrinted(t, hot, 2, 10*time.Second)
-	waitStatus(t, base, "order_idem-1_station_hot", "done", 10*time.Second)
+	gatewaytest.WaitPrinted(t, hot, 2, 10*time.Second)
+	gatewaytest.WaitStatus(t, base, "order_idem-1_station_hot", "done", 10*time.Second)
 	for i := 0; i < 3; i++ {
-		if code := call(t, "POST", base+"/v1/orders", body, &again); code != 200 {
+		if code := gatewaytest.Call(t, "POST", base+"/v1/orders", body, &again); code != 200 {
 			t.Fatalf("replay %d: got %d, want 200", i, code)
 		}
 		if fmt.Sprint(again) != fmt.Sprint(first) {
 			t.Fatalf("replay %d: got %v, want the first answer %v", i, again, first)
 		}
 	}
-	changed := order("idem-1", "hot")
+	changed := gatewaytest.Order("idem-1", "hot")
 	var e struct{ Error string }
-	if code := call(t, "POST", base+"/v1/orders", changed, &e); code != 409 || e.Error == "" {
+	if code := gatewaytest.Call(t, "POST", base+"/v1/orders", changed, &e); code != 409 || e.Error == "" {
 		t.Fatalf("different body: got %d %q, want 409 with an error", code, e.Error)
 	}
 	if n := len(hot.Printed()); n != 2 {
 		t.Fatalf("got %d tickets, want 2", n)
 	}
-	if tj := getTask(t, base, "order_idem-1_station_hot"); tj.Status != "done" || tj.Attempt != 1 {
+	if tj := gatewaytest.GetTask(t, base, "order_idem-1_station_hot"); tj.Status != "done" || tj.Attempt != 1 {
 		t.Fatalf("got %+v, want done after 1 attempt", tj)
 	}
 	var audit []struct{ Action string }
-	call(t, "GET", base+"/v1/audit", nil, &audit)
+	gatewaytest.Call(t, "GET", base+"/v1/audit", nil, &audit)
 	if len(audit) != 3 || audit[0].Action != "duplicate_prevented" {
 		t.Fatalf("got audit %v, want the 3 replays counted as duplicates prevented", audit)
 	}
@@ -131,16 +132,16 @@ func TestServer_Idempotency(t *testing.T) {
 
 func TestServer_BadInput(t *testing.T) {
 	t.Parallel()
-	hot := startSim(t, printersim.FaultNone)
-	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}},
-		[]stationConf{{name: "hot", printer: "hot-1"}})
+	hot := gatewaytest.StartSim(t, printersim.FaultNone)
+	cfg := gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}},
+		[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}})
 	_, base := runGateway(t, cfg)
-	var ok orderJSON
-	if code := call(t, "POST", base+"/v1/orders", order("keep-1", "hot"), &ok); code != 201 {
+	var ok gatewaytest.OrderJSON
+	if code := gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("keep-1", "hot"), &ok); code != 201 {
 		t.Fatalf("got %d, want 201", code)
 	}
-	waitPrinted(t, hot, 1, 10*time.Second)
-	waitStatus(t, base, "order_keep-1_station_hot", "done", 10*time.Second)
+	gatewaytest.WaitPrinted(t, hot, 1, 10*time.Second)
+	gatewaytest.WaitStatus(t, base, "order_keep-1_station_hot", "done", 10*time.Second)
 
 	big := `{"order_id":"big","items":[{"name":"` + strings.Repeat("x", 1<<20) + `","qty":1,"station":"hot"}]}`
 	for _, tc := range []struct {
@@ -149,41 +150,41 @@ func TestServer_BadInput(t *testing.T) {
 		want                    int
 		mention                 string
 	}{
-		{"NoToken", "POST", "/v1/orders", "", order("x1", "hot"), 401, "token"},
-		{"BadToken", "POST", "/v1/orders", "wrong-token", order("x1", "hot"), 401, "token"},
-		{"MalformedJSON", "POST", "/v1/orders", token, `{"order_id": "x2", "items": [`, 400, "JSON"},
-		{"WrongType", "POST", "/v1/orders", token, `{"order_id": "x2", "items": [{"name":"a","qty":"one","station":"hot"}]}`, 400, "items[0].qty must be an integer, not a string"},
-		{"WrongTypeSecondItem", "POST", "/v1/orders", token, `{"order_id": "x2", "items": [{"name":"a","qty":1,"station":"hot"},{"name":"b","qty":1.5,"station":"hot"}]}`, 400, "items[1].qty must be an integer, not 1.5"},
-		{"ItemsNotAList", "POST", "/v1/orders", token, `{"order_id": "x2", "items": {"name":"a"}}`, 400, "items must be a list, not an object"},
-		{"NotAnObject", "POST", "/v1/orders", token, `[1]`, 400, "the body must be a JSON object, not a list"},
-		{"UnknownStation", "POST", "/v1/orders", token, order("x3", "hot", "nowhere"), 400, `items[1].station "nowhere" is not a station of this store (its stations: hot)`},
-		{"NullName", "POST", "/v1/orders", token, `{"order_id":"x8","items":[{"name":null,"qty":1,"station":"hot"}]}`, 400, "items[0].name is required"},
-		{"EmptyItems", "POST", "/v1/orders", token, map[string]any{"order_id": "x4", "items": []any{}}, 400, "items"},
-		{"BadOrderID", "POST", "/v1/orders", token, order("bad id!", "hot"), 400, "order_id"},
-		{"DotDotOrderID", "POST", "/v1/orders", token, order("..", "hot"), 400, `order_id ".." is not an id`},
-		{"DotOrderID", "POST", "/v1/orders", token, order(".", "hot"), 400, `order_id "." is not an id`},
-		{"RightToLeftOverride", "POST", "/v1/orders", token, `{"order_id":"x8","items":[{"name":"鸡\u202e丁","qty":1,"station":"hot"}]}`, 400, "items[0].name contains the bidirectional control character U+202E"},
-		{"IsolateInNote", "POST", "/v1/orders", token, `{"order_id":"x9","note":"\u2067x","items":[{"name":"a","qty":1,"station":"hot"}]}`, 400, "note contains the bidirectional control character U+2067"},
-		{"InvalidUTF8", "POST", "/v1/orders", token, "{\"order_id\":\"x10\",\"items\":[{\"name\":\"a\xffb\",\"qty\":1,\"station\":\"hot\"}]}", 400, "not valid UTF-8 (at byte 37)"},
-		{"UnknownField", "POST", "/v1/orders", token, `{"order_id":"x6","tabel":"A1","items":[{"name":"a","qty":1,"station":"hot"}]}`, 400, `unknown field "tabel"`},
-		{"UnknownItemField", "POST", "/v1/orders", token, `{"order_id":"x7","items":[{"name":"a","qty":1,"station":"hot","price":3}]}`, 400, `items[0].price: unknown field "price"`},
-		{"ZeroQty", "POST", "/v1/orders", token, `{"order_id":"x5","items":[{"name":"a","qty":0,"station":"hot"}]}`, 400, "qty"},
-		{"TooLarge", "POST", "/v1/orders", token, big, 413, "1 MiB"},
-		{"UnknownTask", "GET", "/v1/tasks/order_nope_station_hot", token, nil, 404, "not found"},
-		{"BadStatus", "GET", "/v1/tasks?status=eaten", token, nil, 400, "status"},
-		{"AfterWithStatus", "GET", "/v1/tasks?after=&status=done", token, nil, 400, "after"},
-		{"WrongMethod", "GET", "/v1/orders", token, nil, 405, "use POST"},
-		{"UnknownPath", "GET", "/v1/nothing", token, nil, 404, "no such endpoint"},
-		{"ConflictingReplay", "POST", "/v1/orders", token, order("keep-1", "hot", "hot"), 409, "different content"},
-		{"VoidUnknown", "POST", "/v1/orders/nope/void", token, nil, 404, "not found"},
-		{"ReprintNoReason", "POST", "/v1/tasks/order_keep-1_station_hot/reprint", token, `{"operator":"amy"}`, 400, "reason"},
-		{"ResolveNotFlagged", "POST", "/v1/tasks/order_keep-1_station_hot/resolve", token, `{"outcome":"printed","operator":"amy","reason":"saw it"}`, 409, "attention_required"},
+		{"NoToken", "POST", "/v1/orders", "", gatewaytest.Order("x1", "hot"), 401, "token"},
+		{"BadToken", "POST", "/v1/orders", "wrong-token", gatewaytest.Order("x1", "hot"), 401, "token"},
+		{"MalformedJSON", "POST", "/v1/orders", gatewaytest.Token, `{"order_id": "x2", "items": [`, 400, "JSON"},
+		{"WrongType", "POST", "/v1/orders", gatewaytest.Token, `{"order_id": "x2", "items": [{"name":"a","qty":"one","station":"hot"}]}`, 400, "items[0].qty must be an integer, not a string"},
+		{"WrongTypeSecondItem", "POST", "/v1/orders", gatewaytest.Token, `{"order_id": "x2", "items": [{"name":"a","qty":1,"station":"hot"},{"name":"b","qty":1.5,"station":"hot"}]}`, 400, "items[1].qty must be an integer, not 1.5"},
+		{"ItemsNotAList", "POST", "/v1/orders", gatewaytest.Token, `{"order_id": "x2", "items": {"name":"a"}}`, 400, "items must be a list, not an object"},
+		{"NotAnObject", "POST", "/v1/orders", gatewaytest.Token, `[1]`, 400, "the body must be a JSON object, not a list"},
+		{"UnknownStation", "POST", "/v1/orders", gatewaytest.Token, gatewaytest.Order("x3", "hot", "nowhere"), 400, `items[1].station "nowhere" is not a station of this store (its stations: hot)`},
+		{"NullName", "POST", "/v1/orders", gatewaytest.Token, `{"order_id":"x8","items":[{"name":null,"qty":1,"station":"hot"}]}`, 400, "items[0].name is required"},
+		{"EmptyItems", "POST", "/v1/orders", gatewaytest.Token, map[string]any{"order_id": "x4", "items": []any{}}, 400, "items"},
+		{"BadOrderID", "POST", "/v1/orders", gatewaytest.Token, gatewaytest.Order("bad id!", "hot"), 400, "order_id"},
+		{"DotDotOrderID", "POST", "/v1/orders", gatewaytest.Token, gatewaytest.Order("..", "hot"), 400, `order_id ".." is not an id`},
+		{"DotOrderID", "POST", "/v1/orders", gatewaytest.Token, gatewaytest.Order(".", "hot"), 400, `order_id "." is not an id`},
+		{"RightToLeftOverride", "POST", "/v1/orders", gatewaytest.Token, `{"order_id":"x8","items":[{"name":"鸡\u202e丁","qty":1,"station":"hot"}]}`, 400, "items[0].name contains the bidirectional control character U+202E"},
+		{"IsolateInNote", "POST", "/v1/orders", gatewaytest.Token, `{"order_id":"x9","note":"\u2067x","items":[{"name":"a","qty":1,"station":"hot"}]}`, 400, "note contains the bidirectional control character U+2067"},
+		{"InvalidUTF8", "POST", "/v1/orders", gatewaytest.Token, "{\"order_id\":\"x10\",\"items\":[{\"name\":\"a\xffb\",\"qty\":1,\"station\":\"hot\"}]}", 400, "not valid UTF-8 (at byte 37)"},
+		{"UnknownField", "POST", "/v1/orders", gatewaytest.Token, `{"order_id":"x6","tabel":"A1","items":[{"name":"a","qty":1,"station":"hot"}]}`, 400, `unknown field "tabel"`},
+		{"UnknownItemField", "POST", "/v1/orders", gatewaytest.Token, `{"order_id":"x7","items":[{"name":"a","qty":1,"station":"hot","price":3}]}`, 400, `items[0].price: unknown field "price"`},
+		{"ZeroQty", "POST", "/v1/orders", gatewaytest.Token, `{"order_id":"x5","items":[{"name":"a","qty":0,"station":"hot"}]}`, 400, "qty"},
+		{"TooLarge", "POST", "/v1/orders", gatewaytest.Token, big, 413, "1 MiB"},
+		{"UnknownTask", "GET", "/v1/tasks/order_nope_station_hot", gatewaytest.Token, nil, 404, "not found"},
+		{"BadStatus", "GET", "/v1/tasks?status=eaten", gatewaytest.Token, nil, 400, "status"},
+		{"AfterWithStatus", "GET", "/v1/tasks?after=&status=done", gatewaytest.Token, nil, 400, "after"},
+		{"WrongMethod", "GET", "/v1/orders", gatewaytest.Token, nil, 405, "use POST"},
+		{"UnknownPath", "GET", "/v1/nothing", gatewaytest.Token, nil, 404, "no such endpoint"},
+		{"ConflictingReplay", "POST", "/v1/orders", gatewaytest.Token, gatewaytest.Order("keep-1", "hot", "hot"), 409, "different content"},
+		{"VoidUnknown", "POST", "/v1/orders/nope/void", gatewaytest.Token, nil, 404, "not found"},
+		{"ReprintNoReason", "POST", "/v1/tasks/order_keep-1_station_hot/reprint", gatewaytest.Token, `{"operator":"amy"}`, 400, "reason"},
+		{"ResolveNotFlagged", "POST", "/v1/tasks/order_keep-1_station_hot/resolve", gatewaytest.Token, `{"outcome":"printed","operator":"amy","reason":"saw it"}`, 409, "attention_required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var e struct {
 				Error string `json:"error"`
 			}
-			code := callToken(t, tc.tok, tc.method, base+tc.path, tc.body, &e)
+			code := gatewaytest.CallToken(t, tc.tok, tc.method, base+tc.path, tc.body, &e)
 			if code != tc.want || !strings.Contains(e.Error, tc.mention) {
 				t.Fatalf("got %d %q, want %d naming %q", code, e.Error, tc.want, tc.mention)
 			}
@@ -191,20 +192,20 @@ func TestServer_BadInput(t *testing.T) {
 	}
 	// null for a text that may be left out is the same as leaving it
 	// out, as the OpenAPI document says.
-	if code := call(t, "POST", base+"/v1/orders", `{"order_id":"blank-1","table":null,"note":null,"items":[{"name":"a","qty":1,"station":"hot","note":null}]}`, nil); code != 201 {
+	if code := gatewaytest.Call(t, "POST", base+"/v1/orders", `{"order_id":"blank-1","table":null,"note":null,"items":[{"name":"a","qty":1,"station":"hot","note":null}]}`, nil); code != 201 {
 		t.Fatalf("null table and notes: got %d, want 201", code)
 	}
-	waitStatus(t, base, "order_blank-1_station_hot", "done", 10*time.Second)
-	if tk := waitPrinted(t, hot, 2, 10*time.Second)[1]; strings.Contains(tk.Text, "null") {
+	gatewaytest.WaitStatus(t, base, "order_blank-1_station_hot", "done", 10*time.Second)
+	if tk := gatewaytest.WaitPrinted(t, hot, 2, 10*time.Second)[1]; strings.Contains(tk.Text, "null") {
 		t.Fatalf("the ticket says null: %q", tk.Text)
 	}
 
 	// Nothing accepted changed.
-	if tj := getTask(t, base, "order_keep-1_station_hot"); tj.Status != "done" || tj.Attempt != 1 {
+	if tj := gatewaytest.GetTask(t, base, "order_keep-1_station_hot"); tj.Status != "done" || tj.Attempt != 1 {
 		t.Fatalf("got %+v, want the accepted task unchanged", tj)
 	}
-	var all []taskJSON
-	call(t, "GET", base+"/v1/tasks", nil, &all)
+	var all []gatewaytest.TaskJSON
+	gatewaytest.Call(t, "GET", base+"/v1/tasks", nil, &all)
 	if len(all) != 2 {
 		t.Fatalf("got %d tasks, want only the two accepted", len(all))
 	}
@@ -218,37 +219,37 @@ func TestServer_LostConfirmation(t *testing.T) {
 	t.Parallel()
 	t.Run("Hold", func(t *testing.T) {
 		t.Parallel()
-		hot := startSim(t, printersim.FaultLostAck)
-		cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr, onUncertain: "hold"}},
-			[]stationConf{{name: "hot", printer: "hot-1"}})
+		hot := gatewaytest.StartSim(t, printersim.FaultLostAck)
+		cfg := gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr, OnUncertain: "hold"}},
+			[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}})
 		_, base := runGateway(t, cfg)
-		call(t, "POST", base+"/v1/orders", order("lost-1", "hot"), nil)
-		tj := waitStatus(t, base, "order_lost-1_station_hot", "attention_required", 15*time.Second)
+		gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("lost-1", "hot"), nil)
+		tj := gatewaytest.WaitStatus(t, base, "order_lost-1_station_hot", "attention_required", 15*time.Second)
 		if tj.Reason != "uncertain" {
 			t.Errorf("got reason %q, want uncertain", tj.Reason)
 		}
-		if n := countPaper(hot.Printed(), "order_lost-1_station_hot"); n != 1 {
+		if n := gatewaytest.CountPaper(hot.Printed(), "order_lost-1_station_hot"); n != 1 {
 			t.Fatalf("got %d tickets, want exactly 1", n)
 		}
 	})
 	t.Run("Reprint", func(t *testing.T) {
 		t.Parallel()
-		hot := startSim(t, printersim.FaultLostAck)
-		cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr, onUncertain: "reprint"}},
-			[]stationConf{{name: "hot", printer: "hot-1"}})
+		hot := gatewaytest.StartSim(t, printersim.FaultLostAck)
+		cfg := gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr, OnUncertain: "reprint"}},
+			[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}})
 		_, base := runGateway(t, cfg)
-		call(t, "POST", base+"/v1/orders", order("lost-2", "hot"), nil)
-		first := waitPrinted(t, hot, 1, 10*time.Second)
+		gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("lost-2", "hot"), nil)
+		first := gatewaytest.WaitPrinted(t, hot, 1, 10*time.Second)
 		if strings.Contains(first[0].Text, "REPRINT") {
 			t.Fatalf("first ticket carries REPRINT: %q", first[0].Text)
 		}
-		waitStatus(t, base, "order_lost-2_station_hot", "retry_wait", 10*time.Second)
+		gatewaytest.WaitStatus(t, base, "order_lost-2_station_hot", "retry_wait", 10*time.Second)
 		hot.SetFault(printersim.FaultNone)
-		tickets := waitPrinted(t, hot, 2, 20*time.Second)
+		tickets := gatewaytest.WaitPrinted(t, hot, 2, 20*time.Second)
 		if !strings.Contains(tickets[1].Text, "REPRINT") || tickets[1].TaskNo != "order_lost-2_station_hot" {
 			t.Fatalf("second ticket %+v, want the same task_no with a REPRINT line", tickets[1])
 		}
-		waitStatus(t, base, "order_lost-2_station_hot", "done", 10*time.Second)
+		gatewaytest.WaitStatus(t, base, "order_lost-2_station_hot", "done", 10*time.Second)
 		if n := len(hot.Printed()); n != 2 {
 			t.Fatalf("got %d tickets, want 2", n)
 		}
@@ -259,17 +260,17 @@ func TestServer_LostConfirmation(t *testing.T) {
 // prints and how it stands, copies included; an unknown order is 404.
 func TestServer_GetOrder(t *testing.T) {
 	t.Parallel()
-	hot, pass := startSim(t, printersim.FaultNone), startSim(t, printersim.FaultPaperEnd)
-	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}, {id: "pass-1", addr: pass.addr}},
-		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "pass", printer: "pass-1"}})
+	hot, pass := gatewaytest.StartSim(t, printersim.FaultNone), gatewaytest.StartSim(t, printersim.FaultPaperEnd)
+	cfg := gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}, {ID: "pass-1", Addr: pass.Addr}},
+		[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "pass", Printer: "pass-1"}})
 	_, base := runGateway(t, cfg)
 	posted := time.Now()
-	if code := call(t, "POST", base+"/v1/orders", order("go-1", "hot", "pass"), nil); code != 201 {
+	if code := gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("go-1", "hot", "pass"), nil); code != 201 {
 		t.Fatalf("order: got %d", code)
 	}
 	hotNo, passNo := "order_go-1_station_hot", "order_go-1_station_pass"
-	waitStatus(t, base, hotNo, "done", 10*time.Second)
-	if code := call(t, "POST", base+"/v1/tasks/"+hotNo+"/reprint", map[string]string{"operator": "amy", "reason": "spilt"}, nil); code != 201 {
+	gatewaytest.WaitStatus(t, base, hotNo, "done", 10*time.Second)
+	if code := gatewaytest.Call(t, "POST", base+"/v1/tasks/"+hotNo+"/reprint", map[string]string{"operator": "amy", "reason": "spilt"}, nil); code != 201 {
 		t.Fatalf("copy: got %d", code)
 	}
 	type orderState struct {
@@ -285,7 +286,7 @@ func TestServer_GetOrder(t *testing.T) {
 	}
 	t.Run("OK", func(t *testing.T) {
 		var o orderState
-		if code := call(t, "GET", base+"/v1/orders/go-1", nil, &o); code != 200 {
+		if code := gatewaytest.Call(t, "GET", base+"/v1/orders/go-1", nil, &o); code != 200 {
 			t.Fatalf("GET /v1/orders/go-1: got %d", code)
 		}
 		if o.OrderID != "go-1" || o.AcceptedAt.Before(posted.Add(-time.Second)) || o.AcceptedAt.After(time.Now()) {
@@ -310,12 +311,12 @@ func TestServer_GetOrder(t *testing.T) {
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		var e struct{ Error string }
-		if code := call(t, "GET", base+"/v1/orders/nope", nil, &e); code != 404 || e.Error == "" {
+		if code := gatewaytest.Call(t, "GET", base+"/v1/orders/nope", nil, &e); code != 404 || e.Error == "" {
 			t.Fatalf("unknown order: got %d %q, want 404 with an error", code, e.Error)
 		}
 	})
 	t.Run("ErrUnauthorized", func(t *testing.T) {
-		if code := callToken(t, "", "GET", base+"/v1/orders/go-1", nil, nil); code != 401 {
+		if code := gatewaytest.CallToken(t, "", "GET", base+"/v1/orders/go-1", nil, nil); code != 401 {
 			t.Fatalf("without a token: got %d, want 401", code)
 		}
 	})

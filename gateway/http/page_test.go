@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/internal/chromium"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -20,43 +21,43 @@ import (
 // nothing is requested outside the gateway.
 func TestBrowser_LANPage(t *testing.T) {
 	t.Parallel()
-	hot, pass := startSim(t, printersim.FaultNone), startSim(t, printersim.FaultNone)
-	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}, {id: "pass-1", addr: pass.addr}},
-		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "pass", printer: "pass-1"}})
+	hot, pass := gatewaytest.StartSim(t, printersim.FaultNone), gatewaytest.StartSim(t, printersim.FaultNone)
+	cfg := gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}, {ID: "pass-1", Addr: pass.Addr}},
+		[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "pass", Printer: "pass-1"}})
 	_, base := runGateway(t, cfg)
 	ctx := chromium.New(t, 1280, 900)
 
 	within(t, ctx, 20*time.Second, "open the setup link",
-		chromedp.Navigate(base+"/?token="+token),
+		chromedp.Navigate(base+"/?token="+gatewaytest.Token),
 		chromedp.WaitVisible(`[data-printer="hot-1"][data-status="ready"]`))
 	loc, err := chromedp.Run(ctx, chromedp.Location())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(loc, token) || strings.Contains(loc, "token") {
+	if strings.Contains(loc, gatewaytest.Token) || strings.Contains(loc, "token") {
 		t.Fatalf("the token stayed in the address bar: %s", loc)
 	}
 	html, err := chromedp.Run(ctx, chromedp.OuterHTML("body"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(html, token) {
+	if strings.Contains(html, gatewaytest.Token) {
 		t.Fatal("the page shows the token")
 	}
 
 	// A fault turns the printer red within 2 s.
 	hot.SetFault(printersim.FaultPaperEnd)
-	call(t, "POST", base+"/v1/orders", order("pe-1", "hot"), nil)
+	gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("pe-1", "hot"), nil)
 	within(t, ctx, 2*time.Second, "printer shown out of paper",
 		chromedp.WaitVisible(`[data-printer="hot-1"][data-status="paper_end"].bad`))
 	hot.SetFault(printersim.FaultNone)
-	waitPrinted(t, hot, 1, 10*time.Second)
+	gatewaytest.WaitPrinted(t, hot, 1, 10*time.Second)
 	within(t, ctx, 2*time.Second, "printer shown ready again",
 		chromedp.WaitVisible(`[data-printer="hot-1"][data-status="ready"].ok`))
 
 	// A flagged ticket, one click, exactly one more ticket on paper.
 	pass.SetFault(printersim.FaultLostAck)
-	call(t, "POST", base+"/v1/orders", order("mu-1", "pass"), nil)
+	gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("mu-1", "pass"), nil)
 	no := "order_mu-1_station_pass"
 	within(t, ctx, 15*time.Second, "flagged ticket shown",
 		chromedp.WaitVisible(`[data-task="`+no+`"][data-status="attention_required"]`))
@@ -70,8 +71,8 @@ func TestBrowser_LANPage(t *testing.T) {
 		chromedp.SetValue(`#operator`, "Amy"),
 		chromedp.Click(`#confirm-ok`),
 		chromedp.WaitNotPresent(`[data-task="`+no+`"]`))
-	got := waitPrinted(t, pass, 2, 10*time.Second)
-	waitStatus(t, base, no, "done", 5*time.Second)
+	got := gatewaytest.WaitPrinted(t, pass, 2, 10*time.Second)
+	gatewaytest.WaitStatus(t, base, no, "done", 5*time.Second)
 	if n := len(pass.Printed()); n != 2 || got[1].TaskNo != no {
 		t.Fatalf("got %d tickets (%v), want exactly one more for %s", n, got, no)
 	}
@@ -103,16 +104,16 @@ func TestBrowser_LANPage(t *testing.T) {
 // screenshot puts the page in a telling state (a printer out of paper with
 // tickets waiting, a flagged ticket) and saves it for the README
 // (make screenshots).
-func screenshot(t *testing.T, ctx context.Context, base string, hot, pass *sim, dir string) {
+func screenshot(t *testing.T, ctx context.Context, base string, hot, pass *gatewaytest.Sim, dir string) {
 	t.Helper()
 	hot.SetFault(printersim.FaultPaperEnd)
 	pass.SetFault(printersim.FaultLostAck)
-	call(t, "POST", base+"/v1/orders", map[string]any{"order_id": "1042", "table": "A3", "items": []map[string]any{
+	gatewaytest.Call(t, "POST", base+"/v1/orders", map[string]any{"order_id": "1042", "table": "A3", "items": []map[string]any{
 		{"name": "宫保鸡丁", "qty": 1, "station": "hot", "note": "少辣"},
 		{"name": "麻婆豆腐", "qty": 2, "station": "hot"},
 		{"name": "酸梅汤", "qty": 2, "station": "pass", "note": "去冰"},
 	}}, nil)
-	call(t, "POST", base+"/v1/orders", map[string]any{"order_id": "1043", "table": "B7", "items": []map[string]any{
+	gatewaytest.Call(t, "POST", base+"/v1/orders", map[string]any{"order_id": "1043", "table": "B7", "items": []map[string]any{
 		{"name": "红烧肉", "qty": 1, "station": "hot"},
 	}}, nil)
 	within(t, ctx, 15*time.Second, "screenshot state",

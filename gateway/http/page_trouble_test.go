@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/storeprint/storeprint"
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/internal/chromium"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -27,20 +28,20 @@ var technical = regexp.MustCompile(`(?i)print uncertain|i/o timeout|read tcp|wri
 // waited, and no raw error text is visible until "details" is opened.
 func TestBrowser_LANPageTrouble(t *testing.T) {
 	t.Parallel()
-	hot, pass := startSim(t, printersim.FaultDrop), startSim(t, printersim.FaultLostAck)
-	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}, {id: "pass-1", addr: pass.addr}},
-		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "pass", printer: "pass-1"}})
+	hot, pass := gatewaytest.StartSim(t, printersim.FaultDrop), gatewaytest.StartSim(t, printersim.FaultLostAck)
+	cfg := gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}, {ID: "pass-1", Addr: pass.Addr}},
+		[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "pass", Printer: "pass-1"}})
 	_, base := runGateway(t, cfg)
 	for _, id := range []string{"t1", "t2", "t3", "t4"} {
-		call(t, "POST", base+"/v1/orders", order(id, "hot", "pass"), nil)
+		gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order(id, "hot", "pass"), nil)
 	}
 	for _, id := range []string{"hot-1", "pass-1"} {
-		waitPrinter(t, base, id, 30*time.Second, func(p printerJSON) bool { return p.InTrouble })
+		gatewaytest.WaitPrinter(t, base, id, 30*time.Second, func(p gatewaytest.PrinterJSON) bool { return p.InTrouble })
 	}
 
 	ctx := chromium.New(t, 1280, 800)
 	within(t, ctx, 20*time.Second, "open the page in trouble",
-		chromedp.Navigate(base+"/?token="+token),
+		chromedp.Navigate(base+"/?token="+gatewaytest.Token),
 		chromedp.WaitVisible(`[data-printer="hot-1"][data-trouble="true"]`),
 		chromedp.WaitVisible(`[data-printer="pass-1"][data-trouble="true"]`),
 		chromedp.WaitVisible(`#alerts [data-status="attention_required"]`))
@@ -88,7 +89,7 @@ func TestBrowser_LANPageTrouble(t *testing.T) {
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.querySelector('[data-printer="hot-1"] details').dataset.drawn = "before", true)`)); err != nil {
 		t.Fatal(err)
 	}
-	call(t, "POST", base+"/v1/orders", order("t5", "hot"), nil)
+	gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("t5", "hot"), nil)
 	within(t, ctx, 20*time.Second, "the page redrawn", chromedp.WaitReady(`[data-printer="hot-1"] details:not([data-drawn])`))
 	if text, err = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-printer="hot-1"] details[open]')?.innerText ?? "closed"`)); err != nil {
 		t.Fatal(err)
@@ -119,14 +120,14 @@ func TestBrowser_LANPageTrouble(t *testing.T) {
 // paper in turn, the failover banner says so too.
 func TestBrowser_LANPageBackupTrouble(t *testing.T) {
 	t.Parallel()
-	hot, pass := startSim(t, printersim.FaultLostAck), startSim(t, printersim.FaultPaperEnd)
-	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr, backup: "pass-1"}, {id: "pass-1", addr: pass.addr}},
-		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "pass", printer: "pass-1"}})
+	hot, pass := gatewaytest.StartSim(t, printersim.FaultLostAck), gatewaytest.StartSim(t, printersim.FaultPaperEnd)
+	cfg := gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr, Backup: "pass-1"}, {ID: "pass-1", Addr: pass.Addr}},
+		[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "pass", Printer: "pass-1"}})
 	_, base := runGateway(t, cfg)
 	for _, id := range []string{"b1", "b2", "b3", "b4"} {
-		call(t, "POST", base+"/v1/orders", order(id, "hot", "pass"), nil)
+		gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order(id, "hot", "pass"), nil)
 	}
-	waitPrinter(t, base, "hot-1", 30*time.Second, func(p printerJSON) bool { return p.InTrouble && p.NoBackup })
+	gatewaytest.WaitPrinter(t, base, "hot-1", 30*time.Second, func(p gatewaytest.PrinterJSON) bool { return p.InTrouble && p.NoBackup })
 
 	look := func(t *testing.T, ctx context.Context) string {
 		t.Helper()
@@ -148,7 +149,7 @@ func TestBrowser_LANPageBackupTrouble(t *testing.T) {
 			ctx := chromium.New(t, size.w, size.h)
 			within(t, ctx, 20*time.Second, "open the page",
 				chromedp.EmulateViewport(int64(size.w), int64(size.h)),
-				chromedp.Navigate(base+"/?token="+token),
+				chromedp.Navigate(base+"/?token="+gatewaytest.Token),
 				chromedp.WaitVisible(`[data-no-backup="hot-1"]`),
 				chromedp.WaitVisible(`#alerts [data-status="attention_required"]`))
 			text := look(t, ctx)
@@ -194,16 +195,16 @@ func TestBrowser_LANPageBackupTrouble(t *testing.T) {
 	// The backup gets paper: the tickets move there. Then it runs out
 	// again: the banner says the backup cannot print either.
 	pass.SetFault(printersim.FaultNone)
-	waitPrinter(t, base, "hot-1", 30*time.Second, func(p printerJSON) bool { return p.Failover != nil && p.Failover.Active })
+	gatewaytest.WaitPrinter(t, base, "hot-1", 30*time.Second, func(p gatewaytest.PrinterJSON) bool { return p.Failover != nil && p.Failover.Active })
 	pass.SetFault(printersim.FaultPaperEnd)
-	call(t, "POST", base+"/v1/orders", order("b5", "hot"), nil)
-	waitPrinter(t, base, "pass-1", 30*time.Second, func(p printerJSON) bool { return p.Status == "paper_end" })
+	gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("b5", "hot"), nil)
+	gatewaytest.WaitPrinter(t, base, "pass-1", 30*time.Second, func(p gatewaytest.PrinterJSON) bool { return p.Status == "paper_end" })
 	for _, size := range sizes {
 		t.Run("BackupFault"+size.name, func(t *testing.T) {
 			ctx := chromium.New(t, size.w, size.h)
 			within(t, ctx, 20*time.Second, "open the page",
 				chromedp.EmulateViewport(int64(size.w), int64(size.h)),
-				chromedp.Navigate(base+"/?token="+token),
+				chromedp.Navigate(base+"/?token="+gatewaytest.Token),
 				chromedp.WaitVisible(`[data-failover="hot-1"] [data-backup-fault="pass-1"]`))
 			text := look(t, ctx)
 			for _, want := range []string{

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	gwhttp "github.com/storeprint/storeprint/gateway/http"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -26,7 +27,7 @@ func pinned(t *testing.T) (*http.Client, *string) {
 		},
 	}}
 	t.Cleanup(tr.CloseIdleConnections)
-	return &http.Client{Timeout: 30 * time.Second, Transport: api.Transport(tr)}, seen
+	return &http.Client{Timeout: 30 * time.Second, Transport: gatewaytest.API.Transport(tr)}, seen
 }
 
 // tls = "self-signed": HTTPS on listen with a certificate made once and
@@ -34,14 +35,14 @@ func pinned(t *testing.T) (*http.Client, *string) {
 // pairing answers show. tls_cert and tls_key serve a given certificate.
 func TestServer_TLS(t *testing.T) {
 	t.Parallel()
-	hot := startSim(t, printersim.FaultNone)
+	hot := gatewaytest.StartSim(t, printersim.FaultNone)
 	dataDir := t.TempDir()
-	printers, stations := []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}}
-	cfg := configTop(t, dataDir, "tls = \"self-signed\"\n", printers, stations)
+	printers, stations := []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}}
+	cfg := gatewaytest.ConfigTop(t, dataDir, "tls = \"self-signed\"\n", printers, stations)
 
 	get := func(t *testing.T, c *http.Client, url, tok string, out any) int {
 		t.Helper()
-		return callWith(t, c, tok, "GET", url, nil, out)
+		return gatewaytest.CallWith(t, c, tok, "GET", url, nil, out)
 	}
 	var print1 string
 	t.Run("SelfSigned", func(t *testing.T) {
@@ -53,7 +54,7 @@ func TestServer_TLS(t *testing.T) {
 		var me struct {
 			TLSFingerprint string `json:"tls_fingerprint"`
 		}
-		if code := get(t, c, base+"/v1/me", token, &me); code != 200 {
+		if code := get(t, c, base+"/v1/me", gatewaytest.Token, &me); code != 200 {
 			t.Fatalf("GET /v1/me over HTTPS: got %d", code)
 		}
 		if me.TLSFingerprint == "" || me.TLSFingerprint != *seen || me.TLSFingerprint != m.HTTP.TLSFingerprint() {
@@ -70,14 +71,14 @@ func TestServer_TLS(t *testing.T) {
 		// Pinned to the kept certificate, a strict client connects too.
 		strict := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
 		defer strict.CloseIdleConnections()
-		if code := get(t, &http.Client{Transport: api.Transport(strict)}, base+"/healthz", "", nil); code != 200 {
+		if code := get(t, &http.Client{Transport: gatewaytest.API.Transport(strict)}, base+"/healthz", "", nil); code != 200 {
 			t.Fatalf("verified against cert.pem: got %d", code)
 		}
 		var p struct {
 			TLSFingerprint string `json:"tls_fingerprint"`
 			URL            string `json:"url"`
 		}
-		callWith(t, c, token, "POST", base+"/v1/pairing", map[string]string{"role": "pos"}, &p)
+		gatewaytest.CallWith(t, c, gatewaytest.Token, "POST", base+"/v1/pairing", map[string]string{"role": "pos"}, &p)
 		if p.TLSFingerprint != *seen || !strings.HasPrefix(p.URL, "https://") {
 			t.Fatalf("pairing answer: got %+v, want fingerprint %s and an https URL", p, *seen)
 		}
@@ -98,7 +99,7 @@ func TestServer_TLS(t *testing.T) {
 	t.Run("CertFiles", func(t *testing.T) {
 		dir := filepath.Join(dataDir, gwhttp.SelfSignedDir)
 		top := "tls_cert = " + tomlString(filepath.Join(dir, "cert.pem")) + "\ntls_key = " + tomlString(filepath.Join(dir, "key.pem")) + "\n"
-		_, base := runGateway(t, configTop(t, t.TempDir(), top, printers, stations))
+		_, base := runGateway(t, gatewaytest.ConfigTop(t, t.TempDir(), top, printers, stations))
 		c, seen := pinned(t)
 		if code := get(t, c, base+"/healthz", "", nil); code != 200 || *seen != print1 {
 			t.Fatalf("tls_cert: got %d with fingerprint %q, want %q", code, *seen, print1)

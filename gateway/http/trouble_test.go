@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -16,25 +17,25 @@ import (
 // nothing reaches paper twice.
 func TestServer_PrinterTroubleFlagsOnce(t *testing.T) {
 	t.Parallel()
-	hot, pass := startSim(t, printersim.FaultDrop), startSim(t, printersim.FaultLostAck)
-	cfg := config(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}, {id: "pass-1", addr: pass.addr}},
-		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "pass", printer: "pass-1"}})
+	hot, pass := gatewaytest.StartSim(t, printersim.FaultDrop), gatewaytest.StartSim(t, printersim.FaultLostAck)
+	cfg := gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}, {ID: "pass-1", Addr: pass.Addr}},
+		[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "pass", Printer: "pass-1"}})
 	_, base := runGateway(t, cfg)
 	post := func(from, to int) {
 		for i := from; i < to; i++ {
-			if code := call(t, "POST", base+"/v1/orders", order(fmt.Sprintf("f%02d", i), "hot", "pass"), nil); code != 201 {
+			if code := gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order(fmt.Sprintf("f%02d", i), "hot", "pass"), nil); code != 201 {
 				t.Fatalf("order %d: got %d", i, code)
 			}
 		}
 	}
 	post(0, 12)
 	for _, id := range []string{"hot-1", "pass-1"} {
-		waitPrinter(t, base, id, 30*time.Second, func(p printerJSON) bool { return p.InTrouble })
+		gatewaytest.WaitPrinter(t, base, id, 30*time.Second, func(p gatewaytest.PrinterJSON) bool { return p.InTrouble })
 	}
 	check := func(orders int) {
 		t.Helper()
-		var all []taskJSON
-		call(t, "GET", base+"/v1/tasks?limit=1000", nil, &all)
+		var all []gatewaytest.TaskJSON
+		gatewaytest.Call(t, "GET", base+"/v1/tasks?limit=1000", nil, &all)
 		flagged, attempts := map[string]int{}, map[string]int{}
 		for _, tj := range all {
 			if tj.Status == "attention_required" {
@@ -54,8 +55,8 @@ func TestServer_PrinterTroubleFlagsOnce(t *testing.T) {
 	}
 	check(12)
 	before := map[string]int{}
-	var all []taskJSON
-	call(t, "GET", base+"/v1/tasks?limit=1000", nil, &all)
+	var all []gatewaytest.TaskJSON
+	gatewaytest.Call(t, "GET", base+"/v1/tasks?limit=1000", nil, &all)
 	for _, tj := range all {
 		before[tj.PrinterID] += tj.Attempt
 	}
@@ -64,12 +65,12 @@ func TestServer_PrinterTroubleFlagsOnce(t *testing.T) {
 	// through the printers' next status checks.
 	posted := time.Now()
 	post(12, 16)
-	waitUntil(t, base, 40*time.Second, func() (bool, string) {
+	gatewaytest.WaitUntil(t, base, 40*time.Second, func() (bool, string) {
 		var ps []struct {
 			ID        string     `json:"id"`
 			CheckedAt *time.Time `json:"checked_at"`
 		}
-		call(t, "GET", base+"/v1/printers", nil, &ps)
+		gatewaytest.Call(t, "GET", base+"/v1/printers", nil, &ps)
 		checked := 0
 		for _, p := range ps {
 			if p.CheckedAt != nil && p.CheckedAt.After(posted.Add(time.Second)) {
@@ -79,7 +80,7 @@ func TestServer_PrinterTroubleFlagsOnce(t *testing.T) {
 		return checked == 2, fmt.Sprintf("printers checked since the new orders: %d of 2", checked)
 	})
 	check(16)
-	call(t, "GET", base+"/v1/tasks?limit=1000", nil, &all)
+	gatewaytest.Call(t, "GET", base+"/v1/tasks?limit=1000", nil, &all)
 	after := map[string]int{}
 	for _, tj := range all {
 		after[tj.PrinterID] += tj.Attempt
