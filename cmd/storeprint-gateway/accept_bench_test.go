@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/internal/testbin"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -307,7 +308,7 @@ func load(b *testing.B, d time.Duration, limit, want int, every time.Duration, r
 					failed.Store(true)
 					return
 				}
-				r.Header.Set("Authorization", "Bearer "+token)
+				r.Header.Set("Authorization", "Bearer "+gatewaytest.Token)
 				r.Header.Set("Content-Type", "application/json")
 				t0 := time.Now()
 				if every > 0 {
@@ -432,10 +433,10 @@ func printStalls(over time.Duration, results ...endpointResult) {
 // and cold stations) on simulators with the fault.
 func startBenchGateway(b *testing.B, fault printersim.Fault) *testbin.Gateway {
 	b.Helper()
-	hot, cold := startSim(b, fault), startSim(b, fault)
-	cfg := writeConfig(b, b.TempDir(),
-		[]printerConf{{id: "hot-1", addr: hot.addr}, {id: "cold-1", addr: cold.addr}},
-		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}})
+	hot, cold := gatewaytest.StartSim(b, fault), gatewaytest.StartSim(b, fault)
+	cfg := writeConfig(b, gatewaytest.Config(b, b.TempDir(),
+		[]gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}, {ID: "cold-1", Addr: cold.Addr}},
+		[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "cold", Printer: "cold-1"}}))
 	return testbin.StartGateway(b, testbin.Build(b, "github.com/storeprint/storeprint/cmd/storeprint-gateway"), cfg)
 }
 

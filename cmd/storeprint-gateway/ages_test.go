@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/internal/clock"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -27,8 +28,8 @@ func (c *skipClock) Since(t time.Time) int { return int(c.Now().Sub(t) / time.Se
 // gateway's uptime.
 func TestMain_WaitedSinceAcceptance(t *testing.T) {
 	t.Parallel()
-	hot := startSim(t, printersim.FaultLostAck)
-	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	hot := gatewaytest.StartSim(t, printersim.FaultLostAck)
+	cfg := writeConfig(t, gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}}))
 	clk := &skipClock{}
 	start := func() (string, func()) {
 		m, stop := startGateway(t, cfg, func(m *Main) { m.Clock = clk })
@@ -37,10 +38,10 @@ func TestMain_WaitedSinceAcceptance(t *testing.T) {
 	base, stop := start()
 	clk.Skip(20 * time.Second) // up a while before the order
 	no := "order_age-1_station_hot"
-	if code := call(t, "POST", base+"/v1/orders", order("age-1", "hot"), nil); code != 201 {
+	if code := gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("age-1", "hot"), nil); code != 201 {
 		t.Fatalf("order: got %d", code)
 	}
-	waitStatus(t, base, no, "attention_required", 15*time.Second)
+	gatewaytest.WaitStatus(t, base, no, "attention_required", 15*time.Second)
 	check := func(when string) {
 		t.Helper()
 		var board struct {
@@ -50,7 +51,7 @@ func TestMain_WaitedSinceAcceptance(t *testing.T) {
 				WaitedS   *int      `json:"waited_s"`
 			} `json:"alerts"`
 		}
-		if code := call(t, "GET", base+"/v1/board", nil, &board); code != 200 || len(board.Alerts) != 1 || board.Alerts[0].WaitedS == nil {
+		if code := gatewaytest.Call(t, "GET", base+"/v1/board", nil, &board); code != 200 || len(board.Alerts) != 1 || board.Alerts[0].WaitedS == nil {
 			t.Fatalf("%s: GET /v1/board: got %d %+v, want the flagged ticket with waited_s", when, code, board.Alerts)
 		}
 		a := board.Alerts[0]

@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/internal/testenv"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -27,16 +28,16 @@ func TestMain_AlertsFire(t *testing.T) {
 	if err != nil {
 		testenv.Missing(t, "promtool", err, "apt-get install -y prometheus")
 	}
-	paper, lost := startSim(t, printersim.FaultPaperEnd), startSim(t, printersim.FaultLostAck)
+	paper, lost := gatewaytest.StartSim(t, printersim.FaultPaperEnd), gatewaytest.StartSim(t, printersim.FaultLostAck)
 	top := "[cloud]\nurl = \"ws://127.0.0.1:1/v1/sync\"\ninsecure = true\ngateway_id = \"gw-alerts\"\ntoken = \"" + cloudToken + "\"\n"
-	cfg := writeConfigTop(t, t.TempDir(), top,
-		[]printerConf{{id: "hot-1", addr: paper.addr}, {id: "cold-1", addr: lost.addr}},
-		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}})
+	cfg := writeConfig(t, gatewaytest.ConfigTop(t, t.TempDir(), top,
+		[]gatewaytest.PrinterConf{{ID: "hot-1", Addr: paper.Addr}, {ID: "cold-1", Addr: lost.Addr}},
+		[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "cold", Printer: "cold-1"}}))
 	_, base := runGateway(t, cfg)
-	call(t, "POST", base+"/v1/orders", order("al-1", "hot", "cold"), nil)
-	waitStatus(t, base, "order_al-1_station_cold", "attention_required", 20*time.Second)
+	gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("al-1", "hot", "cold"), nil)
+	gatewaytest.WaitStatus(t, base, "order_al-1_station_cold", "attention_required", 20*time.Second)
 	var text string
-	waitUntil(t, base, 20*time.Second, func() (bool, string) {
+	gatewaytest.WaitUntil(t, base, 20*time.Second, func() (bool, string) {
 		text = metricsText(t, base)
 		return strings.Contains(text, `storeprint_printer_status{printer="hot-1",status="paper_end"} 1`) &&
 			strings.Contains(text, `storeprint_queue_depth{printer="hot-1"} 1`), "hot-1 not yet out of paper with its ticket"

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -24,10 +25,10 @@ func percentile(d []time.Duration, p float64) time.Duration {
 // this process, so that go test -cpuprofile profiles its accept path (see
 // BenchmarkAcceptSideBySide for the figures that compare).
 func BenchmarkAcceptOrders(b *testing.B) {
-	hot, cold := startSim(b, printersim.FaultNone), startSim(b, printersim.FaultNone)
-	cfg := writeConfig(b, b.TempDir(),
-		[]printerConf{{id: "hot-1", addr: hot.addr}, {id: "cold-1", addr: cold.addr}},
-		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}})
+	hot, cold := gatewaytest.StartSim(b, printersim.FaultNone), gatewaytest.StartSim(b, printersim.FaultNone)
+	cfg := writeConfig(b, gatewaytest.Config(b, b.TempDir(),
+		[]gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}, {ID: "cold-1", Addr: cold.Addr}},
+		[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "cold", Printer: "cold-1"}}))
 	_, base := runGateway(b, cfg)
 	b.ResetTimer()
 	r := postLoad(b, base, fmt.Sprintf("b%d", time.Now().UnixNano()), 0, b.N)
@@ -40,16 +41,16 @@ func BenchmarkAcceptOrders(b *testing.B) {
 // BenchmarkTimeToPaper measures POS-to-confirmation: from posting an order
 // to the printer's confirmation on the simulator, one order at a time.
 func BenchmarkTimeToPaper(b *testing.B) {
-	hot := startSim(b, printersim.FaultNone)
-	cfg := writeConfig(b, b.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}},
-		[]stationConf{{name: "hot", printer: "hot-1"}})
+	hot := gatewaytest.StartSim(b, printersim.FaultNone)
+	cfg := writeConfig(b, gatewaytest.Config(b, b.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}},
+		[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}}))
 	_, base := runGateway(b, cfg)
 	lat := make([]time.Duration, b.N)
 	run := fmt.Sprintf("%d", time.Now().UnixNano())
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		if code, err := postQuiet(base, order(fmt.Sprintf("p%s-%d", run, i), "hot")); err != nil || code != 201 {
+		if code, err := postQuiet(base, gatewaytest.Order(fmt.Sprintf("p%s-%d", run, i), "hot")); err != nil || code != 201 {
 			b.Fatalf("order %d: %d %v", i, code, err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

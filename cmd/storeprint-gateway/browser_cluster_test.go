@@ -7,6 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/internal/chromium"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -16,7 +17,7 @@ import (
 // leader and the witness; when the leader stops, the page shows its node
 // leading, and still names the witness.
 func TestBrowser_Cluster(t *testing.T) {
-	hot := startSim(t, printersim.FaultNone)
+	hot := gatewaytest.StartSim(t, printersim.FaultNone)
 	nodes := startCluster(t, hot)
 	leader := waitLeader(t, nodes, "", 30*time.Second)
 	follower := nodes["gw-a"]
@@ -26,7 +27,7 @@ func TestBrowser_Cluster(t *testing.T) {
 	waitWitnessKnown(t, nodes, "")
 	ctx := chromium.New(t, 1280, 900)
 	within(t, ctx, 20*time.Second, "open the follower's page",
-		chromedp.Navigate(follower.base+"/?token="+token),
+		chromedp.Navigate(follower.base+"/?token="+gatewaytest.Token),
 		chromedp.WaitVisible(`[data-printer="hot-1"]`),
 		chromedp.WaitVisible(`#cluster[data-role="follower"][data-witness="wit"]`))
 	text, err := chromedp.Run(ctx, chromedp.Text(`#cluster`))

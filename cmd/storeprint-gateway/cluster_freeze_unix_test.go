@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -21,7 +22,7 @@ func TestProcess_ClusterFreezeLeader(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three gateway processes and freezes one for 15 s")
 	}
-	hot := startSim(t, printersim.FaultNone)
+	hot := gatewaytest.StartSim(t, printersim.FaultNone)
 	procs, p := startClusterProcs(t, hot)
 	n := 0
 	postSome := func(k int) {
@@ -32,7 +33,7 @@ func TestProcess_ClusterFreezeLeader(t *testing.T) {
 	}
 	postSome(3)
 	var st gateway.ClusterState
-	if code := call(t, "GET", procs["gw-a"].base+"/v1/cluster", nil, &st); code != 200 || st.Leader == "" {
+	if code := gatewaytest.Call(t, "GET", procs["gw-a"].base+"/v1/cluster", nil, &st); code != 200 || st.Leader == "" {
 		t.Fatalf("GET /v1/cluster: %d %+v", code, st)
 	}
 	leader := procs[st.Leader]
@@ -57,7 +58,7 @@ func TestProcess_ClusterFreezeLeader(t *testing.T) {
 			at, phases = a, p.phases(frozen, procs)
 		}
 	}
-	settle(t, survivor.base, 30*time.Second)
+	gatewaytest.Settle(t, survivor.base, 30*time.Second)
 	first := time.Time{}
 	for _, tk := range hot.Printed() {
 		if tk.TaskNo == fmt.Sprintf("order_f%d_station_hot", firstAfter) {
@@ -75,7 +76,7 @@ func TestProcess_ClusterFreezeLeader(t *testing.T) {
 	}
 	woke := time.Now()
 	postSome(2)
-	all := settle(t, survivor.base, 30*time.Second)
+	all := gatewaytest.Settle(t, survivor.base, 30*time.Second)
 	paper := hot.Printed()
 	checkOnceOrFlagged(t, all, paper, "f", n, firstAfter, "accepted while the leader was frozen")
 	late := map[string]bool{fmt.Sprintf("order_f%d_station_hot", n-2): true, fmt.Sprintf("order_f%d_station_hot", n-1): true}

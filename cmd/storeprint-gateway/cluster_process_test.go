@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -43,7 +44,7 @@ func (p *pos) post(orderID string, within time.Duration) (accepted time.Time) {
 	for time.Now().Before(deadline) {
 		base := p.addrs[p.next%len(p.addrs)]
 		start := time.Now()
-		code, err := tryCall("POST", base+"/v1/orders", order(orderID, "hot"))
+		code, err := tryCall("POST", base+"/v1/orders", gatewaytest.Order(orderID, "hot"))
 		p.tries = append(p.tries, posTry{base: base, start: start, end: time.Now(), code: code, err: err})
 		switch {
 		case err == nil && (code == 201 || code == 200):
@@ -99,15 +100,15 @@ func offset(at, t0 time.Time) string {
 // posClient gives up on a gateway that does not answer within 2 s (a
 // frozen box accepts connections and answers nothing), as a POS with a
 // second address should.
-var posClient = &http.Client{Timeout: 2 * time.Second, Transport: api.Transport(&http.Transport{MaxIdleConnsPerHost: 4})}
+var posClient = &http.Client{Timeout: 2 * time.Second, Transport: gatewaytest.API.Transport(&http.Transport{MaxIdleConnsPerHost: 4})}
 
 // tryCall is call for a gateway that may be gone: its error is returned.
 func tryCall(method, url string, body any) (int, error) {
-	req, err := newJSONRequest(method, url, body)
+	req, err := gatewaytest.NewJSONRequest(method, url, body)
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Authorization", "Bearer "+gatewaytest.Token)
 	resp, err := posClient.Do(req)
 	if err != nil {
 		return 0, err
@@ -118,7 +119,7 @@ func tryCall(method, url string, body any) (int, error) {
 
 // startClusterProcs runs two gateways and a witness as processes on one
 // store printing on hot, and a POS that knows both gateways.
-func startClusterProcs(t *testing.T, hot *sim) (map[string]*proc, *pos) {
+func startClusterProcs(t *testing.T, hot *gatewaytest.Sim) (map[string]*proc, *pos) {
 	t.Helper()
 	ids := []string{"gw-a", "gw-b", "wit"}
 	addrs := map[string]string{}
@@ -133,11 +134,11 @@ func startClusterProcs(t *testing.T, hot *sim) (map[string]*proc, *pos) {
 	for _, id := range ids {
 		top := fmt.Sprintf("\n[cluster]\nnode_id = %q\nlisten = %q\npeers = [%s]\nsecret = \"a-secret-of-the-store-cluster\"\nwitness = %v\n",
 			id, addrs[id], peers, id == "wit")
-		printers, stations := []printerConf{{id: "hot-1", addr: hot.addr, onUncertain: "hold"}}, []stationConf{{name: "hot", printer: "hot-1"}}
+		printers, stations := []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr, OnUncertain: "hold"}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}}
 		if id == "wit" {
 			printers, stations = nil, nil // a witness needs none
 		}
-		cfg := writeConfigTop(t, t.TempDir(), top, printers, stations)
+		cfg := writeConfig(t, gatewaytest.ConfigTop(t, t.TempDir(), top, printers, stations))
 		procs[id] = startProc(t, cfg)
 	}
 	p := &pos{t: t, addrs: []string{procs["gw-a"].base, procs["gw-b"].base}}
@@ -153,7 +154,7 @@ func TestProcess_ClusterKillLeader(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three gateway processes")
 	}
-	hot := startSim(t, printersim.FaultNone)
+	hot := gatewaytest.StartSim(t, printersim.FaultNone)
 	procs, p := startClusterProcs(t, hot)
 
 	const before, after = 10, 10
@@ -161,7 +162,7 @@ func TestProcess_ClusterKillLeader(t *testing.T) {
 		p.post(fmt.Sprintf("k%d", i), 30*time.Second)
 	}
 	var st gateway.ClusterState
-	if code := call(t, "GET", procs["gw-a"].base+"/v1/cluster", nil, &st); code != 200 || st.Leader == "" {
+	if code := gatewaytest.Call(t, "GET", procs["gw-a"].base+"/v1/cluster", nil, &st); code != 200 || st.Leader == "" {
 		t.Fatalf("GET /v1/cluster: %d %+v", code, st)
 	}
 	leader := procs[st.Leader]
@@ -179,7 +180,7 @@ func TestProcess_ClusterKillLeader(t *testing.T) {
 			firstAccepted, phases = at, p.phases(killed, procs)
 		}
 	}
-	all := settle(t, survivor.base, 30*time.Second)
+	all := gatewaytest.Settle(t, survivor.base, 30*time.Second)
 	paper := hot.Printed()
 	firstPaper := time.Time{}
 	for _, tk := range paper {
@@ -197,16 +198,16 @@ func TestProcess_ClusterKillLeader(t *testing.T) {
 // against the store (all) and the paper: each is in the store, done and
 // on paper once, or flagged and on paper at most once; those from
 // firstAfter on (accepted after the loss, which says why) are done.
-func checkOnceOrFlagged(t *testing.T, all []taskJSON, paper []printersim.Ticket, prefix string, n, firstAfter int, after string) {
+func checkOnceOrFlagged(t *testing.T, all []gatewaytest.TaskJSON, paper []printersim.Ticket, prefix string, n, firstAfter int, after string) {
 	t.Helper()
-	byNo := map[string]taskJSON{}
+	byNo := map[string]gatewaytest.TaskJSON{}
 	for _, tj := range all {
 		byNo[tj.TaskNo] = tj
 	}
 	for i := range n {
 		no := fmt.Sprintf("order_%s%d_station_hot", prefix, i)
 		tj, ok := byNo[no]
-		k := countPaper(paper, no)
+		k := gatewaytest.CountPaper(paper, no)
 		switch {
 		case !ok:
 			t.Errorf("%s: accepted, not in the store", no)

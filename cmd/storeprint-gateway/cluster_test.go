@@ -10,6 +10,7 @@ import (
 
 	"github.com/storeprint/storeprint/deploy"
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -39,7 +40,7 @@ type clusterNode struct {
 
 // startCluster runs two gateways and a witness on one store, all
 // printing on hot.
-func startCluster(t testing.TB, hot *sim) map[string]*clusterNode {
+func startCluster(t testing.TB, hot *gatewaytest.Sim) map[string]*clusterNode {
 	t.Helper()
 	ids := []string{"gw-a", "gw-b", "wit"}
 	addrs := map[string]string{}
@@ -54,11 +55,11 @@ func startCluster(t testing.TB, hot *sim) map[string]*clusterNode {
 	for _, id := range ids {
 		top := fmt.Sprintf("\n[cluster]\nnode_id = %q\nlisten = %q\npeers = [%s]\nsecret = \"a-secret-of-the-store-cluster\"\nwitness = %v\n",
 			id, addrs[id], peers, id == "wit")
-		printers, stations := []printerConf{{id: "hot-1", addr: hot.addr, onUncertain: "hold"}}, []stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "hot-1"}}
+		printers, stations := []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr, OnUncertain: "hold"}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "cold", Printer: "hot-1"}}
 		if id == "wit" {
 			printers, stations = nil, nil // a witness needs none
 		}
-		cfg := writeConfigTop(t, t.TempDir(), top, printers, stations)
+		cfg := writeConfig(t, gatewaytest.ConfigTop(t, t.TempDir(), top, printers, stations))
 		m, stop := startGateway(t, cfg)
 		n := &clusterNode{id: id, m: m, base: m.HTTP.URL(), stop: stop}
 		stopped := false
@@ -121,7 +122,7 @@ func waitLeader(t testing.TB, nodes map[string]*clusterNode, not string, timeout
 // the leader stops and the other gateway takes over with nothing lost;
 // the witness takes no orders.
 func TestMain_Cluster(t *testing.T) {
-	hot := startSim(t, printersim.FaultNone)
+	hot := gatewaytest.StartSim(t, printersim.FaultNone)
 	nodes := startCluster(t, hot)
 	leader := waitLeader(t, nodes, "", 30*time.Second)
 	var follower *clusterNode
@@ -135,7 +136,7 @@ func TestMain_Cluster(t *testing.T) {
 		waitWitnessKnown(t, nodes, "")
 		for _, n := range nodes {
 			var st gateway.ClusterState
-			if code := call(t, "GET", n.base+"/v1/cluster", nil, &st); code != 200 {
+			if code := gatewaytest.Call(t, "GET", n.base+"/v1/cluster", nil, &st); code != 200 {
 				t.Fatalf("%s: GET /v1/cluster: %d", n.id, code)
 			}
 			want := "follower"
@@ -151,12 +152,12 @@ func TestMain_Cluster(t *testing.T) {
 		}
 	})
 	t.Run("FollowerPassesOn", func(t *testing.T) {
-		var res orderJSON
-		if code := call(t, "POST", follower.base+"/v1/orders", order("c1", "hot"), &res); code != 201 {
+		var res gatewaytest.OrderJSON
+		if code := gatewaytest.Call(t, "POST", follower.base+"/v1/orders", gatewaytest.Order("c1", "hot"), &res); code != 201 {
 			t.Fatalf("POST to the follower: got %d, want 201", code)
 		}
-		waitPrinted(t, hot, 1, 10*time.Second)
-		if code := call(t, "POST", follower.base+"/v1/orders", order("c1", "hot"), &res); code != 200 {
+		gatewaytest.WaitPrinted(t, hot, 1, 10*time.Second)
+		if code := gatewaytest.Call(t, "POST", follower.base+"/v1/orders", gatewaytest.Order("c1", "hot"), &res); code != 200 {
 			t.Errorf("replay to the follower: got %d, want 200", code)
 		}
 	})
@@ -189,7 +190,7 @@ func TestMain_Cluster(t *testing.T) {
 	})
 	t.Run("WitnessTakesNoOrders", func(t *testing.T) {
 		var e map[string]string
-		if code := call(t, "POST", nodes["wit"].base+"/v1/orders", order("c2", "hot"), &e); code != 503 || e["error"] == "" {
+		if code := gatewaytest.Call(t, "POST", nodes["wit"].base+"/v1/orders", gatewaytest.Order("c2", "hot"), &e); code != 503 || e["error"] == "" {
 			t.Errorf("POST to the witness: got %d %v, want 503 with the reason", code, e)
 		}
 	})
@@ -198,9 +199,9 @@ func TestMain_Cluster(t *testing.T) {
 	// the order.
 	stopped := time.Now()
 	leader.stop()
-	var res orderJSON
+	var res gatewaytest.OrderJSON
 	for code := 0; code != 201; {
-		code = call(t, "POST", follower.base+"/v1/orders", order("c3", "hot"), &res)
+		code = gatewaytest.Call(t, "POST", follower.base+"/v1/orders", gatewaytest.Order("c3", "hot"), &res)
 		if code != 201 && code != 503 {
 			t.Fatalf("POST during the takeover: got %d, want 201 or 503", code)
 		}
@@ -209,12 +210,12 @@ func TestMain_Cluster(t *testing.T) {
 		}
 	}
 	accepted := time.Since(stopped)
-	got := waitPrinted(t, hot, 2, 10*time.Second)
+	got := gatewaytest.WaitPrinted(t, hot, 2, 10*time.Second)
 	t.Logf("takeover: order accepted %s and on paper %s after the leader stopped", accepted, got[1].At.Sub(stopped))
-	if n := countPaper(got, "order_c1_station_hot"); n != 1 {
+	if n := gatewaytest.CountPaper(got, "order_c1_station_hot"); n != 1 {
 		t.Errorf("c1 on paper %d times, want 1", n)
 	}
-	if tj := getTask(t, follower.base, "order_c1_station_hot"); tj.Status != "done" {
+	if tj := gatewaytest.GetTask(t, follower.base, "order_c1_station_hot"); tj.Status != "done" {
 		t.Errorf("c1 on the new leader: %s, want done", tj.Status)
 	}
 	// The new leader and the witness still name the witness.
@@ -227,7 +228,7 @@ func TestMain_Cluster(t *testing.T) {
 // order's entry on a majority. Compare with BenchmarkAcceptOrders (one
 // gateway); go test -cpuprofile profiles the replicated write path.
 func BenchmarkClusterAccept(b *testing.B) {
-	hot := startSim(b, printersim.FaultNone)
+	hot := gatewaytest.StartSim(b, printersim.FaultNone)
 	nodes := startCluster(b, hot)
 	leader := waitLeader(b, nodes, "", 30*time.Second)
 	follower := nodes["gw-a"]

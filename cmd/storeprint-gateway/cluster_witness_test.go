@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 )
 
 // waitWitnessKnown waits until every running node of a test cluster
@@ -22,7 +23,7 @@ func waitWitnessKnown(t *testing.T, nodes map[string]*clusterNode, not string) {
 		}
 		for {
 			var st gateway.ClusterState
-			if code := call(t, "GET", n.base+"/v1/cluster", nil, &st); code != 200 {
+			if code := gatewaytest.Call(t, "GET", n.base+"/v1/cluster", nil, &st); code != 200 {
 				t.Fatalf("%s: GET /v1/cluster: %d", n.id, code)
 			}
 			ok := len(st.Members) == 3

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint/gateway/badger/badgertest"
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/internal/testbin"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -78,8 +79,8 @@ func makeSeed(t *testing.T, dir string) error {
 		addrs = append(addrs, ln.Addr().String())
 	}
 	data := filepath.Join(dir, "data")
-	cfg := writeConfig(t, data, []printerConf{{id: "hot-1", addr: addrs[0]}, {id: "cold-1", addr: addrs[1]}},
-		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}})
+	cfg := writeConfig(t, gatewaytest.Config(t, data, []gatewaytest.PrinterConf{{ID: "hot-1", Addr: addrs[0]}, {ID: "cold-1", Addr: addrs[1]}},
+		[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "cold", Printer: "cold-1"}}))
 	p := startProc(t, cfg)
 	// Every order is accepted before anything prints, so each task's
 	// later states lie far from its first in the logs, as in a busy store.
@@ -91,7 +92,7 @@ func makeSeed(t *testing.T, dir string) error {
 			go func() {
 				defer wg.Done()
 				for i := from + c; i < to; i += 8 {
-					code, err := postQuiet(p.base, order(fmt.Sprintf("s%04d", i), "hot", "cold"))
+					code, err := postQuiet(p.base, gatewaytest.Order(fmt.Sprintf("s%04d", i), "hot", "cold"))
 					if err != nil || code != 201 {
 						errs <- fmt.Errorf("order %d: %d %v", i, code, err)
 						return
@@ -110,12 +111,12 @@ func makeSeed(t *testing.T, dir string) error {
 	}
 	hot.SetFault(printersim.FaultNone)
 	cold.SetFault(printersim.FaultNone)
-	waitPrinted(t, &sim{Printer: cold}, seedOrders-seedWaiting, 3*time.Minute)
+	gatewaytest.WaitPrinted(t, &gatewaytest.Sim{Printer: cold}, seedOrders-seedWaiting, 3*time.Minute)
 	cold.SetFault(printersim.FaultPaperEnd) // the last orders' cold tickets wait
 	if err := post(seedOrders-seedWaiting, seedOrders); err != nil {
 		return err
 	}
-	waitPrinted(t, &sim{Printer: hot}, seedOrders, 3*time.Minute)
+	gatewaytest.WaitPrinted(t, &gatewaytest.Sim{Printer: hot}, seedOrders, 3*time.Minute)
 	want := quietStates(t, p.base)
 	p.kill(t)
 	seed.killed = filepath.Join(dir, "killed")
@@ -153,9 +154,9 @@ func makeSeed(t *testing.T, dir string) error {
 // status.
 func quietStates(t *testing.T, base string) map[string]string {
 	var out map[string]string
-	waitUntil(t, base, time.Minute, func() (bool, string) {
-		var all []taskJSON
-		call(t, "GET", base+"/v1/tasks?limit=100000", nil, &all)
+	gatewaytest.WaitUntil(t, base, time.Minute, func() (bool, string) {
+		var all []gatewaytest.TaskJSON
+		gatewaytest.Call(t, "GET", base+"/v1/tasks?limit=100000", nil, &all)
 		out = map[string]string{}
 		printing := 0
 		for _, tj := range all {
@@ -346,9 +347,9 @@ func TestProcess_DamagedDataDir(t *testing.T) {
 				t.Fatal(err)
 			}
 			dm.fn(t, data)
-			hot, cold := startSim(t, printersim.FaultNone), startSim(t, printersim.FaultNone)
-			cfg := writeConfig(t, data, []printerConf{{id: "hot-1", addr: hot.addr}, {id: "cold-1", addr: cold.addr}},
-				[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}})
+			hot, cold := gatewaytest.StartSim(t, printersim.FaultNone), gatewaytest.StartSim(t, printersim.FaultNone)
+			cfg := writeConfig(t, gatewaytest.Config(t, data, []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}, {ID: "cold-1", Addr: cold.Addr}},
+				[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "cold", Printer: "cold-1"}}))
 			g, exit := testbin.TryGateway(t, bin, cfg)
 			outcome := "started"
 			if exit != nil {
@@ -401,10 +402,10 @@ func checkRefusal(t *testing.T, e *testbin.Exit) {
 // checkStart checks a gateway started on a (possibly damaged) copy of the
 // seed against what the seed held, and returns how many tasks it holds for
 // a person and how many it says are missing.
-func checkStart(t *testing.T, want map[string]string, base string, sims ...*sim) (held, lost int) {
+func checkStart(t *testing.T, want map[string]string, base string, sims ...*gatewaytest.Sim) (held, lost int) {
 	t.Helper()
-	all := settle(t, base, 2*time.Minute)
-	got := map[string]taskJSON{}
+	all := gatewaytest.Settle(t, base, 2*time.Minute)
+	got := map[string]gatewaytest.TaskJSON{}
 	for _, tj := range all {
 		got[tj.TaskNo] = tj
 		if tj.Reason == "recovered" {
@@ -445,7 +446,7 @@ func checkStart(t *testing.T, want map[string]string, base string, sims ...*sim)
 				} `json:"recovery"`
 			} `json:"storage"`
 		}
-		call(t, "GET", base+"/healthz", nil, &h)
+		gatewaytest.Call(t, "GET", base+"/healthz", nil, &h)
 		if h.Storage.Recovery.MissingTasks < missing {
 			t.Errorf("%d tasks are missing from GET /v1/tasks; /healthz says %d", missing, h.Storage.Recovery.MissingTasks)
 		}

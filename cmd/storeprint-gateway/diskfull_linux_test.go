@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/internal/testbin"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -68,12 +69,12 @@ func TestMain_DiskFull(t *testing.T) {
 	}
 	t.Parallel()
 	disk := mountSmallDisk(t, "256m")
-	hot := startSim(t, printersim.FaultPaperEnd)
-	cfg := writeConfig(t, filepath.Join(disk, "data"), []printerConf{{id: "hot-1", addr: hot.addr}},
-		[]stationConf{{name: "hot", printer: "hot-1"}})
+	hot := gatewaytest.StartSim(t, printersim.FaultPaperEnd)
+	cfg := writeConfig(t, gatewaytest.Config(t, filepath.Join(disk, "data"), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}},
+		[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}}))
 	_, base := runGateway(t, cfg)
 	for _, id := range []string{"df-1", "df-2"} {
-		if code := call(t, "POST", base+"/v1/orders", order(id, "hot"), nil); code != 201 {
+		if code := gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order(id, "hot"), nil); code != 201 {
 			t.Fatalf("order %s: got %d", id, code)
 		}
 	}
@@ -82,7 +83,7 @@ func TestMain_DiskFull(t *testing.T) {
 	var e struct {
 		Error string `json:"error"`
 	}
-	if code := call(t, "POST", base+"/v1/orders", order("df-3", "hot"), &e); code != 503 {
+	if code := gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("df-3", "hot"), &e); code != 503 {
 		t.Fatalf("order on a full disk: got %d %q, want 503", code, e.Error)
 	}
 	t.Logf("refused with: %s", e.Error)
@@ -90,25 +91,25 @@ func TestMain_DiskFull(t *testing.T) {
 		Status string `json:"status"`
 		Error  string `json:"error"`
 	}
-	if code := call(t, "GET", base+"/healthz", nil, &h); code != 503 || h.Error == "" {
+	if code := gatewaytest.Call(t, "GET", base+"/healthz", nil, &h); code != 503 || h.Error == "" {
 		t.Fatalf("healthz: got %d %+v, want 503 saying why", code, h)
 	}
 	var ps []struct {
 		Storage string `json:"storage_error"`
 	}
-	call(t, "GET", base+"/v1/printers", nil, &ps)
+	gatewaytest.Call(t, "GET", base+"/v1/printers", nil, &ps)
 	if len(ps) == 0 || ps[0].Storage == "" {
 		t.Fatalf("printers: got %+v, want the storage problem shown", ps)
 	}
 	var board struct {
 		Storage string `json:"storage_error"`
 	}
-	call(t, "GET", base+"/v1/board", nil, &board)
+	gatewaytest.Call(t, "GET", base+"/v1/board", nil, &board)
 	if board.Storage == "" {
 		t.Fatal("the LAN page's board does not show the storage problem")
 	}
 	for _, id := range []string{"df-1", "df-2"} {
-		if tj := getTask(t, base, "order_"+id+"_station_hot"); tj.Status != "queued" && tj.Status != "retry_wait" {
+		if tj := gatewaytest.GetTask(t, base, "order_"+id+"_station_hot"); tj.Status != "queued" && tj.Status != "retry_wait" {
 			t.Fatalf("accepted task %s: got %s", id, tj.Status)
 		}
 	}
@@ -116,15 +117,15 @@ func TestMain_DiskFull(t *testing.T) {
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, base, 10*time.Second, func() (bool, string) {
-		code := call(t, "GET", base+"/healthz", nil, nil)
+	gatewaytest.WaitUntil(t, base, 10*time.Second, func() (bool, string) {
+		code := gatewaytest.Call(t, "GET", base+"/healthz", nil, nil)
 		return code == 200, fmt.Sprintf("/healthz still %d after space was freed", code)
 	})
-	if code := call(t, "POST", base+"/v1/orders", order("df-3", "hot"), nil); code != 201 {
+	if code := gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("df-3", "hot"), nil); code != 201 {
 		t.Fatalf("order after space was freed: got %d, want 201", code)
 	}
 	hot.SetFault(printersim.FaultNone)
-	got := waitPrinted(t, hot, 3, 15*time.Second)
+	got := gatewaytest.WaitPrinted(t, hot, 3, 15*time.Second)
 	for i, id := range []string{"df-1", "df-2", "df-3"} {
 		if got[i].TaskNo != "order_"+id+"_station_hot" {
 			t.Errorf("ticket %d: got %s, want %s", i, got[i].TaskNo, id)
@@ -143,9 +144,9 @@ func TestProcess_FullDisk(t *testing.T) {
 	}
 	t.Parallel()
 	disk := mountSmallDisk(t, "256m")
-	hot := startSim(t, printersim.FaultPaperEnd) // tickets wait: the memtable holds them
+	hot := gatewaytest.StartSim(t, printersim.FaultPaperEnd) // tickets wait: the memtable holds them
 	data := filepath.Join(disk, "data")
-	cfg := writeConfig(t, data, []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	cfg := writeConfig(t, gatewaytest.Config(t, data, []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}}))
 	bin := gatewayBinary(t)
 
 	g, exit := testbin.TryGateway(t, bin, cfg)
@@ -155,7 +156,7 @@ func TestProcess_FullDisk(t *testing.T) {
 	var accepted []string
 	for i := 0; i < 200; i++ {
 		id := fmt.Sprintf("full-%03d", i)
-		if code, err := postQuiet(g.Base, order(id, "hot")); err != nil || code != 201 {
+		if code, err := postQuiet(g.Base, gatewaytest.Order(id, "hot")); err != nil || code != 201 {
 			t.Fatalf("order %s: %d %v", id, code, err)
 		}
 		accepted = append(accepted, "order_"+id+"_station_hot")
@@ -163,23 +164,23 @@ func TestProcess_FullDisk(t *testing.T) {
 
 	// Idle, then the disk fills up (another program's logs, say).
 	filler := fill(t, disk, 0)
-	waitUntil(t, g.Base, 15*time.Second, func() (bool, string) {
+	gatewaytest.WaitUntil(t, g.Base, 15*time.Second, func() (bool, string) {
 		var h struct {
 			Status string `json:"status"`
 			Error  string `json:"error"`
 		}
-		code := call(t, "GET", g.Base+"/healthz", nil, &h)
+		code := gatewaytest.Call(t, "GET", g.Base+"/healthz", nil, &h)
 		return code == 503 && strings.Contains(h.Error, "disk low"),
 			fmt.Sprintf("idle gateway on a full disk: /healthz %d %+v, want 503 saying disk low", code, h)
 	})
 	var board struct {
 		Storage string `json:"storage_error"`
 	}
-	call(t, "GET", g.Base+"/v1/board", nil, &board)
+	gatewaytest.Call(t, "GET", g.Base+"/v1/board", nil, &board)
 	if !strings.Contains(board.Storage, "disk low") {
 		t.Fatalf("the LAN page's board says %q, want disk low", board.Storage)
 	}
-	if code, _ := postQuiet(g.Base, order("full-x", "hot")); code != 503 {
+	if code, _ := postQuiet(g.Base, gatewaytest.Order("full-x", "hot")); code != 503 {
 		t.Fatalf("order on a full disk: got %d, want 503", code)
 	}
 
@@ -213,7 +214,7 @@ func TestProcess_FullDisk(t *testing.T) {
 		t.Fatalf("gateway did not start with space freed: %s", exit.Log)
 	}
 	for _, no := range accepted {
-		if tj := getTask(t, g.Base, no); tj.Status != "queued" {
+		if tj := gatewaytest.GetTask(t, g.Base, no); tj.Status != "queued" {
 			t.Fatalf("%s: got %s, want queued", no, tj.Status)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -13,12 +14,12 @@ import (
 // about at start.
 func TestMain_InsecureCloud(t *testing.T) {
 	t.Parallel()
-	hot := startSim(t, printersim.FaultNone)
-	printers, stations := []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}}
+	hot := gatewaytest.StartSim(t, printersim.FaultNone)
+	printers, stations := []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}}
 	cloud := "\n[cloud]\nurl = \"ws://127.0.0.1:1/v1/sync\"\ngateway_id = \"gw-1\"\ntoken = \"t\"\n"
 	// The [cloud] table goes last: after it, every key would be its own.
 	withCloud := func(extra string) string {
-		path := writeConfig(t, t.TempDir(), printers, stations)
+		path := writeConfig(t, gatewaytest.Config(t, t.TempDir(), printers, stations))
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -38,8 +39,8 @@ func TestMain_InsecureCloud(t *testing.T) {
 	}
 	logs := &lockedBuffer{}
 	_, base := runGateway(t, withCloud("insecure = true\n"), func(m *Main) { m.Stderr = logs })
-	call(t, "POST", base+"/v1/orders", order("ins-1", "hot"), nil)
-	waitStatus(t, base, "order_ins-1_station_hot", "done", 10*time.Second) // printing goes on without the cloud
+	gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("ins-1", "hot"), nil)
+	gatewaytest.WaitStatus(t, base, "order_ins-1_station_hot", "done", 10*time.Second) // printing goes on without the cloud
 	if !strings.Contains(logs.String(), "not encrypted") {
 		t.Fatalf("want a warning about the clear-text link, got:\n%s", logs.String())
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/internal/testbin"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -38,27 +39,27 @@ func TestMain_LogFormatJSON(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			hot, cold := startSim(t, printersim.FaultNone), startSim(t, printersim.FaultLostAck)
+			hot, cold := gatewaytest.StartSim(t, printersim.FaultNone), gatewaytest.StartSim(t, printersim.FaultLostAck)
 			// The link goes nowhere (it logs that it is down) and the cold
 			// printer never confirms (its ticket needs a person, and the
 			// log says which).
 			top := tc.top + "\n[cloud]\nurl = \"ws://127.0.0.1:1/v1/sync\"\ninsecure = true\ngateway_id = \"gw-log\"\ntoken = \"" + cloudToken + "\"\n"
-			cfg := writeConfigTop(t, t.TempDir(), top,
-				[]printerConf{{id: "hot-1", addr: hot.addr}, {id: "cold-1", addr: cold.addr}},
-				[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}})
+			cfg := writeConfig(t, gatewaytest.ConfigTop(t, t.TempDir(), top,
+				[]gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}, {ID: "cold-1", Addr: cold.Addr}},
+				[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "cold", Printer: "cold-1"}}))
 			args := []string{"run", "--config", cfg}
 			if tc.flag != "" {
 				args = append(args, "--log-format", tc.flag)
 			}
 			g := testbin.StartGatewayCmd(t, exec.Command(bin, args...))
-			call(t, "POST", g.Base+"/v1/orders", order("log-1", "hot", "cold"), nil)
-			waitStatus(t, g.Base, "order_log-1_station_hot", "done", 10*time.Second)
-			waitStatus(t, g.Base, "order_log-1_station_cold", "attention_required", 20*time.Second)
+			gatewaytest.Call(t, "POST", g.Base+"/v1/orders", gatewaytest.Order("log-1", "hot", "cold"), nil)
+			gatewaytest.WaitStatus(t, g.Base, "order_log-1_station_hot", "done", 10*time.Second)
+			gatewaytest.WaitStatus(t, g.Base, "order_log-1_station_cold", "attention_required", 20*time.Second)
 			if err := g.Interrupt(t, 20*time.Second); err != nil {
 				t.Fatalf("gateway stopped with %v", err)
 			}
 			log := g.Log()
-			for _, secret := range []string{token, cloudToken} {
+			for _, secret := range []string{gatewaytest.Token, cloudToken} {
 				if strings.Contains(log, secret) {
 					t.Errorf("the log holds a token:\n%s", log)
 				}
@@ -120,7 +121,7 @@ func TestMain_LogFormatJSONStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	cfg := writeConfigTop(t, t.TempDir(), `log_format = "json"`+"\n", []printerConf{{id: "hot-1", addr: "127.0.0.1:9"}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	cfg := writeConfig(t, gatewaytest.ConfigTop(t, t.TempDir(), `log_format = "json"`+"\n", []gatewaytest.PrinterConf{{ID: "hot-1", Addr: "127.0.0.1:9"}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}}))
 	b, err := os.ReadFile(cfg)
 	if err != nil {
 		t.Fatal(err)

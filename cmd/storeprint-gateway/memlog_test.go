@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/internal/testbin"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -19,18 +20,18 @@ import (
 // held for a person; it never answers healthy with the tickets gone.
 func TestProcess_MissingMemtableLog(t *testing.T) {
 	t.Parallel()
-	hot := startSim(t, printersim.FaultPaperEnd) // every ticket waits
+	hot := gatewaytest.StartSim(t, printersim.FaultPaperEnd) // every ticket waits
 	data := filepath.Join(t.TempDir(), "data")
-	cfg := writeConfig(t, data, []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	cfg := writeConfig(t, gatewaytest.Config(t, data, []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}}))
 	p := startProc(t, cfg)
 	for i := range 300 {
-		if code, err := postQuiet(p.base, order(fmt.Sprintf("m%03d", i), "hot")); err != nil || code != 201 {
+		if code, err := postQuiet(p.base, gatewaytest.Order(fmt.Sprintf("m%03d", i), "hot")); err != nil || code != 201 {
 			t.Fatalf("order %d: %d %v", i, code, err)
 		}
 	}
-	waitUntil(t, p.base, time.Minute, func() (bool, string) {
-		var all []taskJSON
-		call(t, "GET", p.base+"/v1/tasks?limit=1000", nil, &all)
+	gatewaytest.WaitUntil(t, p.base, time.Minute, func() (bool, string) {
+		var all []gatewaytest.TaskJSON
+		gatewaytest.Call(t, "GET", p.base+"/v1/tasks?limit=1000", nil, &all)
 		return len(all) == 300, fmt.Sprintf("%d tasks", len(all))
 	})
 	p.kill(t)
@@ -41,7 +42,7 @@ func TestProcess_MissingMemtableLog(t *testing.T) {
 	mem := largest(t, copyTo, ".mem")
 	remove(t, mem)
 	t.Logf("deleted %s", filepath.Base(mem))
-	cfg2 := writeConfig(t, copyTo, []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	cfg2 := writeConfig(t, gatewaytest.Config(t, copyTo, []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}}))
 	g, exit := testbin.TryGateway(t, gatewayBinary(t), cfg2)
 	if exit != nil {
 		// The file: the one deleted, or, when no log is left to number it
@@ -69,7 +70,7 @@ func TestProcess_MissingMemtableLog(t *testing.T) {
 				} `json:"recovery"`
 			} `json:"storage"`
 		}
-		callToken(t, token, "GET", g.Base+"/healthz", nil, &h)
+		gatewaytest.CallToken(t, gatewaytest.Token, "GET", g.Base+"/healthz", nil, &h)
 		// The witness records a commit with a later flush of the log, or
 		// on its own within a second: the kill may come before it records
 		// the last ones. Those it recorded are said to be missing.
@@ -84,9 +85,9 @@ func TestProcess_MissingMemtableLog(t *testing.T) {
 		Status  string          `json:"status"`
 		Storage json.RawMessage `json:"storage"`
 	}
-	code := callToken(t, token, "GET", g.Base+"/healthz", nil, &h)
-	var all []taskJSON
-	call(t, "GET", g.Base+"/v1/tasks?limit=1000", nil, &all)
+	code := gatewaytest.CallToken(t, gatewaytest.Token, "GET", g.Base+"/healthz", nil, &h)
+	var all []gatewaytest.TaskJSON
+	gatewaytest.Call(t, "GET", g.Base+"/v1/tasks?limit=1000", nil, &all)
 	t.Logf("started: healthz %d %s %s; %d tasks listed", code, h.Status, h.Storage, len(all))
 	if code == 200 && h.Status == "ok" && len(all) < 300 {
 		t.Fatalf("healthy with %d of 300 tickets", len(all))

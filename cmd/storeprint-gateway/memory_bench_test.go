@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/internal/testbin"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -20,10 +21,10 @@ const aimBurstRSS = 64 << 20
 // compactions are over (the lowest reading within a minute after the
 // burst). Linux only (it reads /proc).
 func BenchmarkBurstRSS(b *testing.B) {
-	hot, cold := startSim(b, printersim.FaultPaperEnd), startSim(b, printersim.FaultPaperEnd)
-	cfg := writeConfig(b, b.TempDir(),
-		[]printerConf{{id: "hot-1", addr: hot.addr}, {id: "cold-1", addr: cold.addr}},
-		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}})
+	hot, cold := gatewaytest.StartSim(b, printersim.FaultPaperEnd), gatewaytest.StartSim(b, printersim.FaultPaperEnd)
+	cfg := writeConfig(b, gatewaytest.Config(b, b.TempDir(),
+		[]gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}, {ID: "cold-1", Addr: cold.Addr}},
+		[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "cold", Printer: "cold-1"}}))
 	g, exit := testbin.TryGateway(b, testbin.Build(b, "github.com/storeprint/storeprint/cmd/storeprint-gateway"), cfg)
 	if exit != nil {
 		b.Fatalf("gateway did not start: %s", exit.Log)

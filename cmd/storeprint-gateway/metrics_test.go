@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -18,13 +19,13 @@ import (
 // time to paper and retries; it needs a token like every API.
 func TestMain_Metrics(t *testing.T) {
 	t.Parallel()
-	hot := startSim(t, printersim.FaultNone)
-	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	hot := gatewaytest.StartSim(t, printersim.FaultNone)
+	cfg := writeConfig(t, gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}}))
 	_, base := runGateway(t, cfg)
-	call(t, "POST", base+"/v1/orders", order("m-1", "hot"), nil)
-	waitStatus(t, base, "order_m-1_station_hot", "done", 10*time.Second)
+	gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("m-1", "hot"), nil)
+	gatewaytest.WaitStatus(t, base, "order_m-1_station_hot", "done", 10*time.Second)
 
-	resp, err := client.Get(base + "/metrics")
+	resp, err := gatewaytest.Client.Get(base + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestMain_Metrics(t *testing.T) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
-	if strings.Contains(text, token) {
+	if strings.Contains(text, gatewaytest.Token) {
 		t.Error("metrics show the API token")
 	}
 	// The order and its printing were updates, each made durable by a
@@ -86,7 +87,7 @@ func TestMain_RuntimeSettings(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: "127.0.0.1:9"}}, []stationConf{{name: "hot", printer: "hot-1"}})
+			cfg := writeConfig(t, gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: "127.0.0.1:9"}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}}))
 			g := startProc(t, cfg, tc.env...)
 			text := metricsText(t, g.base)
 			for name, want := range map[string]int{"go_sched_gomaxprocs_threads": tc.procs, "go_gc_gogc_percent": tc.gcPcnt} {
@@ -102,8 +103,8 @@ func TestMain_RuntimeSettings(t *testing.T) {
 func metricsText(t testing.TB, base string) string {
 	t.Helper()
 	req, _ := http.NewRequest("GET", base+"/metrics", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := client.Do(req)
+	req.Header.Set("Authorization", "Bearer "+gatewaytest.Token)
+	resp, err := gatewaytest.Client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,8 +141,8 @@ func TestMain_MetricsOperations(t *testing.T) {
 	t.Parallel()
 	t.Run("NoCloud", func(t *testing.T) {
 		t.Parallel()
-		hot := startSim(t, printersim.FaultNone)
-		cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "hot-1"}})
+		hot := gatewaytest.StartSim(t, printersim.FaultNone)
+		cfg := writeConfig(t, gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "cold", Printer: "hot-1"}}))
 		_, base := runGateway(t, cfg)
 		text := metricsText(t, base)
 		for _, want := range []string{
@@ -166,15 +167,15 @@ func TestMain_MetricsOperations(t *testing.T) {
 	t.Run("LinkDown", func(t *testing.T) {
 		t.Parallel()
 		top := "[cloud]\nurl = \"ws://127.0.0.1:1/v1/sync\"\ninsecure = true\ngateway_id = \"gw-m\"\ntoken = \"" + cloudToken + "\"\n"
-		cfg := writeConfigTop(t, t.TempDir(), top, []printerConf{{id: "hot-1", addr: "127.0.0.1:9"}}, []stationConf{{name: "hot", printer: "hot-1"}})
-		clock := &movingClock{}
+		cfg := writeConfig(t, gatewaytest.ConfigTop(t, t.TempDir(), top, []gatewaytest.PrinterConf{{ID: "hot-1", Addr: "127.0.0.1:9"}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}}))
+		clock := &gatewaytest.MovingClock{}
 		_, base := runGateway(t, cfg, func(m *Main) { m.Clock = clock })
 		text := metricsText(t, base)
 		if up, pending, oldest := metricValue(t, text, "storeprint_sync_link_up"), metricValue(t, text, "storeprint_sync_pending_events"),
 			metricValue(t, text, "storeprint_sync_oldest_pending_seconds"); up != 0 || pending != 0 || oldest != 0 {
 			t.Fatalf("before any order: link up %v, %v pending, oldest %vs; want 0, 0, 0", up, pending, oldest)
 		}
-		call(t, "POST", base+"/v1/orders", order("m-1", "hot"), nil)
+		gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("m-1", "hot"), nil)
 		clock.Add(5 * time.Minute)
 		text = metricsText(t, base)
 		if pending := metricValue(t, text, "storeprint_sync_pending_events"); pending < 1 {
@@ -191,17 +192,17 @@ func TestMain_MetricsOperations(t *testing.T) {
 // printer, then the backup once the printer failed over.
 func TestMain_MetricsStationFailover(t *testing.T) {
 	t.Parallel()
-	hot, pass := startSim(t, printersim.FaultDown), startSim(t, printersim.FaultNone)
-	cfg := writeConfig(t, t.TempDir(), []printerConf{
-		{id: "hot-1", addr: hot.addr, backup: "pass-1", extra: "failover_after = \"1s\"\n"},
-		{id: "pass-1", addr: pass.addr},
-	}, []stationConf{{name: "hot", printer: "hot-1"}, {name: "pass", printer: "pass-1"}})
+	hot, pass := gatewaytest.StartSim(t, printersim.FaultDown), gatewaytest.StartSim(t, printersim.FaultNone)
+	cfg := writeConfig(t, gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{
+		{ID: "hot-1", Addr: hot.Addr, Backup: "pass-1", Extra: "failover_after = \"1s\"\n"},
+		{ID: "pass-1", Addr: pass.Addr},
+	}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "pass", Printer: "pass-1"}}))
 	_, base := runGateway(t, cfg)
 	if text := metricsText(t, base); !strings.Contains(text, `storeprint_station_printer{printer="hot-1",station="hot"} 1`) {
 		t.Fatalf("before failover: no hot station on hot-1:\n%s", text)
 	}
-	call(t, "POST", base+"/v1/orders", order("sf-1", "hot"), nil)
-	waitStatus(t, base, "order_sf-1_station_hot", "done", 10*time.Second)
+	gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("sf-1", "hot"), nil)
+	gatewaytest.WaitStatus(t, base, "order_sf-1_station_hot", "done", 10*time.Second)
 	text := metricsText(t, base)
 	if !strings.Contains(text, `storeprint_station_printer{printer="pass-1",station="hot"} 1`) ||
 		strings.Contains(text, `storeprint_station_printer{printer="hot-1",station="hot"}`) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/internal/testbin"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -19,10 +20,10 @@ import (
 // then (they may have printed since) for a person.
 func TestProcess_BackupRestore(t *testing.T) {
 	t.Parallel()
-	hot, cold := startSim(t, printersim.FaultNone), startSim(t, printersim.FaultPaperEnd)
+	hot, cold := gatewaytest.StartSim(t, printersim.FaultNone), gatewaytest.StartSim(t, printersim.FaultPaperEnd)
 	data := filepath.Join(t.TempDir(), "data")
-	cfg := writeConfig(t, data, []printerConf{{id: "hot-1", addr: hot.addr}, {id: "cold-1", addr: cold.addr}},
-		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}})
+	cfg := writeConfig(t, gatewaytest.Config(t, data, []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}, {ID: "cold-1", Addr: cold.Addr}},
+		[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "cold", Printer: "cold-1"}}))
 	bin := gatewayBinary(t)
 	g, exit := testbin.TryGateway(t, bin, cfg)
 	if exit != nil {
@@ -30,11 +31,11 @@ func TestProcess_BackupRestore(t *testing.T) {
 	}
 	const orders = 50
 	for i := 0; i < orders; i++ {
-		if code, err := postQuiet(g.Base, order(fmt.Sprintf("b%02d", i), "hot", "cold")); err != nil || code != 201 {
+		if code, err := postQuiet(g.Base, gatewaytest.Order(fmt.Sprintf("b%02d", i), "hot", "cold")); err != nil || code != 201 {
 			t.Fatalf("order %d: %d %v", i, code, err)
 		}
 	}
-	waitPrinted(t, hot, orders, time.Minute)
+	gatewaytest.WaitPrinted(t, hot, orders, time.Minute)
 	want := quietStates(t, g.Base)
 
 	backup := filepath.Join(t.TempDir(), "nightly.backup")
@@ -54,7 +55,7 @@ func TestProcess_BackupRestore(t *testing.T) {
 	}
 	// Later, more printing, then the data dir is lost: restore.
 	cold.SetFault(printersim.FaultNone)
-	waitPrinted(t, cold, orders, time.Minute)
+	gatewaytest.WaitPrinted(t, cold, orders, time.Minute)
 	if e := g.Stop(t, time.Minute); e.Code != 0 {
 		t.Fatalf("stop: exit %d:\n%s", e.Code, e.Log)
 	}
@@ -78,7 +79,7 @@ func TestProcess_BackupRestore(t *testing.T) {
 			t.Fatalf("restore of a backup %s: exit %d, want 1:\n%s%s", name, e.Code, e.Stdout, e.Log)
 		}
 	}
-	other := writeConfig(t, filepath.Join(t.TempDir(), "other"), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	other := writeConfig(t, gatewaytest.Config(t, filepath.Join(t.TempDir(), "other"), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}}))
 	if b, err := os.ReadFile(other); err != nil {
 		t.Fatal(err)
 	} else if err := os.WriteFile(other, []byte(strings.Replace(string(b), `store_id = "store-test"`, `store_id = "store-other"`, 1)), 0o600); err != nil {
@@ -97,9 +98,9 @@ func TestProcess_BackupRestore(t *testing.T) {
 		t.Fatalf("check after the restore: exit %d, want 0 with the hold pending:\n%s%s", c.Code, c.Stdout, c.Log)
 	}
 
-	hot2, cold2 := startSim(t, printersim.FaultNone), startSim(t, printersim.FaultNone)
-	cfg2 := writeConfig(t, data, []printerConf{{id: "hot-1", addr: hot2.addr}, {id: "cold-1", addr: cold2.addr}},
-		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}})
+	hot2, cold2 := gatewaytest.StartSim(t, printersim.FaultNone), gatewaytest.StartSim(t, printersim.FaultNone)
+	cfg2 := writeConfig(t, gatewaytest.Config(t, data, []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot2.Addr}, {ID: "cold-1", Addr: cold2.Addr}},
+		[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "cold", Printer: "cold-1"}}))
 	g2, exit := testbin.TryGateway(t, bin, cfg2)
 	if exit != nil {
 		t.Fatalf("restored gateway did not start: %s", exit.Log)
@@ -127,38 +128,38 @@ func withTop(t *testing.T, cfg string, lines ...string) string {
 // order sent again is answered 200 with its task numbers and not printed.
 func TestMain_Retention(t *testing.T) {
 	t.Parallel()
-	hot := startSim(t, printersim.FaultNone)
-	cfg := withTop(t, writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}}),
+	hot := gatewaytest.StartSim(t, printersim.FaultNone)
+	cfg := withTop(t, writeConfig(t, gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}})),
 		`retention = "2s"`)
 	_, base := runGateway(t, cfg)
-	var first orderJSON
-	if code := call(t, "POST", base+"/v1/orders", order("r-1", "hot"), &first); code != 201 {
+	var first gatewaytest.OrderJSON
+	if code := gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("r-1", "hot"), &first); code != 201 {
 		t.Fatalf("order: got %d", code)
 	}
 	no := first.Tasks[0].TaskNo
-	waitPrinted(t, hot, 1, 10*time.Second)
-	waitStatus(t, base, no, "done", 5*time.Second)
-	waitUntil(t, base, 20*time.Second, func() (bool, string) {
-		code := call(t, "GET", base+"/v1/tasks/"+no, nil, nil)
+	gatewaytest.WaitPrinted(t, hot, 1, 10*time.Second)
+	gatewaytest.WaitStatus(t, base, no, "done", 5*time.Second)
+	gatewaytest.WaitUntil(t, base, 20*time.Second, func() (bool, string) {
+		code := gatewaytest.Call(t, "GET", base+"/v1/tasks/"+no, nil, nil)
 		return code == 404, fmt.Sprintf("task %s still there (%d) after it printed, with retention 2s", no, code)
 	})
-	var again orderJSON
-	if code := call(t, "POST", base+"/v1/orders", order("r-1", "hot"), &again); code != 200 {
+	var again gatewaytest.OrderJSON
+	if code := gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("r-1", "hot"), &again); code != 200 {
 		t.Fatalf("replay of a purged order: got %d, want 200", code)
 	}
 	if fmt.Sprint(again) != fmt.Sprint(first) {
 		t.Fatalf("replay answered %+v, want the first answer %+v", again, first)
 	}
-	if code := call(t, "POST", base+"/v1/orders", map[string]any{"order_id": "r-1", "items": []map[string]any{{"name": "other", "qty": 1, "station": "hot"}}}, nil); code != 409 {
+	if code := gatewaytest.Call(t, "POST", base+"/v1/orders", map[string]any{"order_id": "r-1", "items": []map[string]any{{"name": "other", "qty": 1, "station": "hot"}}}, nil); code != 409 {
 		t.Fatalf("the purged order id with other content: got %d, want 409", code)
 	}
-	var open []taskJSON
+	var open []gatewaytest.TaskJSON
 	for _, st := range []string{"queued", "printing", "retry_wait"} {
-		var ts []taskJSON
-		call(t, "GET", base+"/v1/tasks?status="+st, nil, &ts)
+		var ts []gatewaytest.TaskJSON
+		gatewaytest.Call(t, "GET", base+"/v1/tasks?status="+st, nil, &ts)
 		open = append(open, ts...)
 	}
-	if len(open) != 0 || call(t, "GET", base+"/v1/tasks/"+no, nil, nil) != 404 {
+	if len(open) != 0 || gatewaytest.Call(t, "GET", base+"/v1/tasks/"+no, nil, nil) != 404 {
 		t.Fatalf("the replay queued %v, want nothing to print", open)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 )
 
 // A spooler printer on a system without the Windows spooler stops the
@@ -16,7 +18,7 @@ import (
 func TestMain_SpoolerOffWindows(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "gateway.toml")
-	cfg := "store_id = \"store-test\"\ndata_dir = " + quote(filepath.Join(t.TempDir(), "data")) + "\nlisten = \"127.0.0.1:0\"\napi_tokens = [\"" + token + "\"]\n" +
+	cfg := "store_id = \"store-test\"\ndata_dir = " + quote(filepath.Join(t.TempDir(), "data")) + "\nlisten = \"127.0.0.1:0\"\napi_tokens = [\"" + gatewaytest.Token + "\"]\n" +
 		"\n[[printers]]\nid = \"x\"\ndriver = \"spooler\"\naddress = \"Kitchen\"\ntrust_spooler = true\n" +
 		"\n[[stations]]\nname = \"hot\"\nprinter = \"x\"\n"
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
@@ -44,7 +46,7 @@ func quote(s string) string { return `"` + strings.ReplaceAll(s, `\`, `\\`) + `"
 func TestMain_SpoolerWithoutTrust(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "gateway.toml")
-	cfg := "store_id = \"store-test\"\ndata_dir = " + quote(filepath.Join(t.TempDir(), "data")) + "\nlisten = \"127.0.0.1:0\"\napi_tokens = [\"" + token + "\"]\n" +
+	cfg := "store_id = \"store-test\"\ndata_dir = " + quote(filepath.Join(t.TempDir(), "data")) + "\nlisten = \"127.0.0.1:0\"\napi_tokens = [\"" + gatewaytest.Token + "\"]\n" +
 		"\n[[printers]]\nid = \"x\"\ndriver = \"spooler\"\naddress = \"Kitchen\"\n" +
 		"\n[[stations]]\nname = \"hot\"\nprinter = \"x\"\n"
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {

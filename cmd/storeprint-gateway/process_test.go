@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/internal/testbin"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -53,35 +54,16 @@ func (p *proc) waitExit(t testing.TB, timeout time.Duration) {
 	}
 }
 
-// settle waits until no task is queued, printing or waiting to retry.
-func settle(t testing.TB, base string, timeout time.Duration) []taskJSON {
-	t.Helper()
-	var all []taskJSON
-	waitUntil(t, base, timeout, func() (bool, string) {
-		all = nil
-		call(t, "GET", base+"/v1/tasks?limit=100000", nil, &all)
-		open := 0
-		for _, tj := range all {
-			switch tj.Status {
-			case "queued", "printing", "retry_wait":
-				open++
-			}
-		}
-		return open == 0, fmt.Sprintf("%d tasks still open", open)
-	})
-	return all
-}
-
 // The real gateway killed with SIGKILL while orders stream in, then
 // restarted: every order that got a 201 is printed or flagged; none is
 // printed twice without a flag.
 func TestProcess_KillWhileStreaming(t *testing.T) {
 	t.Parallel()
-	hot, cold := startSim(t, printersim.FaultNone), startSim(t, printersim.FaultNone)
+	hot, cold := gatewaytest.StartSim(t, printersim.FaultNone), gatewaytest.StartSim(t, printersim.FaultNone)
 	dataDir := t.TempDir()
-	cfg := writeConfig(t, dataDir,
-		[]printerConf{{id: "hot-1", addr: hot.addr}, {id: "cold-1", addr: cold.addr}},
-		[]stationConf{{name: "hot", printer: "hot-1"}, {name: "cold", printer: "cold-1"}})
+	cfg := writeConfig(t, gatewaytest.Config(t, dataDir,
+		[]gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}, {ID: "cold-1", Addr: cold.Addr}},
+		[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "cold", Printer: "cold-1"}}))
 	p := startProc(t, cfg)
 
 	var mu stdsync.Mutex
@@ -94,7 +76,7 @@ func TestProcess_KillWhileStreaming(t *testing.T) {
 			defer wg.Done()
 			for i := 0; ctx.Err() == nil && i < 5000; i++ {
 				id := fmt.Sprintf("k%d-%04d", c, i)
-				code, err := postQuiet(p.base, order(id, "hot", "cold"))
+				code, err := postQuiet(p.base, gatewaytest.Order(id, "hot", "cold"))
 				if err != nil {
 					return // the gateway is gone
 				}
@@ -121,8 +103,8 @@ func TestProcess_KillWhileStreaming(t *testing.T) {
 	}
 
 	p2 := startProc(t, cfg)
-	all := settle(t, p2.base, time.Minute)
-	byNo := map[string]taskJSON{}
+	all := gatewaytest.Settle(t, p2.base, time.Minute)
+	byNo := map[string]gatewaytest.TaskJSON{}
 	for _, tj := range all {
 		byNo[tj.TaskNo] = tj
 	}
@@ -156,11 +138,11 @@ func TestProcess_KillWhileStreaming(t *testing.T) {
 }
 
 func postQuiet(base string, body any) (int, error) {
-	req, err := newJSONRequest("POST", base+"/v1/orders", body)
+	req, err := gatewaytest.NewJSONRequest("POST", base+"/v1/orders", body)
 	if err != nil {
 		return 0, err
 	}
-	resp, err := client.Do(req)
+	resp, err := gatewaytest.Client.Do(req)
 	if err != nil {
 		return 0, err
 	}
@@ -187,26 +169,26 @@ func TestProcess_Failpoints(t *testing.T) {
 			t.Parallel()
 			// The printer holds the ticket until the order was answered, so
 			// the process cannot die before the 201 is out.
-			hot := startSim(t, printersim.FaultPaperEnd)
-			cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr, onUncertain: tc.policy}},
-				[]stationConf{{name: "hot", printer: "hot-1"}})
+			hot := gatewaytest.StartSim(t, printersim.FaultPaperEnd)
+			cfg := writeConfig(t, gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr, OnUncertain: tc.policy}},
+				[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}}))
 			p := startProc(t, cfg, "STOREPRINT_FAILPOINT="+tc.failpoint)
 			no := "order_fp-1_station_hot"
-			if code, err := postQuiet(p.base, order("fp-1", "hot")); err != nil || code != 201 {
+			if code, err := postQuiet(p.base, gatewaytest.Order("fp-1", "hot")); err != nil || code != 201 {
 				t.Fatalf("order: got %d %v, want 201", code, err)
 			}
 			hot.SetFault(printersim.FaultNone)
 			p.waitExit(t, 20*time.Second)
 			if tc.paper > 0 {
-				waitPrinted(t, hot, tc.paper, 10*time.Second)
+				gatewaytest.WaitPrinted(t, hot, tc.paper, 10*time.Second)
 			}
 			if n := len(hot.Printed()); n != tc.paper {
 				t.Fatalf("got %d tickets when the process died, want %d", n, tc.paper)
 			}
 
 			p2 := startProc(t, cfg)
-			settle(t, p2.base, 30*time.Second)
-			tj := getTask(t, p2.base, no)
+			gatewaytest.Settle(t, p2.base, 30*time.Second)
+			tj := gatewaytest.GetTask(t, p2.base, no)
 			switch tc.policy {
 			case "hold":
 				// Nobody knows whether paper came out: flagged, not reprinted.
@@ -217,19 +199,19 @@ func TestProcess_Failpoints(t *testing.T) {
 					t.Fatalf("got %d tickets after the restart, want %d", n, tc.paper)
 				}
 				// A person's make-up print: exactly one more ticket, marked.
-				call(t, "POST", p2.base+"/v1/tasks/"+no+"/retry", staff, nil)
-				got := waitPrinted(t, hot, tc.paper+1, 10*time.Second)
+				gatewaytest.Call(t, "POST", p2.base+"/v1/tasks/"+no+"/retry", gatewaytest.Staff, nil)
+				got := gatewaytest.WaitPrinted(t, hot, tc.paper+1, 10*time.Second)
 				if !strings.Contains(got[tc.paper].Text, "REPRINT") {
 					t.Errorf("make-up ticket does not say REPRINT: %q", got[tc.paper].Text)
 				}
-				waitStatus(t, p2.base, no, "done", 5*time.Second)
+				gatewaytest.WaitStatus(t, p2.base, no, "done", 5*time.Second)
 			case "reprint":
 				// Printed again, visibly marked.
-				got := waitPrinted(t, hot, tc.paper+1, 10*time.Second)
+				got := gatewaytest.WaitPrinted(t, hot, tc.paper+1, 10*time.Second)
 				if !strings.Contains(got[tc.paper].Text, "REPRINT") {
 					t.Errorf("automatic reprint does not say REPRINT: %q", got[tc.paper].Text)
 				}
-				waitStatus(t, p2.base, no, "done", 5*time.Second)
+				gatewaytest.WaitStatus(t, p2.base, no, "done", 5*time.Second)
 			}
 			if n := len(hot.Printed()); n != tc.paper+1 {
 				t.Fatalf("got %d tickets in the end, want %d", n, tc.paper+1)
@@ -259,18 +241,18 @@ func TestProcess_FailoverPrinterProcessGone(t *testing.T) {
 		sim.Process.Kill()
 		sim.Wait()
 	})
-	pass, expo := startSim(t, printersim.FaultPaperEnd), startSim(t, printersim.FaultNone)
-	cfg := writeConfig(t, t.TempDir(), []printerConf{
-		{id: "hot-1", addr: hotAddr, backup: "pass-1"},
-		{id: "pass-1", addr: pass.addr, backup: "expo-1"},
-		{id: "expo-1", addr: expo.addr},
-	}, []stationConf{{name: "hot", printer: "hot-1"}, {name: "pass", printer: "pass-1"}})
+	pass, expo := gatewaytest.StartSim(t, printersim.FaultPaperEnd), gatewaytest.StartSim(t, printersim.FaultNone)
+	cfg := writeConfig(t, gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{
+		{ID: "hot-1", Addr: hotAddr, Backup: "pass-1"},
+		{ID: "pass-1", Addr: pass.Addr, Backup: "expo-1"},
+		{ID: "expo-1", Addr: expo.Addr},
+	}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "pass", Printer: "pass-1"}}))
 	g := startProc(t, cfg)
-	if code := call(t, "POST", g.base+"/v1/orders", order("pg-1", "hot"), nil); code != 201 {
+	if code := gatewaytest.Call(t, "POST", g.base+"/v1/orders", gatewaytest.Order("pg-1", "hot"), nil); code != 201 {
 		t.Fatalf("order: got %d", code)
 	}
-	waitStatus(t, g.base, "order_pg-1_station_hot", "done", 20*time.Second)
-	if got := getTask(t, g.base, "order_pg-1_station_hot"); got.PrinterID != "hot-1" {
+	gatewaytest.WaitStatus(t, g.base, "order_pg-1_station_hot", "done", 20*time.Second)
+	if got := gatewaytest.GetTask(t, g.base, "order_pg-1_station_hot"); got.PrinterID != "hot-1" {
 		t.Fatalf("the first ticket printed on %s, want hot-1 while it runs", got.PrinterID)
 	}
 
@@ -279,10 +261,10 @@ func TestProcess_FailoverPrinterProcessGone(t *testing.T) {
 	}
 	sim.Wait()
 	gone := time.Now()
-	if code := call(t, "POST", g.base+"/v1/orders", order("pg-2", "hot"), nil); code != 201 {
+	if code := gatewaytest.Call(t, "POST", g.base+"/v1/orders", gatewaytest.Order("pg-2", "hot"), nil); code != 201 {
 		t.Fatalf("order: got %d", code)
 	}
-	got := waitPrinted(t, expo, 1, 10*time.Second)
+	got := gatewaytest.WaitPrinted(t, expo, 1, 10*time.Second)
 	t.Logf("on the backup's backup %s after the printer's process was killed", time.Since(gone).Round(time.Millisecond))
 	if got[0].TaskNo != "order_pg-2_station_hot" || !strings.Contains(got[0].Text, "BACKUP FROM hot-1") {
 		t.Fatalf("got %s on expo-1: %q, want pg-2 saying BACKUP FROM hot-1", got[0].TaskNo, got[0].Text)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/kardianos/service"
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 )
 
 // The real program installed as a system service on this machine, started,
@@ -70,7 +71,7 @@ func TestService_InstallUninstall(t *testing.T) {
 	addr := freeAddr(t)
 	cfg := filepath.Join(dir, "gateway.toml")
 	body := fmt.Sprintf("store_id = \"store-test\"\ndata_dir = %q\nlisten = %q\napi_tokens = [%q]\n"+
-		"[[printers]]\nid = \"p1\"\ndriver = \"tcp\"\naddress = \"127.0.0.1:9\"\n[[stations]]\nname = \"hot\"\nprinter = \"p1\"\n", data, addr, token)
+		"[[printers]]\nid = \"p1\"\ndriver = \"tcp\"\naddress = \"127.0.0.1:9\"\n[[stations]]\nname = \"hot\"\nprinter = \"p1\"\n", data, addr, gatewaytest.Token)
 	copyBytes(t, []byte(body), cfg, 0o644) // readable by all: install warns
 
 	gw := func(args ...string) (stdout, stderr string, err error) {

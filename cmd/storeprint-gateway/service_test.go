@@ -15,6 +15,7 @@ import (
 
 	"github.com/kardianos/service"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/internal/version"
 )
 
@@ -142,8 +143,8 @@ func TestConfigExposure(t *testing.T) {
 // run warns, in its log, that a config readable by everyone holds tokens.
 func TestMain_RunWarnsReadableConfig(t *testing.T) {
 	t.Parallel()
-	s := startSim(t, "")
-	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "p1", addr: s.addr}}, []stationConf{{name: "hot", printer: "p1"}})
+	s := gatewaytest.StartSim(t, "")
+	cfg := writeConfig(t, gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "p1", Addr: s.Addr}}, []gatewaytest.StationConf{{Name: "hot", Printer: "p1"}}))
 	if err := os.Chmod(cfg, 0o644); err != nil {
 		t.Fatal(err)
 	}

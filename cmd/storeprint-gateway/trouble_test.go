@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -41,17 +42,17 @@ func TestMain_PaperEndNotPolledPerOrder(t *testing.T) {
 	ln := &countingListener{Listener: inner}
 	go p.Serve(ln)
 	t.Cleanup(func() { p.Close() })
-	hot := &sim{Printer: p, addr: inner.Addr().String()}
-	cfg := writeConfig(t, t.TempDir(), []printerConf{{id: "hot-1", addr: hot.addr}}, []stationConf{{name: "hot", printer: "hot-1"}})
+	hot := &gatewaytest.Sim{Printer: p, Addr: inner.Addr().String()}
+	cfg := writeConfig(t, gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}}))
 	g := startProc(t, cfg)
 	post := func(id string) {
 		t.Helper()
-		if code := call(t, "POST", g.base+"/v1/orders", order(id, "hot"), nil); code != 201 {
+		if code := gatewaytest.Call(t, "POST", g.base+"/v1/orders", gatewaytest.Order(id, "hot"), nil); code != 201 {
 			t.Fatalf("order %s: got %d", id, code)
 		}
 	}
 	post("first")
-	waitPrinter(t, g.base, "hot-1", 10*time.Second, func(p printerJSON) bool { return p.Status == "paper_end" })
+	gatewaytest.WaitPrinter(t, g.base, "hot-1", 10*time.Second, func(p gatewaytest.PrinterJSON) bool { return p.Status == "paper_end" })
 	const orders = 40
 	before, start := ln.n.Load(), time.Now()
 	for i := range orders {
@@ -63,5 +64,5 @@ func TestMain_PaperEndNotPolledPerOrder(t *testing.T) {
 		t.Fatalf("%d orders to a printer out of paper: it was connected to %d times, want at most %d", orders, reads, allowed)
 	}
 	hot.SetFault(printersim.FaultNone)
-	waitPrinted(t, hot, orders+1, 20*time.Second)
+	gatewaytest.WaitPrinted(t, hot, orders+1, 20*time.Second)
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint"
+	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/internal/cups"
 	"github.com/storeprint/storeprint/internal/testbin"
 	"github.com/storeprint/storeprint/internal/wine"
@@ -63,7 +64,7 @@ func TestWine(t *testing.T) {
 
 	printer := startRecordingSim(t)
 	srv := cups.Start(t)
-	srv.AddRawQueue(t, "kitchen", "socket://"+printer.addr)
+	srv.AddRawQueue(t, "kitchen", "socket://"+printer.Addr)
 	prefix := wine.NewPrefix(t, srv.Env()...)
 	t.Logf("cupsd and the Wine prefix ready after %s", time.Since(began).Round(time.Millisecond))
 	if err := <-built; err != nil {
@@ -97,28 +98,28 @@ func TestWine(t *testing.T) {
 	}
 	for _, o := range orders {
 		body := map[string]any{"order_id": o.id, "table": "A3", "items": []map[string]any{{"name": o.name, "qty": 2, "station": "hot", "note": o.note}}}
-		if code := call(t, "POST", base+"/v1/orders", body, nil); code != http.StatusCreated {
+		if code := gatewaytest.Call(t, "POST", base+"/v1/orders", body, nil); code != http.StatusCreated {
 			t.Fatalf("POST order %s: got %d, want 201", o.id, code)
 		}
 	}
-	if code := call(t, "POST", base+"/v1/orders", order("g1", "ghost"), nil); code != http.StatusCreated {
+	if code := gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("g1", "ghost"), nil); code != http.StatusCreated {
 		t.Fatalf("POST order g1: got %d, want 201", code)
 	}
 
 	t.Run("Print", func(t *testing.T) {
-		paper := waitPrinted(t, printer.sim, len(orders), time.Minute)
+		paper := gatewaytest.WaitPrinted(t, printer.Sim, len(orders), time.Minute)
 		jobs := printer.waitJobs(t, len(orders), time.Minute)
 		jobIDs := map[string]bool{}
 		for _, o := range orders {
 			taskNo := "order_" + o.id + "_station_hot"
-			task := waitStatus(t, base, taskNo, "attention_required", time.Minute)
+			task := gatewaytest.WaitStatus(t, base, taskNo, "attention_required", time.Minute)
 			if task.Reason != "uncertain" || !strings.Contains(task.LastError, "left the queue") || !strings.Contains(task.LastError, "Keep printed documents") {
 				t.Errorf("task %s: got reason %q, last error %q; want uncertain: the job left Wine's queue, turn on Keep printed documents",
 					taskNo, task.Reason, task.LastError)
 			}
 
 			var receipts []receiptJSON
-			if code := call(t, "GET", base+"/v1/tasks/"+taskNo+"/receipts", nil, &receipts); code != http.StatusOK || len(receipts) != 1 {
+			if code := gatewaytest.Call(t, "GET", base+"/v1/tasks/"+taskNo+"/receipts", nil, &receipts); code != http.StatusOK || len(receipts) != 1 {
 				t.Fatalf("receipts of %s: got %d %+v, want one", taskNo, code, receipts)
 			}
 			r := receipts[0]
@@ -146,7 +147,7 @@ func TestWine(t *testing.T) {
 	})
 
 	t.Run("DoesNotConfirm", func(t *testing.T) {
-		p := waitPrinter(t, base, "kitchen", time.Minute, func(p printerJSON) bool { return p.InTrouble })
+		p := gatewaytest.WaitPrinter(t, base, "kitchen", time.Minute, func(p gatewaytest.PrinterJSON) bool { return p.InTrouble })
 		if p.Word != string(storeprint.WordPrinterNoConfirm) {
 			t.Errorf("printer kitchen: got word %q, want %q", p.Word, storeprint.WordPrinterNoConfirm)
 		}
@@ -154,15 +155,15 @@ func TestWine(t *testing.T) {
 
 	t.Run("UnknownQueue", func(t *testing.T) {
 		// "No Such Queue" is not a printer to Wine: OpenPrinterW fails.
-		if p := getPrinter(t, base, "ghost"); p.Status != "offline" {
+		if p := gatewaytest.GetPrinter(t, base, "ghost"); p.Status != "offline" {
 			t.Errorf("printer ghost: got status %q, want offline", p.Status)
 		}
-		if p := getPrinter(t, base, "kitchen"); p.Status != "ready" {
+		if p := gatewaytest.GetPrinter(t, base, "kitchen"); p.Status != "ready" {
 			t.Errorf("printer kitchen: got status %q, want ready", p.Status)
 		}
 		// Not sent, so it waits to be tried again (nothing of it on paper:
 		// see CleanStop).
-		task := getTask(t, base, "order_g1_station_ghost")
+		task := gatewaytest.GetTask(t, base, "order_g1_station_ghost")
 		if (task.Status != "queued" && task.Status != "retry_wait") || (task.LastError != "" && !strings.Contains(task.LastError, "Invalid printer name")) {
 			t.Errorf("task for the unknown queue: got %q (%s), want it waiting, not sent", task.Status, task.LastError)
 		}
@@ -179,7 +180,7 @@ func TestWine(t *testing.T) {
 		// The store opens again, with every task as it was.
 		g2 := run(t)
 		for _, o := range orders {
-			if task := getTask(t, g2.Base, "order_"+o.id+"_station_hot"); task.Status != "attention_required" {
+			if task := gatewaytest.GetTask(t, g2.Base, "order_"+o.id+"_station_hot"); task.Status != "attention_required" {
 				t.Errorf("after a restart: task of %s is %q, want attention_required", o.id, task.Status)
 			}
 		}
@@ -264,7 +265,7 @@ printer = "kitchen"
 [[stations]]
 name    = "ghost"
 printer = "ghost"
-`, wine.Path(filepath.Join(dir, dataDir)), listen, token)
+`, wine.Path(filepath.Join(dir, dataDir)), listen, gatewaytest.Token)
 	path := filepath.Join(dir, dataDir+".toml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -298,7 +299,7 @@ func waitHealthy(t *testing.T, base string, timeout time.Duration) {
 // connection it served. CUPS's socket backend opens one connection per
 // job, so each connection holds one job as it reached the printer.
 type recordingSim struct {
-	*sim
+	*gatewaytest.Sim
 	mu      sync.Mutex
 	seen    map[string]int // sha256 of a connection's bytes: connections
 	n       int            // connections that brought bytes
@@ -315,7 +316,7 @@ func startRecordingSim(t *testing.T) *recordingSim {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &recordingSim{sim: &sim{Printer: p, addr: ln.Addr().String()}, seen: map[string]int{}, changed: make(chan struct{})}
+	r := &recordingSim{Sim: &gatewaytest.Sim{Printer: p, Addr: ln.Addr().String()}, seen: map[string]int{}, changed: make(chan struct{})}
 	go func() {
 		for {
 			c, err := ln.Accept()
