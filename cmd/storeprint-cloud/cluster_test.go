@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	nethttp "net/http"
 	"os"
 	"path/filepath"
@@ -20,29 +18,15 @@ import (
 
 	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
 	"github.com/storeprint/storeprint/internal/chromium"
+	"github.com/storeprint/storeprint/internal/clustertest"
 	"github.com/storeprint/storeprint/internal/testbin"
+	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
 // A store on a cluster of two gateway processes and a witness, linked to
 // the real cloud: the leader's link streams to the cloud, the leader is
 // lost in the middle of it, and the new leader's link goes on from the
 // cloud's cursor.
-
-// clusterPort returns a free address for a node's cluster traffic, on a
-// port below the range the system hands out for ":0", so that no
-// gateway's own listener takes it before the node starts.
-func clusterPort(t testing.TB) string {
-	t.Helper()
-	for range 100 {
-		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(10000))
-		if ln, err := net.Listen("tcp", addr); err == nil {
-			ln.Close()
-			return addr
-		}
-	}
-	t.Fatal("no free port for the cluster")
-	return ""
-}
 
 // clusterNodes is a store's cluster of gateway processes, each linked to
 // the cloud with the store's one gateway credential.
@@ -54,24 +38,16 @@ type clusterNodes struct {
 	dbURL string
 }
 
-var clusterIDs = []string{"gw-a", "gw-b", "wit"}
-
 func startClusterNodes(t *testing.T, st store, cloudAddr, hotAddr, dbURL string) *clusterNodes {
 	t.Helper()
-	addrs := map[string]string{}
-	var peers []string
-	for _, id := range clusterIDs {
-		addrs[id] = clusterPort(t)
-		peers = append(peers, fmt.Sprintf("%q", id+"="+addrs[id]))
-	}
 	c := &clusterNodes{t: t, st: st, cfg: map[string]string{}, procs: map[string]*gatewayProc{}, dbURL: dbURL}
-	for _, id := range clusterIDs {
+	sections := clustertest.Sections(t)
+	for _, id := range clustertest.Nodes {
 		var b strings.Builder
 		fmt.Fprintf(&b, "store_id = %q\ndata_dir = %q\nlisten = \"127.0.0.1:0\"\napi_tokens = [%q]\n", st.id, filepath.Join(t.TempDir(), "data"), posToken)
 		fmt.Fprintf(&b, "[cloud]\nurl = \"ws://%s/v1/sync\"\ninsecure = true\ngateway_id = %q\ntoken = %q\n", cloudAddr, st.gatewayID, st.token)
-		fmt.Fprintf(&b, "\n[cluster]\nnode_id = %q\nlisten = %q\npeers = [%s]\nsecret = \"a-secret-of-the-store-cluster\"\nwitness = %v\n",
-			id, addrs[id], strings.Join(peers, ", "), id == "wit")
-		if id != "wit" {
+		b.WriteString(sections[id])
+		if id != clustertest.Witness {
 			fmt.Fprintf(&b, "\n[[printers]]\nid = \"hot-1\"\ndriver = \"tcp\"\naddress = %q\nconfirm_timeout = \"3s\"\non_uncertain = \"hold\"\n", hotAddr)
 			fmt.Fprintf(&b, "\n[[stations]]\nname = \"hot\"\nprinter = \"hot-1\"\n")
 		}
@@ -111,7 +87,7 @@ func (c *clusterNodes) leader(not string, timeout time.Duration) string {
 			}
 			var v clusterView
 			code, err := tryDo(posToken, "GET", c.procs[id].base+"/v1/cluster", nil, &v)
-			if err != nil || code != 200 || v.Leader == "" || v.Leader == not || v.Leader == "wit" || (leader != "" && v.Leader != leader) {
+			if err != nil || code != 200 || v.Leader == "" || v.Leader == not || v.Leader == clustertest.Witness || (leader != "" && v.Leader != leader) {
 				agreed = false
 				break
 			}
@@ -198,6 +174,73 @@ func countCloudRows(t testing.TB, dbURL, query, storeID string) int {
 	return n
 }
 
+// clusterChain is a store of the real cloud, on its own database, kept by
+// a cluster of gateway processes printing on hot, and the orders a POS
+// posted to the cluster: <prefix>0, <prefix>1 and on.
+type clusterChain struct {
+	*clusterNodes
+	node   *cloudNode
+	hot    *printersim.Printer
+	prefix string
+	n      int // orders posted and taken
+}
+
+func startClusterChain(t *testing.T, storeID, prefix string) *clusterChain {
+	t.Helper()
+	dbURL := pgtest.NewDatabase(t)
+	node := startCloud(t, dbURL, "127.0.0.1:0")
+	st := createStore(t, node.base, "t1", storeID)
+	hot, hotAddr := startSim(t)
+	c := startClusterNodes(t, st, strings.TrimPrefix(node.base, "http://"), hotAddr, dbURL)
+	return &clusterChain{clusterNodes: c, node: node, hot: hot, prefix: prefix}
+}
+
+// rush posts count more orders, each until a gateway takes it.
+func (c *clusterChain) rush(count int) {
+	c.t.Helper()
+	for range count {
+		c.post(c.n, fmt.Sprintf("%s%d", c.prefix, c.n))
+		c.n++
+	}
+}
+
+// check checks the cloud against the store as the leader keeps it: the
+// cloud holds every task in the store's state, one incarnation and no
+// link event (one gapless stream); no ticket is on paper twice, and each
+// task is done and on paper or held for a person. It returns how many
+// are held.
+func (c *clusterChain) check(leader string) (held int) {
+	t := c.t
+	t.Helper()
+	if got := compare(t, c.dbURL, c.procs[leader], c.st); got != c.n {
+		t.Errorf("the store has %d tasks, %d orders were accepted", got, c.n)
+	}
+	if inc := countCloudRows(t, c.dbURL, `SELECT count(DISTINCT incarnation) FROM gateway_cursors WHERE store_id = $1 AND incarnation <> ''`, c.st.id); inc != 1 {
+		t.Errorf("the cloud saw %d incarnations of the store, want 1: %s", inc, describeCursors(t, c.dbURL, c.st.id))
+	}
+	if events := countCloudRows(t, c.dbURL, `SELECT count(*) FROM link_events WHERE store_id = $1`, c.st.id); events != 0 {
+		t.Errorf("the cloud recorded %d link events (a reset, a store behind, a take-over): want none", events)
+	}
+	printedOnce(t, c.hot) // no ticket twice
+	paper := map[string]bool{}
+	for _, tk := range c.hot.Printed() {
+		paper[tk.TaskNo] = true
+	}
+	var tasks []gwTask
+	do(t, posToken, "GET", c.procs[leader].base+"/v1/tasks?limit=1000", nil, &tasks)
+	for _, tk := range tasks {
+		switch {
+		case tk.Status == "attention_required":
+			held++
+		case tk.Status != "done":
+			t.Errorf("%s: %s, want done or held for a person", tk.TaskNo, tk.Status)
+		case !paper[tk.TaskNo]:
+			t.Errorf("%s: done, not on paper", tk.TaskNo)
+		}
+	}
+	return held
+}
+
 // TestChain_Cluster: orders stream to the cloud through the leader's
 // link; the leader is killed in the middle of the stream, later the new
 // leader is stopped (it hands leadership on) after the old one came back.
@@ -209,19 +252,8 @@ func TestChain_Cluster(t *testing.T) {
 		t.Skip("runs three gateway processes")
 	}
 	t.Parallel()
-	dbURL := pgtest.NewDatabase(t)
-	node := startCloud(t, dbURL, "127.0.0.1:0")
-	st := createStore(t, node.base, "t1", "s-cluster")
-	hot, hotAddr := startSim(t)
-	c := startClusterNodes(t, st, strings.TrimPrefix(node.base, "http://"), hotAddr, dbURL)
-
-	n := 0
-	rush := func(count int) {
-		for range count {
-			c.post(n, fmt.Sprintf("c%d", n))
-			n++
-		}
-	}
+	c := startClusterChain(t, "s-cluster", "c")
+	dbURL, node, st, rush := c.dbURL, c.node, c.st, c.rush
 	first := c.leader("", 30*time.Second)
 	rush(20)
 	waitSynced(t, c.procs[first], 30*time.Second)
@@ -284,34 +316,8 @@ func TestChain_Cluster(t *testing.T) {
 	waitSynced(t, c.procs[third], 30*time.Second)
 	t.Logf("%s stopped, %s leads", second, third)
 
-	if got := compare(t, dbURL, c.procs[third], st); got != n {
-		t.Errorf("the store has %d tasks, %d orders were accepted", got, n)
-	}
-	if inc := countCloudRows(t, dbURL, `SELECT count(DISTINCT incarnation) FROM gateway_cursors WHERE store_id = $1 AND incarnation <> ''`, st.id); inc != 1 {
-		t.Errorf("the cloud saw %d incarnations of the store, want 1: %s", inc, describeCursors(t, dbURL, st.id))
-	}
-	if events := countCloudRows(t, dbURL, `SELECT count(*) FROM link_events WHERE store_id = $1`, st.id); events != 0 {
-		t.Errorf("the cloud recorded %d link events (a reset, a store behind, a take-over): want none", events)
-	}
-	printedOnce(t, hot) // no ticket twice
-	paper := map[string]bool{}
-	for _, tk := range hot.Printed() {
-		paper[tk.TaskNo] = true
-	}
-	var tasks []gwTask
-	do(t, posToken, "GET", c.procs[third].base+"/v1/tasks?limit=1000", nil, &tasks)
-	flagged := 0
-	for _, tk := range tasks {
-		switch {
-		case tk.Status == "attention_required":
-			flagged++ // uncertain after the kill: held for a person, on paper at most once
-		case tk.Status != "done":
-			t.Errorf("%s: %s, want done or held for a person", tk.TaskNo, tk.Status)
-		case !paper[tk.TaskNo]:
-			t.Errorf("%s: done, not on paper", tk.TaskNo)
-		}
-	}
-	if flagged > 1 {
+	// Held for a person: uncertain after the kill, on paper at most once.
+	if flagged := c.check(third); flagged > 1 {
 		t.Errorf("%d tickets held for a person, want at most the one the killed leader was printing", flagged)
 	}
 }

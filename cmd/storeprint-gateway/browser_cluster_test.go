@@ -19,11 +19,7 @@ import (
 func TestBrowser_Cluster(t *testing.T) {
 	hot := gatewaytest.StartSim(t, printersim.FaultNone)
 	nodes := startCluster(t, hot)
-	leader := waitLeader(t, nodes, "", 30*time.Second)
-	follower := nodes["gw-a"]
-	if leader.id == "gw-a" {
-		follower = nodes["gw-b"]
-	}
+	leader, follower := leaderAndFollower(t, nodes)
 	waitWitnessKnown(t, nodes, "")
 	ctx := chromium.New(t, 1280, 900)
 	within(t, ctx, 20*time.Second, "open the follower's page",

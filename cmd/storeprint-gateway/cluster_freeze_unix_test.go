@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -32,15 +31,7 @@ func TestProcess_ClusterFreezeLeader(t *testing.T) {
 		}
 	}
 	postSome(3)
-	var st gateway.ClusterState
-	if code := gatewaytest.Call(t, "GET", procs["gw-a"].base+"/v1/cluster", nil, &st); code != 200 || st.Leader == "" {
-		t.Fatalf("GET /v1/cluster: %d %+v", code, st)
-	}
-	leader := procs[st.Leader]
-	survivor := procs["gw-a"]
-	if st.Leader == "gw-a" {
-		survivor = procs["gw-b"]
-	}
+	leaderID, leader, survivor := leaderOf(t, procs)
 	// The leader holds tickets: the printer is slow, three wait.
 	hot.SetFault(printersim.FaultSlow)
 	postSome(3)
@@ -66,7 +57,7 @@ func TestProcess_ClusterFreezeLeader(t *testing.T) {
 		}
 	}
 	t.Logf("frozen leader %s: the POS got its next 201 after %s, its ticket on paper after %s%s",
-		st.Leader, at.Sub(frozen).Round(time.Millisecond), first.Sub(frozen).Round(time.Millisecond), phases)
+		leaderID, at.Sub(frozen).Round(time.Millisecond), first.Sub(frozen).Round(time.Millisecond), phases)
 	if wait := 15*time.Second - time.Since(frozen); wait > 0 {
 		time.Sleep(wait) // the freeze lasts 15 s, as a stuck box's would
 	}

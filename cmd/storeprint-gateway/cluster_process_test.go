@@ -12,6 +12,7 @@ import (
 
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/gateway/gatewaytest"
+	"github.com/storeprint/storeprint/internal/clustertest"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -121,28 +122,28 @@ func tryCall(method, url string, body any) (int, error) {
 // store printing on hot, and a POS that knows both gateways.
 func startClusterProcs(t *testing.T, hot *gatewaytest.Sim) (map[string]*proc, *pos) {
 	t.Helper()
-	ids := []string{"gw-a", "gw-b", "wit"}
-	addrs := map[string]string{}
-	for _, id := range ids {
-		addrs[id] = clusterAddr(t)
-	}
-	peers := ""
-	for _, id := range ids {
-		peers += fmt.Sprintf("%q, ", id+"="+addrs[id])
-	}
+	cfgs := writeClusterConfigs(t, hot, "hot")
 	procs := map[string]*proc{}
-	for _, id := range ids {
-		top := fmt.Sprintf("\n[cluster]\nnode_id = %q\nlisten = %q\npeers = [%s]\nsecret = \"a-secret-of-the-store-cluster\"\nwitness = %v\n",
-			id, addrs[id], peers, id == "wit")
-		printers, stations := []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr, OnUncertain: "hold"}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}}
-		if id == "wit" {
-			printers, stations = nil, nil // a witness needs none
-		}
-		cfg := writeConfig(t, gatewaytest.ConfigTop(t, t.TempDir(), top, printers, stations))
-		procs[id] = startProc(t, cfg)
+	for _, id := range clustertest.Nodes {
+		procs[id] = startProc(t, cfgs[id])
 	}
 	p := &pos{t: t, addrs: []string{procs["gw-a"].base, procs["gw-b"].base}}
 	return procs, p
+}
+
+// leaderOf asks gw-a which gateway leads, and returns its id, its
+// process and the other gateway's.
+func leaderOf(t *testing.T, procs map[string]*proc) (id string, leader, survivor *proc) {
+	t.Helper()
+	var st gateway.ClusterState
+	if code := gatewaytest.Call(t, "GET", procs["gw-a"].base+"/v1/cluster", nil, &st); code != 200 || st.Leader == "" {
+		t.Fatalf("GET /v1/cluster: %d %+v", code, st)
+	}
+	survivor = procs["gw-a"]
+	if st.Leader == "gw-a" {
+		survivor = procs["gw-b"]
+	}
+	return st.Leader, procs[st.Leader], survivor
 }
 
 // Three real processes, two gateways and a witness, on one store: the
@@ -161,15 +162,7 @@ func TestProcess_ClusterKillLeader(t *testing.T) {
 	for i := range before {
 		p.post(fmt.Sprintf("k%d", i), 30*time.Second)
 	}
-	var st gateway.ClusterState
-	if code := gatewaytest.Call(t, "GET", procs["gw-a"].base+"/v1/cluster", nil, &st); code != 200 || st.Leader == "" {
-		t.Fatalf("GET /v1/cluster: %d %+v", code, st)
-	}
-	leader := procs[st.Leader]
-	survivor := procs["gw-a"]
-	if st.Leader == "gw-a" {
-		survivor = procs["gw-b"]
-	}
+	leaderID, leader, survivor := leaderOf(t, procs)
 	killed := time.Now()
 	leader.kill(t)
 	var firstAccepted time.Time
@@ -189,7 +182,7 @@ func TestProcess_ClusterKillLeader(t *testing.T) {
 		}
 	}
 	t.Logf("takeover after SIGKILL of %s: the POS got its next 201 after %s, its ticket on paper after %s%s",
-		st.Leader, firstAccepted.Sub(killed).Round(time.Millisecond), firstPaper.Sub(killed).Round(time.Millisecond), phases)
+		leaderID, firstAccepted.Sub(killed).Round(time.Millisecond), firstPaper.Sub(killed).Round(time.Millisecond), phases)
 
 	checkOnceOrFlagged(t, all, paper, "k", before+after, before, "accepted after the takeover")
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -11,24 +9,9 @@ import (
 	"github.com/storeprint/storeprint/deploy"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/gateway/gatewaytest"
+	"github.com/storeprint/storeprint/internal/clustertest"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
-
-// clusterAddr returns a free address for a node's cluster traffic, on a
-// port below the range the system hands out for ":0", so that no
-// gateway's own listener takes it before the node starts.
-func clusterAddr(t testing.TB) string {
-	t.Helper()
-	for range 100 {
-		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(10000))
-		if ln, err := net.Listen("tcp", addr); err == nil {
-			ln.Close()
-			return addr
-		}
-	}
-	t.Fatal("no free port for the cluster")
-	return ""
-}
 
 // clusterNode is one node of a test cluster run in this process.
 type clusterNode struct {
@@ -38,29 +21,34 @@ type clusterNode struct {
 	stop func()
 }
 
+// writeClusterConfigs writes the configuration of each node of a
+// cluster (clustertest.Nodes) on one store, the gateways printing the
+// stations on hot, and returns their paths by node id.
+func writeClusterConfigs(t testing.TB, hot *gatewaytest.Sim, stations ...string) map[string]string {
+	t.Helper()
+	cfgs := map[string]string{}
+	for id, section := range clustertest.Sections(t) {
+		var printers []gatewaytest.PrinterConf
+		var sts []gatewaytest.StationConf
+		if id != clustertest.Witness { // a witness needs none
+			printers = []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr, OnUncertain: "hold"}}
+			for _, s := range stations {
+				sts = append(sts, gatewaytest.StationConf{Name: s, Printer: "hot-1"})
+			}
+		}
+		cfgs[id] = writeConfig(t, gatewaytest.ConfigTop(t, t.TempDir(), section, printers, sts))
+	}
+	return cfgs
+}
+
 // startCluster runs two gateways and a witness on one store, all
 // printing on hot.
 func startCluster(t testing.TB, hot *gatewaytest.Sim) map[string]*clusterNode {
 	t.Helper()
-	ids := []string{"gw-a", "gw-b", "wit"}
-	addrs := map[string]string{}
-	for _, id := range ids {
-		addrs[id] = clusterAddr(t)
-	}
-	peers := ""
-	for _, id := range ids {
-		peers += fmt.Sprintf("%q, ", id+"="+addrs[id])
-	}
+	cfgs := writeClusterConfigs(t, hot, "hot", "cold")
 	nodes := map[string]*clusterNode{}
-	for _, id := range ids {
-		top := fmt.Sprintf("\n[cluster]\nnode_id = %q\nlisten = %q\npeers = [%s]\nsecret = \"a-secret-of-the-store-cluster\"\nwitness = %v\n",
-			id, addrs[id], peers, id == "wit")
-		printers, stations := []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr, OnUncertain: "hold"}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "cold", Printer: "hot-1"}}
-		if id == "wit" {
-			printers, stations = nil, nil // a witness needs none
-		}
-		cfg := writeConfig(t, gatewaytest.ConfigTop(t, t.TempDir(), top, printers, stations))
-		m, stop := startGateway(t, cfg)
+	for _, id := range clustertest.Nodes {
+		m, stop := startGateway(t, cfgs[id])
 		n := &clusterNode{id: id, m: m, base: m.HTTP.URL(), stop: stop}
 		stopped := false
 		n.stop = func() {
@@ -118,19 +106,25 @@ func waitLeader(t testing.TB, nodes map[string]*clusterNode, not string, timeout
 	}
 }
 
+// leaderAndFollower waits until a gateway node leads (waitLeader) and
+// returns it and the other gateway.
+func leaderAndFollower(t testing.TB, nodes map[string]*clusterNode) (leader, follower *clusterNode) {
+	t.Helper()
+	leader = waitLeader(t, nodes, "", 30*time.Second)
+	follower = nodes["gw-a"]
+	if leader.id == "gw-a" {
+		follower = nodes["gw-b"]
+	}
+	return leader, follower
+}
+
 // TestMain_Cluster: a POS posts to a follower and the leader prints;
 // the leader stops and the other gateway takes over with nothing lost;
 // the witness takes no orders.
 func TestMain_Cluster(t *testing.T) {
 	hot := gatewaytest.StartSim(t, printersim.FaultNone)
 	nodes := startCluster(t, hot)
-	leader := waitLeader(t, nodes, "", 30*time.Second)
-	var follower *clusterNode
-	for _, id := range []string{"gw-a", "gw-b"} {
-		if id != leader.id {
-			follower = nodes[id]
-		}
-	}
+	leader, follower := leaderAndFollower(t, nodes)
 
 	t.Run("Cluster", func(t *testing.T) {
 		waitWitnessKnown(t, nodes, "")
@@ -230,11 +224,7 @@ func TestMain_Cluster(t *testing.T) {
 func BenchmarkClusterAccept(b *testing.B) {
 	hot := gatewaytest.StartSim(b, printersim.FaultNone)
 	nodes := startCluster(b, hot)
-	leader := waitLeader(b, nodes, "", 30*time.Second)
-	follower := nodes["gw-a"]
-	if leader.id == "gw-a" {
-		follower = nodes["gw-b"]
-	}
+	leader, follower := leaderAndFollower(b, nodes)
 	for _, to := range []*clusterNode{leader, follower} {
 		name := "leader"
 		if to == follower {
