@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint/gateway/gatewaytest"
+	"github.com/storeprint/storeprint/internal/testlog"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -30,14 +31,14 @@ func TestMain_InsecureCloud(t *testing.T) {
 		return path
 	}
 	m := NewMain()
-	m.Stderr = &lockedBuffer{}
+	m.Stderr = &testlog.Buffer{}
 	if err := m.ParseFlags([]string{"run", "--config", withCloud("")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.run(t.Context()); err == nil || !strings.Contains(err.Error(), "cloud.url") || !strings.Contains(err.Error(), "insecure = true") {
 		t.Fatalf("ws:// without insecure: got %v, want an error naming cloud.url and insecure", err)
 	}
-	logs := &lockedBuffer{}
+	logs := &testlog.Buffer{}
 	_, base := runGateway(t, withCloud("insecure = true\n"), func(m *Main) { m.Stderr = logs })
 	gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("ins-1", "hot"), nil)
 	gatewaytest.WaitStatus(t, base, "order_ins-1_station_hot", "done", 10*time.Second) // printing goes on without the cloud

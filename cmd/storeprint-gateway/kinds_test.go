@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint/gateway/gatewaytest"
+	"github.com/storeprint/storeprint/internal/testlog"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 	"github.com/storeprint/storeprint/printerdrivers/printertest"
 )
@@ -81,7 +82,7 @@ func TestMain_CloudPRNTPasswordGuesses(t *testing.T) {
 		fmt.Sprintf("id = \"pass-1\"\ndriver = \"cloudprnt\"\nmac = %q\npassword = \"pass-pw\"\nemulation = \"starprnt\"", mac),
 	}, []string{"name = \"pass\"\nprinter = \"pass-1\""}, ""))
 	clock := &gatewaytest.MovingClock{}
-	logs := &lockedBuffer{}
+	logs := &testlog.Buffer{}
 	_, base := runGateway(t, cfg, func(m *Main) { m.Clock, m.Stderr = clock, logs })
 	poll := func(mac, pass string) (int, string) {
 		t.Helper()

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -68,24 +66,6 @@ func startGateway(t testing.TB, cfgPath string, opts ...func(*Main)) (*Main, fun
 			t.Errorf("gateway close: %v", err)
 		}
 	}
-}
-
-// lockedBuffer collects a program's log from many goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // within runs browser actions, failing the test after d.

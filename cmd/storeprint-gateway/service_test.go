@@ -9,13 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	stdsync "sync"
 	"testing"
 	"time"
 
 	"github.com/kardianos/service"
 
 	"github.com/storeprint/storeprint/gateway/gatewaytest"
+	"github.com/storeprint/storeprint/internal/testlog"
 	"github.com/storeprint/storeprint/internal/version"
 )
 
@@ -149,7 +149,7 @@ func TestMain_RunWarnsReadableConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := NewMain()
-	log := &syncBuffer{}
+	log := &testlog.Buffer{}
 	m.Stderr = log
 	if err := m.ParseFlags([]string{"run", "--config", cfg}); err != nil {
 		t.Fatal(err)
@@ -255,22 +255,4 @@ func TestSysvScript(t *testing.T) {
 			t.Errorf("script does not hold %q", w)
 		}
 	}
-}
-
-// syncBuffer is a log the gateway writes while the test reads it.
-type syncBuffer struct {
-	mu  stdsync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint/gateway/gatewaytest"
+	"github.com/storeprint/storeprint/internal/testlog"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -303,7 +304,7 @@ func TestServer_BadTokens(t *testing.T) {
 	hot := gatewaytest.StartSim(t, printersim.FaultNone)
 	cfg := gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}})
 	clock := &gatewaytest.MovingClock{}
-	logs := &lockedBuffer{}
+	logs := &testlog.Buffer{}
 	_, base := runGateway(t, cfg, func(m *gw) { m.Clock, m.Stderr = clock, logs })
 	const guess = "guessed-token-0001"
 	for i := 0; i < 60; i++ {

@@ -1,11 +1,9 @@
 package http_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
-	stdsync "sync"
 	"testing"
 	"time"
 
@@ -112,22 +110,4 @@ func (s storage) StorageState() gwhttp.StorageState {
 func (s storage) WriteBackup(w io.Writer) error {
 	_, err := s.db.Backup(w, s.storeID)
 	return err
-}
-
-// lockedBuffer collects a log from many goroutines.
-type lockedBuffer struct {
-	mu stdsync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint"
+	"github.com/storeprint/storeprint/internal/testlog"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -284,7 +285,7 @@ func TestTicket_PaperText(t *testing.T) {
 
 func TestPrinter_Paper(t *testing.T) {
 	t.Parallel()
-	out, paper := &syncBuffer{}, &syncBuffer{}
+	out, paper := &testlog.Buffer{}, &testlog.Buffer{}
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	p, addr := setup(t, printersim.Options{Name: "pass-1", Out: out, Paper: paper, Now: func() time.Time { return at }})
 	c := dial(t, addr)

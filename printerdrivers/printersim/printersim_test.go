@@ -8,11 +8,11 @@ import (
 	"errors"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/storeprint/storeprint"
+	"github.com/storeprint/storeprint/internal/testlog"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -20,24 +20,6 @@ import (
 // waitTimeout bounds every wait in these tests; nothing waits this long
 // unless something is broken.
 const waitTimeout = 10 * time.Second
-
-// syncBuffer is an io.Writer safe to read while the printer writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // setup starts a simulated printer on a loopback port.
 func setup(t *testing.T, opts printersim.Options) (*printersim.Printer, string) {
@@ -150,7 +132,7 @@ func TestPrinter_Serve(t *testing.T) {
 
 	t.Run("OK", func(t *testing.T) {
 		t.Parallel()
-		out := &syncBuffer{}
+		out := &testlog.Buffer{}
 		at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 		p, addr := setup(t, printersim.Options{Out: out, Now: func() time.Time { return at }})
 		c := dial(t, addr)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint/internal/testenv"
+	"github.com/storeprint/storeprint/internal/testlog"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -62,7 +63,7 @@ func TestPrinter_Receiptio(t *testing.T) {
 
 	t.Run("Print", func(t *testing.T) {
 		t.Parallel()
-		out := &syncBuffer{}
+		out := &testlog.Buffer{}
 		p, host := setupReceiptio(t, printersim.Options{Out: out})
 		if got := runReceiptio(t, cli, host, "-l", "zh-hans", filepath.Join(receiptioDir, "ticket.receipt")); got != "success" {
 			t.Fatalf("got %q, want success", got)
