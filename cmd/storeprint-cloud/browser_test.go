@@ -15,17 +15,6 @@ import (
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
-// within runs browser actions with a deadline, derived from a browser
-// context that has already run.
-func within(t *testing.T, ctx context.Context, d time.Duration, what string, actions ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	c, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	if err := chromedp.Do(c, actions...); err != nil {
-		t.Fatalf("%s (within %s): %v", what, d, err)
-	}
-}
-
 // eval evaluates a JavaScript expression in the page.
 func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	t.Helper()
@@ -103,7 +92,7 @@ func TestBrowser_Dashboard(t *testing.T) {
 	waitSynced(t, g, 30*time.Second)
 	ctx := chromium.New(t, 1400, 1000)
 
-	within(t, ctx, 20*time.Second, "open the setup link",
+	chromium.Within(t, ctx, 20*time.Second, "open the setup link",
 		chromedp.Navigate(base+"/?token="+adminToken),
 		chromedp.WaitVisible(`#stores [data-store="acme-01"][data-printer="hot-1"][data-status="ready"]`),
 		chromedp.WaitVisible(`[data-store-row="globex-01"][data-online="false"]`))
@@ -122,13 +111,13 @@ func TestBrowser_Dashboard(t *testing.T) {
 	hot.SetFault(printersim.FaultPaperEnd)
 	postOrder(t, g.base, "pe-1", "hot")
 	start := time.Now()
-	within(t, ctx, 5*time.Second, "printer shown out of paper",
+	chromium.Within(t, ctx, 5*time.Second, "printer shown out of paper",
 		chromedp.WaitVisible(`#printers [data-store="acme-01"][data-printer="hot-1"][data-status="paper_end"].bad`),
 		chromedp.WaitVisible(`#stores [data-store="acme-01"][data-printer="hot-1"][data-status="paper_end"].bad`))
 	t.Logf("printer red on the dashboard %s after the order", time.Since(start).Round(time.Millisecond))
 	hot.SetFault(printersim.FaultNone)
 	waitPaper(t, hot, 1, 10*time.Second)
-	within(t, ctx, 5*time.Second, "printer shown ready again",
+	chromium.Within(t, ctx, 5*time.Second, "printer shown ready again",
 		chromedp.WaitVisible(`#stores [data-store="acme-01"][data-printer="hot-1"][data-status="ready"].ok`),
 		chromedp.WaitNotPresent(`#printers [data-printer="hot-1"]`))
 
@@ -137,7 +126,7 @@ func TestBrowser_Dashboard(t *testing.T) {
 	postOrder(t, g.base, "mu-1", "pass")
 	const no = "order_mu-1_station_pass"
 	card := `#queue [data-store="acme-01"][data-task="` + no + `"]`
-	within(t, ctx, 20*time.Second, "flagged ticket in the queue",
+	chromium.Within(t, ctx, 20*time.Second, "flagged ticket in the queue",
 		chromedp.WaitVisible(card+`[data-status="attention_required"]`))
 	pass.SetFault(printersim.FaultNone)
 	if n := len(pass.Printed()); n != 1 {
@@ -145,7 +134,7 @@ func TestBrowser_Dashboard(t *testing.T) {
 	}
 	// A person takes it on: marked with their name, still in the queue,
 	// and in the store's alert history.
-	within(t, ctx, 15*time.Second, "acknowledge",
+	chromium.Within(t, ctx, 15*time.Second, "acknowledge",
 		chromedp.Click(card+` [data-action="ack"]`),
 		chromedp.WaitVisible(`#operator`),
 		chromedp.SetValue(`#operator`, "Amy"),
@@ -158,7 +147,7 @@ func TestBrowser_Dashboard(t *testing.T) {
 		t.Fatalf("the acknowledged card does not name Amy:\n%s", got)
 	}
 	// Every store, a page at a time.
-	within(t, ctx, 10*time.Second, "all stores",
+	chromium.Within(t, ctx, 10*time.Second, "all stores",
 		chromedp.Click(`#all-stores`),
 		chromedp.WaitVisible(`[data-directory-row="acme-01"]`),
 		chromedp.WaitVisible(`[data-directory-row="globex-01"][data-online="false"]`),
@@ -167,7 +156,7 @@ func TestBrowser_Dashboard(t *testing.T) {
 		// Back to the top: a card scrolled to under the sticky header
 		// would take the header's clicks.
 		chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
-	within(t, ctx, 15*time.Second, "make-up print",
+	chromium.Within(t, ctx, 15*time.Second, "make-up print",
 		chromedp.Click(card+` [data-action="retry"]`),
 		chromedp.WaitVisible(`#operator`),
 		chromedp.SetValue(`#operator`, "Amy"),
@@ -182,7 +171,7 @@ func TestBrowser_Dashboard(t *testing.T) {
 
 	// The ticket's history: both attempts, the events, who asked for it.
 	hist := `[data-history="` + no + `"]`
-	within(t, ctx, 10*time.Second, "search",
+	chromium.Within(t, ctx, 10*time.Second, "search",
 		chromedp.SetValue(`#q`, "mu-1"),
 		chromedp.Click(`#search-form button`),
 		chromedp.WaitVisible(hist+` h3 [data-status="done"]`),
@@ -198,11 +187,11 @@ func TestBrowser_Dashboard(t *testing.T) {
 	}
 
 	// Chinese, switchable.
-	within(t, ctx, 5*time.Second, "switch language", chromedp.Click(`#lang`))
+	chromium.Within(t, ctx, 5*time.Second, "switch language", chromedp.Click(`#lang`))
 	if got := eval[string](t, ctx, `document.querySelector('#stores [data-printer="hot-1"]').textContent`); !strings.Contains(got, "就绪") {
 		t.Fatalf("got printer %q after switching, want 就绪", got)
 	}
-	within(t, ctx, 5*time.Second, "switch back", chromedp.Click(`#lang`))
+	chromium.Within(t, ctx, 5*time.Second, "switch back", chromedp.Click(`#lang`))
 
 	ext, err := chromium.ExternalRequests(ctx, base)
 	if err != nil {
@@ -215,20 +204,20 @@ func TestBrowser_Dashboard(t *testing.T) {
 	// A bad token is refused; a tenant token sees its tenant's stores only.
 	signIn := func(token string) {
 		t.Helper()
-		within(t, ctx, 10*time.Second, "sign in",
+		chromium.Within(t, ctx, 10*time.Second, "sign in",
 			chromedp.Click(`#signout`),
 			chromedp.WaitVisible(`#token`),
 			chromedp.SetValue(`#token`, token),
 			chromedp.Click(`#signin-form button[type="submit"]`))
 	}
 	signIn("not-a-token")
-	within(t, ctx, 10*time.Second, "refused", chromedp.WaitVisible(`#signin-form`),
+	chromium.Within(t, ctx, 10*time.Second, "refused", chromedp.WaitVisible(`#signin-form`),
 		chromedp.Poll[chromedp.Void](`document.querySelector("#signin-error").textContent !== ""`))
 	var tok cloud.TenantToken
 	if code := do(t, adminToken, "POST", base+"/v1/admin/tenants/acme/tokens", nil, &tok); code != 201 {
 		t.Fatalf("tenant token: %d", code)
 	}
-	within(t, ctx, 10*time.Second, "sign in as acme",
+	chromium.Within(t, ctx, 10*time.Second, "sign in as acme",
 		chromedp.SetValue(`#token`, tok.Token),
 		chromedp.Click(`#signin-form button[type="submit"]`),
 		chromedp.WaitVisible(`[data-store-row="acme-01"]`))

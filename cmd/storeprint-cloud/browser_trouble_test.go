@@ -65,7 +65,7 @@ func TestBrowser_DashboardTrouble(t *testing.T) {
 	}
 
 	ctx := chromium.New(t, 1280, 800)
-	within(t, ctx, 20*time.Second, "open the dashboard",
+	chromium.Within(t, ctx, 20*time.Second, "open the dashboard",
 		chromedp.Navigate(base+"/?token="+adminToken),
 		chromedp.WaitVisible(`#printers [data-printer="hot-1"]`),
 		chromedp.WaitVisible(`#printers [data-printer="pass-1"]`),
@@ -84,14 +84,14 @@ func TestBrowser_DashboardTrouble(t *testing.T) {
 	}
 	// The technical side is one click away, and stays open while the
 	// dashboard redraws on its next read.
-	within(t, ctx, 5*time.Second, "open details", chromedp.Click(`#queue [data-status="attention_required"] details summary`),
+	chromium.Within(t, ctx, 5*time.Second, "open details", chromedp.Click(`#queue [data-status="attention_required"] details summary`),
 		chromedp.WaitVisible(`#queue [data-status="attention_required"] details[open] .tech`))
 	key := eval[string](t, ctx, `(() => { const d = document.querySelector('#queue [data-status="attention_required"] details[open]'); d.dataset.drawn = "before"; return d.dataset.details })()`)
-	within(t, ctx, 20*time.Second, "the dashboard redrawn", chromedp.WaitNotPresent(`#queue details[data-drawn]`))
+	chromium.Within(t, ctx, 20*time.Second, "the dashboard redrawn", chromedp.WaitNotPresent(`#queue details[data-drawn]`))
 	if tech := eval[string](t, ctx, `document.querySelector('#queue details[open][data-details="`+key+`"]')?.innerText ?? "closed"`); !technical.MatchString(tech) {
 		t.Errorf("the details of %s, opened before the dashboard redrew, show %q, want them open with technical text", key, tech)
 	}
-	within(t, ctx, 5*time.Second, "close details for the screenshots", chromedp.Click(`#queue details[open][data-details="`+key+`"] summary`))
+	chromium.Within(t, ctx, 5*time.Second, "close details for the screenshots", chromedp.Click(`#queue details[open][data-details="`+key+`"] summary`))
 
 	dir := os.Getenv("STOREPRINT_SCREENSHOTS")
 	save := func(name string, png []byte) {

@@ -284,19 +284,19 @@ func TestChain_Cluster(t *testing.T) {
 	}
 	nodeAlert(true)
 	ctx := chromium.New(t, 1400, 1000)
-	within(t, ctx, 20*time.Second, "the dashboard", chromedp.Navigate(node.base+"/?token="+adminToken),
+	chromium.Within(t, ctx, 20*time.Second, "the dashboard", chromedp.Navigate(node.base+"/?token="+adminToken),
 		chromedp.WaitVisible(`[data-store-row="`+st.id+`"]`))
 	nodeChip := func(state, words string) {
 		t.Helper()
 		chip := `#stores [data-cluster="` + st.id + `"] span.chip[data-node="` + first + `"]`
-		within(t, ctx, 20*time.Second, first+" "+state+" on the dashboard",
+		chromium.Within(t, ctx, 20*time.Second, first+" "+state+" on the dashboard",
 			chromedp.Poll[chromedp.Void](`(() => { const c = document.querySelector(`+"`"+chip+"`"+`);
 				return c !== null && c.dataset.state === "`+state+`" && c.classList.contains("`+map[string]string{"down": "bad", "up": "ok"}[state]+`") &&
 					c.textContent.includes("`+words+`"); })()`))
 	}
 	nodeChip("down", "follower · down")
 	// The witness is named as such.
-	within(t, ctx, 20*time.Second, "wit the witness on the dashboard",
+	chromium.Within(t, ctx, 20*time.Second, "wit the witness on the dashboard",
 		chromedp.WaitVisible(`#stores [data-cluster="`+st.id+`"] span.chip[data-node="wit"][data-role="witness"]`))
 	if text, err := chromedp.Run(ctx, chromedp.Text(`#stores [data-cluster="`+st.id+`"] span.chip[data-node="wit"]`)); err != nil || !strings.Contains(text, "wit · witness · up") {
 		t.Errorf("the witness's chip reads %q (%v), want wit · witness · up", text, err)

@@ -82,11 +82,11 @@ func TestChain_CredentialShared(t *testing.T) {
 	// Both LAN pages and HQ's dashboard say so, in a real browser.
 	ctx := chromium.New(t, 1280, 900)
 	for _, g := range []*gatewayProc{g1, g2} {
-		within(t, ctx, 20*time.Second, "the LAN page says the credential is shared",
+		chromium.Within(t, ctx, 20*time.Second, "the LAN page says the credential is shared",
 			chromedp.Navigate(g.base+"/?token="+posToken),
 			chromedp.WaitVisible(`#banners [data-credential-shared="true"]`))
 	}
-	within(t, ctx, 20*time.Second, "HQ shows the alert",
+	chromium.Within(t, ctx, 20*time.Second, "HQ shows the alert",
 		chromedp.Navigate(node.base+"/?token="+adminToken),
 		chromedp.WaitVisible(`[data-store="`+st.id+`"][data-status="`+cloud.AlertCredentialShared+`"]`))
 

@@ -103,9 +103,9 @@ func TestChain_KDS(t *testing.T) {
 
 	// The dashboard shows them, per station and hour.
 	ctx := chromium.New(t, 1400, 1000)
-	within(t, ctx, 20*time.Second, "the dashboard", chromedp.Navigate(node.base+"/?token="+adminToken),
+	chromium.Within(t, ctx, 20*time.Second, "the dashboard", chromedp.Navigate(node.base+"/?token="+adminToken),
 		chromedp.WaitVisible(`[data-store-row="`+st.id+`"]`))
-	within(t, ctx, 20*time.Second, "time to bump on the dashboard",
+	chromium.Within(t, ctx, 20*time.Second, "time to bump on the dashboard",
 		chromedp.Click(`[data-bump-times="`+st.id+`"]`),
 		chromedp.WaitVisible(`#bump-times [data-bump-station="hot"].total`))
 
@@ -113,12 +113,12 @@ func TestChain_KDS(t *testing.T) {
 	// in a screen's words (not as an unreachable printer), red.
 	kds("display/offline/true/hot", 20*time.Second)
 	chip := `#stores span.chip[data-printer="kds-hot"][data-kind="display"]`
-	within(t, ctx, 20*time.Second, "the silent screen on the dashboard",
+	chromium.Within(t, ctx, 20*time.Second, "the silent screen on the dashboard",
 		chromedp.Poll[chromedp.Void](`(() => { const c = document.querySelector(`+"`"+chip+"`"+`);
 			return c !== null && c.classList.contains("bad") && c.textContent.includes("Screen offline"); })()`))
 	if got := eval[string](t, ctx, `document.querySelector(`+"`"+chip+"`"+`).textContent`); strings.Contains(got, "unreachable") {
 		t.Fatalf("got the screen shown as %q, want no printer's words", got)
 	}
-	within(t, ctx, 20*time.Second, "the silent screen among those in trouble",
+	chromium.Within(t, ctx, 20*time.Second, "the silent screen among those in trouble",
 		chromedp.WaitVisible(`#printers .card[data-printer="kds-hot"][data-kind="display"]`))
 }

@@ -285,7 +285,7 @@ func TestBrowser_LinkEvents(t *testing.T) {
 		t.Fatalf("got %+v, want the event set aside", ack)
 	}
 	ctx := chromium.New(t, 1400, 1000)
-	within(t, ctx, 20*time.Second, "link events on the dashboard",
+	chromium.Within(t, ctx, 20*time.Second, "link events on the dashboard",
 		chromedp.Navigate(node.base+"/?token="+adminToken),
 		chromedp.WaitVisible(`#link [data-store="acme-02"][data-link="gateway_reset"]`),
 		chromedp.WaitVisible(`#link [data-store="acme-02"][data-link="dead_letter"]`),
@@ -296,7 +296,7 @@ func TestBrowser_LinkEvents(t *testing.T) {
 			t.Errorf("the dashboard lacks %q:\n%s", want, text)
 		}
 	}
-	within(t, ctx, 5*time.Second, "switch language", chromedp.Click(`#lang`))
+	chromium.Within(t, ctx, 5*time.Second, "switch language", chromedp.Click(`#lang`))
 	if text := eval[string](t, ctx, `document.querySelector('#link').innerText`); !strings.Contains(text, "网关数据已重置") {
 		t.Errorf("got %q, want the reset in Chinese", text)
 	}

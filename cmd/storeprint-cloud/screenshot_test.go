@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/storeprint/storeprint/internal/chromium"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -31,7 +32,7 @@ func dashboardScreenshots(t *testing.T, ctx context.Context, base string, g *gat
 	do(t, posToken, "POST", g.base+"/v1/orders", map[string]any{"order_id": "1043", "table": "B7", "items": []map[string]any{
 		{"name": "红烧肉", "qty": 1, "station": "hot"},
 	}}, nil)
-	within(t, ctx, 20*time.Second, "screenshot state",
+	chromium.Within(t, ctx, 20*time.Second, "screenshot state",
 		chromedp.Navigate(base+"/?token="+adminToken+"#q=order_1042_station_pass"),
 		chromedp.WaitVisible(`#printers [data-printer="hot-1"][data-status="paper_end"]`),
 		chromedp.WaitVisible(`#queue [data-task="order_1042_station_pass"]`),
@@ -40,7 +41,7 @@ func dashboardScreenshots(t *testing.T, ctx context.Context, base string, g *gat
 		if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`localStorage.setItem("storeprint.lang", "`+lang+`")`)); err != nil {
 			t.Fatal(err)
 		}
-		within(t, ctx, 10*time.Second, "reload",
+		chromium.Within(t, ctx, 10*time.Second, "reload",
 			chromedp.Reload(),
 			chromedp.WaitVisible(`#queue [data-task="order_1042_station_pass"]`),
 			chromedp.WaitVisible(`[data-history="order_1042_station_pass"]`),

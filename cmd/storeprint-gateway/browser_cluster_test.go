@@ -22,7 +22,7 @@ func TestBrowser_Cluster(t *testing.T) {
 	leader, follower := leaderAndFollower(t, nodes)
 	waitWitnessKnown(t, nodes, "")
 	ctx := chromium.New(t, 1280, 900)
-	within(t, ctx, 20*time.Second, "open the follower's page",
+	chromium.Within(t, ctx, 20*time.Second, "open the follower's page",
 		chromedp.Navigate(follower.base+"/?token="+gatewaytest.Token),
 		chromedp.WaitVisible(`[data-printer="hot-1"]`),
 		chromedp.WaitVisible(`#cluster[data-role="follower"][data-witness="wit"]`))
@@ -37,6 +37,6 @@ func TestBrowser_Cluster(t *testing.T) {
 		t.Errorf("cluster chip %q does not name wit the witness", text)
 	}
 	leader.stop()
-	within(t, ctx, 15*time.Second, "the page's node leads, wit the witness",
+	chromium.Within(t, ctx, 15*time.Second, "the page's node leads, wit the witness",
 		chromedp.WaitVisible(`#cluster[data-role="leader"][data-witness="wit"]`))
 }

@@ -6,9 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
-
-	"github.com/chromedp/chromedp"
 )
 
 // The tests of this package run the real program, in this process or as
@@ -65,15 +62,5 @@ func startGateway(t testing.TB, cfgPath string, opts ...func(*Main)) (*Main, fun
 		if err := m.Close(); err != nil {
 			t.Errorf("gateway close: %v", err)
 		}
-	}
-}
-
-// within runs browser actions, failing the test after d.
-func within(t *testing.T, ctx context.Context, d time.Duration, what string, actions ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	c, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	if err := chromedp.Do(c, actions...); err != nil {
-		t.Fatalf("%s (within %s): %v", what, d, err)
 	}
 }

@@ -1,7 +1,6 @@
 package http_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -80,7 +79,7 @@ func TestBrowser_CORS(t *testing.T) {
 	ctx := chromium.New(t, 800, 600)
 	result := func(url string) string {
 		t.Helper()
-		within(t, ctx, 20*time.Second, "open "+url, chromedp.Navigate(url), chromedp.WaitVisible(`#result[data-done="true"]`))
+		chromium.Within(t, ctx, 20*time.Second, "open "+url, chromedp.Navigate(url), chromedp.WaitVisible(`#result[data-done="true"]`))
 		text, err := chromedp.Run(ctx, chromedp.Text(`#result`))
 		if err != nil {
 			t.Fatal(err)
@@ -116,7 +115,7 @@ func TestBrowser_Pairing(t *testing.T) {
 	cfg := gatewaytest.Config(t, t.TempDir(), []gatewaytest.PrinterConf{{ID: "hot-1", Addr: hot.Addr}}, []gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}})
 	_, base := runGateway(t, cfg)
 	ctx := chromium.New(t, 1280, 900)
-	within(t, ctx, 20*time.Second, "admin shows a pairing code",
+	chromium.Within(t, ctx, 20*time.Second, "admin shows a pairing code",
 		chromedp.Navigate(base+"/?token="+gatewaytest.Token),
 		chromedp.WaitVisible(`#devices-section`),
 		chromedp.SetValue(`#pairing-role`, "pos"),
@@ -131,7 +130,7 @@ func TestBrowser_Pairing(t *testing.T) {
 	if err != nil || url != base+"/?pair="+code {
 		t.Fatalf("got url %q %v, want %s/?pair=%s", url, err, base, code)
 	}
-	within(t, ctx, 20*time.Second, "the new device opens the QR code's URL and pairs",
+	chromium.Within(t, ctx, 20*time.Second, "the new device opens the QR code's URL and pairs",
 		chromedp.Click(`#signout`),
 		chromedp.Navigate(url),
 		chromedp.WaitVisible(`#pair-form`),
@@ -150,15 +149,5 @@ func TestBrowser_Pairing(t *testing.T) {
 	gatewaytest.Call(t, "GET", base+"/v1/devices", nil, &devices)
 	if len(devices) != 1 || devices[0].Name != "tablet" || devices[0].Role != "pos" {
 		t.Fatalf("got devices %+v, want the tablet as pos", devices)
-	}
-}
-
-// within runs browser actions, failing the test after d.
-func within(t *testing.T, ctx context.Context, d time.Duration, what string, actions ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	c, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	if err := chromedp.Do(c, actions...); err != nil {
-		t.Fatalf("%s (within %s): %v", what, d, err)
 	}
 }

@@ -123,7 +123,7 @@ func TestBrowser_LANPageConfirms(t *testing.T) {
 		[]gatewaytest.StationConf{{Name: "hot", Printer: "hot-1"}, {Name: "cold", Printer: "cold-1"}})
 	_, base := runGateway(t, cfg)
 	ctx := chromium.New(t, 1280, 900)
-	within(t, ctx, 20*time.Second, "open the page",
+	chromium.Within(t, ctx, 20*time.Second, "open the page",
 		chromedp.Navigate(base+"/?token="+gatewaytest.Token),
 		chromedp.WaitVisible(`[data-printer="cold-1"] [data-confirms="status"]`))
 	text, err := chromedp.Run(ctx, chromedp.Text(`[data-printer="cold-1"] [data-confirms="status"]`))

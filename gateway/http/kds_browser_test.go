@@ -80,7 +80,7 @@ func TestBrowser_KDS(t *testing.T) {
 	ctx := chromium.New(t, 1280, 800)
 	_, base := runGateway(t, kdsConfig(t, hot, offlineAfter.String()))
 
-	within(t, ctx, 20*time.Second, "open the screen",
+	chromium.Within(t, ctx, 20*time.Second, "open the screen",
 		chromedp.Navigate(base+"/kds/kds-hot?token="+gatewaytest.Token),
 		chromedp.WaitVisible(`#board`))
 	nos := []string{}
@@ -89,7 +89,7 @@ func TestBrowser_KDS(t *testing.T) {
 		gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order(id, "hot"), nil)
 		no := "order_" + id + "_station_hot"
 		nos = append(nos, no)
-		within(t, ctx, 10*time.Second, "ticket "+no+" on the screen", chromedp.WaitVisible(`[data-task="`+no+`"]`))
+		chromium.Within(t, ctx, 10*time.Second, "ticket "+no+" on the screen", chromedp.WaitVisible(`[data-task="`+no+`"]`))
 		t.Logf("%s on the screen %s after the order was posted", no, time.Since(start).Round(time.Millisecond))
 	}
 	// Oldest first, numbered for the bump bar; delivered once shown.
@@ -101,10 +101,10 @@ func TestBrowser_KDS(t *testing.T) {
 
 	// Enter bumps the oldest; 2 selects the second, Enter bumps it.
 	start := time.Now()
-	within(t, ctx, 15*time.Second, "Enter", chromedp.KeyEvent(kb.Enter), chromedp.WaitNotPresent(`[data-task="`+nos[0]+`"]`))
+	chromium.Within(t, ctx, 15*time.Second, "Enter", chromedp.KeyEvent(kb.Enter), chromedp.WaitNotPresent(`[data-task="`+nos[0]+`"]`))
 	waitBumped(t, base, nos[0], 10*time.Second)
 	t.Logf("%s done %s after Enter", nos[0], time.Since(start).Round(time.Millisecond))
-	within(t, ctx, 15*time.Second, "2, Enter",
+	chromium.Within(t, ctx, 15*time.Second, "2, Enter",
 		chromedp.KeyEvent("2"), chromedp.WaitVisible(`[data-task="`+nos[2]+`"].selected`),
 		chromedp.KeyEvent(kb.Enter), chromedp.WaitNotPresent(`[data-task="`+nos[2]+`"]`))
 	waitBumped(t, base, nos[2], 10*time.Second)
@@ -112,9 +112,9 @@ func TestBrowser_KDS(t *testing.T) {
 		t.Fatalf("%s: bumped with the wrong one", nos[1])
 	}
 	// R recalls the last bumped; a touch bumps it again.
-	within(t, ctx, 15*time.Second, "R", chromedp.KeyEvent("r"), chromedp.WaitVisible(`[data-task="`+nos[2]+`"].recalled`))
-	within(t, ctx, 15*time.Second, "touch", chromedp.Click(`[data-task="`+nos[2]+`"]`), chromedp.WaitNotPresent(`[data-task="`+nos[2]+`"]`))
-	within(t, ctx, 15*time.Second, "Enter", chromedp.KeyEvent(kb.Enter), chromedp.WaitNotPresent(`[data-task="`+nos[1]+`"]`))
+	chromium.Within(t, ctx, 15*time.Second, "R", chromedp.KeyEvent("r"), chromedp.WaitVisible(`[data-task="`+nos[2]+`"].recalled`))
+	chromium.Within(t, ctx, 15*time.Second, "touch", chromedp.Click(`[data-task="`+nos[2]+`"]`), chromedp.WaitNotPresent(`[data-task="`+nos[2]+`"]`))
+	chromium.Within(t, ctx, 15*time.Second, "Enter", chromedp.KeyEvent(kb.Enter), chromedp.WaitNotPresent(`[data-task="`+nos[1]+`"]`))
 	waitBumped(t, base, nos[1], 10*time.Second)
 	var audit []struct {
 		Action, TaskNo, Operator, Reason string
@@ -163,7 +163,7 @@ func TestBrowser_KDS(t *testing.T) {
 	}
 	// The LAN page shows the screen red, and the failover to acknowledge.
 	lan := chromium.New(t, 1280, 800)
-	within(t, lan, 20*time.Second, "LAN page shows the screen offline",
+	chromium.Within(t, lan, 20*time.Second, "LAN page shows the screen offline",
 		chromedp.Navigate(base+"/?token="+gatewaytest.Token),
 		chromedp.WaitVisible(`[data-display="kds-hot"][data-state="offline"].bad`),
 		chromedp.WaitVisible(`[data-failover="kds-hot"] [data-action="acknowledge"]`))
@@ -185,7 +185,7 @@ func kdsScreenshots(t *testing.T, ctx context.Context, base, dir string) {
 	for _, o := range orders {
 		gatewaytest.Call(t, "POST", base+"/v1/orders", o, nil)
 	}
-	within(t, ctx, 10*time.Second, "tickets shown", chromedp.WaitVisible(`[data-task="order_1046_station_hot"]`))
+	chromium.Within(t, ctx, 10*time.Second, "tickets shown", chromedp.WaitVisible(`[data-task="order_1046_station_hot"]`))
 	// Age the first two on the screen's own clock, as ten and six minutes
 	// of waiting would.
 	for _, size := range []struct {
@@ -196,7 +196,7 @@ func kdsScreenshots(t *testing.T, ctx context.Context, base, dir string) {
 			if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`localStorage.setItem("storeprint.lang", "`+lang+`")`)); err != nil {
 				t.Fatal(err)
 			}
-			within(t, ctx, 10*time.Second, "reload",
+			chromium.Within(t, ctx, 10*time.Second, "reload",
 				chromedp.EmulateViewport(size.w, size.h), chromedp.Reload(),
 				chromedp.WaitVisible(`[data-task="order_1046_station_hot"]`),
 				chromedp.Evaluate[chromedp.Void](`viewAt = Date.now() - 0; view.tickets[0].age_s = 660; view.tickets[1].age_s = 390; render();`))

@@ -21,7 +21,7 @@ func TestBrowser_KDSPairing(t *testing.T) {
 	// meanwhile.
 	_, base := runGateway(t, kdsConfig(t, hot, "10m"))
 	lan := chromium.New(t, 1280, 900)
-	within(t, lan, 20*time.Second, "pair a kitchen screen on the LAN page",
+	chromium.Within(t, lan, 20*time.Second, "pair a kitchen screen on the LAN page",
 		chromedp.Navigate(base+"/?token="+gatewaytest.Token),
 		chromedp.WaitVisible(`[data-display="kds-hot"]`),
 		chromedp.WaitReady(`#pairing-role option[value="display:kds-hot"]`),
@@ -42,7 +42,7 @@ func TestBrowser_KDSPairing(t *testing.T) {
 
 	gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("p1", "hot"), nil)
 	tablet := chromium.New(t, 1280, 800)
-	within(t, tablet, 20*time.Second, "the tablet signs in with the code",
+	chromium.Within(t, tablet, 20*time.Second, "the tablet signs in with the code",
 		chromedp.Navigate(base+"/kds/kds-hot?pair="+code),
 		chromedp.WaitVisible(`#signin-form`),
 		chromedp.Click(`#signin-form button[type="submit"]`),
@@ -55,6 +55,6 @@ func TestBrowser_KDSPairing(t *testing.T) {
 	if len(devices) != 1 || devices[0].Role != "display" || devices[0].Display != "kds-hot" {
 		t.Fatalf("got devices %+v, want one display device for kds-hot", devices)
 	}
-	within(t, tablet, 5*time.Second, "bump", chromedp.KeyEvent("\r"), chromedp.WaitNotPresent(`[data-task="order_p1_station_hot"]`))
+	chromium.Within(t, tablet, 5*time.Second, "bump", chromedp.KeyEvent("\r"), chromedp.WaitNotPresent(`[data-task="order_p1_station_hot"]`))
 	waitBumped(t, base, "order_p1_station_hot", 5*time.Second)
 }

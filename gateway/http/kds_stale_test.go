@@ -24,15 +24,15 @@ func TestBrowser_KDSStale(t *testing.T) {
 		"\n[[displays]]\nid = \"kds-hot\"\nbackup = \"hot-1\"\noffline_after = \"30s\"\n")
 	screen := chromium.New(t, 1280, 800)
 	_, base := runGateway(t, cfg)
-	within(t, screen, 20*time.Second, "open the screen",
+	chromium.Within(t, screen, 20*time.Second, "open the screen",
 		chromedp.Navigate(base+"/kds/kds-hot?token="+gatewaytest.Token), chromedp.WaitVisible(`#board`))
 	gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("s1", "hot"), nil)
 	no := "order_s1_station_hot"
-	within(t, screen, 5*time.Second, "the ticket on the screen", chromedp.WaitVisible(`[data-task="`+no+`"]`))
+	chromium.Within(t, screen, 5*time.Second, "the ticket on the screen", chromedp.WaitVisible(`[data-task="`+no+`"]`))
 	gatewaytest.WaitStatus(t, base, no, "printing", 5*time.Second)
 
 	lan := chromium.New(t, 1280, 800)
-	within(t, lan, 20*time.Second, "the LAN page marks the ticket stale on the screen",
+	chromium.Within(t, lan, 20*time.Second, "the LAN page marks the ticket stale on the screen",
 		chromedp.Navigate(base+"/?token="+gatewaytest.Token),
 		chromedp.WaitVisible(`[data-display="kds-hot"][data-state="online"][data-stale="1"].bad`),
 		chromedp.WaitVisible(`#stations li[data-task="`+no+`"][data-stale="true"].bad`))
@@ -42,7 +42,7 @@ func TestBrowser_KDSStale(t *testing.T) {
 	if got := gatewaytest.GetTask(t, base, no).Status; got != "printing" {
 		t.Fatalf("got %s, want the ticket still on the screen", got)
 	}
-	within(t, screen, 5*time.Second, "the screen still shows it", chromedp.WaitVisible(`[data-task="`+no+`"]`))
+	chromium.Within(t, screen, 5*time.Second, "the screen still shows it", chromedp.WaitVisible(`[data-task="`+no+`"]`))
 	if n := len(hot.Printed()); n != 0 {
 		t.Fatalf("got %d tickets on paper, want none", n)
 	}

@@ -27,7 +27,7 @@ func TestBrowser_LANPage(t *testing.T) {
 	_, base := runGateway(t, cfg)
 	ctx := chromium.New(t, 1280, 900)
 
-	within(t, ctx, 20*time.Second, "open the setup link",
+	chromium.Within(t, ctx, 20*time.Second, "open the setup link",
 		chromedp.Navigate(base+"/?token="+gatewaytest.Token),
 		chromedp.WaitVisible(`[data-printer="hot-1"][data-status="ready"]`))
 	loc, err := chromedp.Run(ctx, chromedp.Location())
@@ -48,24 +48,24 @@ func TestBrowser_LANPage(t *testing.T) {
 	// A fault turns the printer red within 2 s.
 	hot.SetFault(printersim.FaultPaperEnd)
 	gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("pe-1", "hot"), nil)
-	within(t, ctx, 2*time.Second, "printer shown out of paper",
+	chromium.Within(t, ctx, 2*time.Second, "printer shown out of paper",
 		chromedp.WaitVisible(`[data-printer="hot-1"][data-status="paper_end"].bad`))
 	hot.SetFault(printersim.FaultNone)
 	gatewaytest.WaitPrinted(t, hot, 1, 10*time.Second)
-	within(t, ctx, 2*time.Second, "printer shown ready again",
+	chromium.Within(t, ctx, 2*time.Second, "printer shown ready again",
 		chromedp.WaitVisible(`[data-printer="hot-1"][data-status="ready"].ok`))
 
 	// A flagged ticket, one click, exactly one more ticket on paper.
 	pass.SetFault(printersim.FaultLostAck)
 	gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("mu-1", "pass"), nil)
 	no := "order_mu-1_station_pass"
-	within(t, ctx, 15*time.Second, "flagged ticket shown",
+	chromium.Within(t, ctx, 15*time.Second, "flagged ticket shown",
 		chromedp.WaitVisible(`[data-task="`+no+`"][data-status="attention_required"]`))
 	pass.SetFault(printersim.FaultNone)
 	if n := len(pass.Printed()); n != 1 {
 		t.Fatalf("got %d tickets before the click, want 1", n)
 	}
-	within(t, ctx, 10*time.Second, "make-up print",
+	chromium.Within(t, ctx, 10*time.Second, "make-up print",
 		chromedp.Click(`[data-task="`+no+`"] [data-action="retry"]`),
 		chromedp.WaitVisible(`#operator`),
 		chromedp.SetValue(`#operator`, "Amy"),
@@ -78,7 +78,7 @@ func TestBrowser_LANPage(t *testing.T) {
 	}
 
 	// Chinese, switchable.
-	within(t, ctx, 5*time.Second, "switch language",
+	chromium.Within(t, ctx, 5*time.Second, "switch language",
 		chromedp.Click(`#lang`),
 		chromedp.WaitVisible(`[data-printer="hot-1"]`))
 	text, err := chromedp.Run(ctx, chromedp.Text(`[data-printer="hot-1"] .state`))
@@ -116,7 +116,7 @@ func screenshot(t *testing.T, ctx context.Context, base string, hot, pass *gatew
 	gatewaytest.Call(t, "POST", base+"/v1/orders", map[string]any{"order_id": "1043", "table": "B7", "items": []map[string]any{
 		{"name": "红烧肉", "qty": 1, "station": "hot"},
 	}}, nil)
-	within(t, ctx, 15*time.Second, "screenshot state",
+	chromium.Within(t, ctx, 15*time.Second, "screenshot state",
 		chromedp.Navigate(base+"/"),
 		chromedp.WaitVisible(`[data-printer="hot-1"][data-status="paper_end"]`),
 		chromedp.WaitVisible(`[data-task="order_1042_station_pass"]`))
@@ -124,7 +124,7 @@ func screenshot(t *testing.T, ctx context.Context, base string, hot, pass *gatew
 		if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`localStorage.setItem("storeprint.lang", "`+lang+`")`)); err != nil {
 			t.Fatal(err)
 		}
-		within(t, ctx, 10*time.Second, "reload", chromedp.Reload(), chromedp.WaitVisible(`[data-task="order_1042_station_pass"]`))
+		chromium.Within(t, ctx, 10*time.Second, "reload", chromedp.Reload(), chromedp.WaitVisible(`[data-task="order_1042_station_pass"]`))
 		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatal(err)

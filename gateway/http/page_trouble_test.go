@@ -40,7 +40,7 @@ func TestBrowser_LANPageTrouble(t *testing.T) {
 	}
 
 	ctx := chromium.New(t, 1280, 800)
-	within(t, ctx, 20*time.Second, "open the page in trouble",
+	chromium.Within(t, ctx, 20*time.Second, "open the page in trouble",
 		chromedp.Navigate(base+"/?token="+gatewaytest.Token),
 		chromedp.WaitVisible(`[data-printer="hot-1"][data-trouble="true"]`),
 		chromedp.WaitVisible(`[data-printer="pass-1"][data-trouble="true"]`),
@@ -51,7 +51,7 @@ func TestBrowser_LANPageTrouble(t *testing.T) {
 	for _, w := range []storeprint.Word{storeprint.WordPrinterCutsOff, storeprint.WordPrinterNoConfirm, storeprint.WordTaskUncertain} {
 		says = append(says, fmt.Sprintf("document.body.innerText.includes(%q)", storeprint.Say(w, "en")))
 	}
-	within(t, ctx, 20*time.Second, "both printers in trouble at once",
+	chromium.Within(t, ctx, 20*time.Second, "both printers in trouble at once",
 		chromedp.Poll[chromedp.Void](strings.Join(says, " && ")))
 
 	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
@@ -84,13 +84,13 @@ func TestBrowser_LANPageTrouble(t *testing.T) {
 
 	// The technical side is one click away, and stays open while the page
 	// redraws on the next change.
-	within(t, ctx, 5*time.Second, "open details", chromedp.Click(`[data-printer="hot-1"] details summary`),
+	chromium.Within(t, ctx, 5*time.Second, "open details", chromedp.Click(`[data-printer="hot-1"] details summary`),
 		chromedp.WaitVisible(`[data-printer="hot-1"] details[open] .tech`))
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.querySelector('[data-printer="hot-1"] details').dataset.drawn = "before", true)`)); err != nil {
 		t.Fatal(err)
 	}
 	gatewaytest.Call(t, "POST", base+"/v1/orders", gatewaytest.Order("t5", "hot"), nil)
-	within(t, ctx, 20*time.Second, "the page redrawn", chromedp.WaitReady(`[data-printer="hot-1"] details:not([data-drawn])`))
+	chromium.Within(t, ctx, 20*time.Second, "the page redrawn", chromedp.WaitReady(`[data-printer="hot-1"] details:not([data-drawn])`))
 	if text, err = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-printer="hot-1"] details[open]')?.innerText ?? "closed"`)); err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestBrowser_LANPageBackupTrouble(t *testing.T) {
 	for _, size := range sizes {
 		t.Run("NoBackupReady"+size.name, func(t *testing.T) {
 			ctx := chromium.New(t, size.w, size.h)
-			within(t, ctx, 20*time.Second, "open the page",
+			chromium.Within(t, ctx, 20*time.Second, "open the page",
 				chromedp.EmulateViewport(int64(size.w), int64(size.h)),
 				chromedp.Navigate(base+"/?token="+gatewaytest.Token),
 				chromedp.WaitVisible(`[data-no-backup="hot-1"]`),
@@ -202,7 +202,7 @@ func TestBrowser_LANPageBackupTrouble(t *testing.T) {
 	for _, size := range sizes {
 		t.Run("BackupFault"+size.name, func(t *testing.T) {
 			ctx := chromium.New(t, size.w, size.h)
-			within(t, ctx, 20*time.Second, "open the page",
+			chromium.Within(t, ctx, 20*time.Second, "open the page",
 				chromedp.EmulateViewport(int64(size.w), int64(size.h)),
 				chromedp.Navigate(base+"/?token="+gatewaytest.Token),
 				chromedp.WaitVisible(`[data-failover="hot-1"] [data-backup-fault="pass-1"]`))

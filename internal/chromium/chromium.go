@@ -66,6 +66,17 @@ func New(t testing.TB, width, height int) context.Context {
 	return ctx
 }
 
+// Within runs browser actions in ctx (from New), failing the test if
+// they have not succeeded after d; what says what they were for.
+func Within(t testing.TB, ctx context.Context, d time.Duration, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	if err := chromedp.Do(c, actions...); err != nil {
+		t.Fatalf("%s (within %s): %v", what, d, err)
+	}
+}
+
 // ExternalRequests returns the URLs the page loaded (documents, scripts,
 // styles, fetches) that are not on origin.
 func ExternalRequests(ctx context.Context, origin string) ([]string, error) {
