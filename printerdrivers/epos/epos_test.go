@@ -182,7 +182,7 @@ func TestPrinter_Print(t *testing.T) {
 		sim, base := printertest.StartEPOS(t, printersim.Options{}, printersim.EPOSOptions{DevID: "kitchen"})
 		p := open(t, printertest.Config(5*time.Second), base)
 		err := p.Print(waitCtx(t), &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), ProcessID: "0001"})
-		checkOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterOffline)
+		printertest.CheckOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterOffline)
 		if !strings.Contains(err.Error(), "DeviceNotFound") {
 			t.Errorf("got %v, want DeviceNotFound named", err)
 		}
@@ -200,7 +200,7 @@ func TestPrinter_Print(t *testing.T) {
 		job := &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), ProcessID: "0001",
 			Prepare: func(context.Context, []byte) error { sim.SetFault(printersim.FaultOffline); return nil }}
 		err := p.Print(waitCtx(t), job)
-		checkOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterOffline)
+		printertest.CheckOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterOffline)
 		var pe *gateway.PrintError
 		if !errors.As(err, &pe) || !strings.Contains(err.Error(), epos.CodeTimeout) {
 			t.Errorf("got %v, want EX_TIMEOUT named", err)
@@ -220,19 +220,8 @@ func TestPrinter_Print(t *testing.T) {
 		job := &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), ProcessID: "0001",
 			Prepare: func(context.Context, []byte) error { sim.SetFault(printersim.FaultPaperEnd); return nil }}
 		err := p.Print(waitCtx(t), job)
-		checkOutcome(t, err, gateway.PrintUncertain, storeprint.PrinterPaperEnd)
+		printertest.CheckOutcome(t, err, gateway.PrintUncertain, storeprint.PrinterPaperEnd)
 	})
-}
-
-func checkOutcome(t *testing.T, err error, want gateway.PrintOutcome, wantState storeprint.PrinterState) {
-	t.Helper()
-	var pe *gateway.PrintError
-	if !errors.As(err, &pe) {
-		t.Fatalf("got error %v (%T), want a *gateway.PrintError %s", err, err, want)
-	}
-	if pe.Outcome != want || (wantState != "" && pe.State != wantState) {
-		t.Fatalf("got %s/%q (%v), want %s/%q", pe.Outcome, pe.State, err, want, wantState)
-	}
 }
 
 // A printer configured with job_log = true that keeps no job log answers

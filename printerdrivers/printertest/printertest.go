@@ -48,6 +48,14 @@ type Harness struct {
 	// (printersim.Models) with the model's confirmation method as the
 	// printer's confirm, and checks that confirm = "auto" finds it.
 	Models bool
+
+	// Script, for a driver on a byte stream, returns a driver configured
+	// with cfg for a device that serve scripts at the other end of the
+	// stream (a socket, a serial line); the harness closes both with
+	// t.Cleanup. With it the suite also checks how the driver reads a
+	// printer's answers, and that a ticket without a store id is headed
+	// by the driver's, which must be store-001 (Open's too).
+	Script func(t *testing.T, cfg gateway.PrinterConfig, serve Serve) gateway.Printer
 }
 
 // Timeouts the suite gives drivers. Short ones are for the cases that must
@@ -113,6 +121,12 @@ func ClosedAddr(t testing.TB) string {
 
 // Exercise runs the conformance suite against the driver h opens.
 func Exercise(t *testing.T, h Harness) {
+	if h.Script != nil {
+		t.Run("Stream", func(t *testing.T) {
+			t.Parallel()
+			testStream(t, h)
+		})
+	}
 	if !h.Models {
 		exercise(t, h)
 		return
@@ -195,7 +209,7 @@ func testAuto(t *testing.T, h Harness, m printersim.Model) {
 		r := &recorder{}
 		j := r.job(Ticket("order_2_station_hot"), "0002")
 		err := p.Print(waitCtx(t), j)
-		checkOutcome(t, err, gateway.PrintUncertain, "")
+		CheckOutcome(t, err, gateway.PrintUncertain, "")
 		if j.Confirms != want {
 			t.Errorf("got the job to be confirmed by %q, want %q", j.Confirms, want)
 		}
@@ -212,7 +226,7 @@ func testAuto(t *testing.T, h Harness, m printersim.Model) {
 		r := &recorder{}
 		j := r.job(Ticket("order_1_station_hot"), "0001")
 		err := p.Print(waitCtx(t), j)
-		checkOutcome(t, err, gateway.PrintUncertain, "")
+		CheckOutcome(t, err, gateway.PrintUncertain, "")
 		if j.Confirms != want {
 			t.Errorf("got the job to be confirmed by %q, want %q", j.Confirms, want)
 		}
@@ -223,7 +237,7 @@ func testAuto(t *testing.T, h Harness, m printersim.Model) {
 		p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: printersim.FaultDrop})
 		r := &recorder{}
 		err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
-		checkOutcome(t, err, gateway.PrintUncertain, "")
+		CheckOutcome(t, err, gateway.PrintUncertain, "")
 		sim.SetFault(printersim.FaultNone)
 		nothingPending(t, p, sim)
 	})
@@ -385,7 +399,7 @@ func printErrNotReady(t *testing.T, h Harness) {
 			p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: f})
 			r := &recorder{}
 			err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
-			checkOutcome(t, err, gateway.PrintNotReady, f.Status().State)
+			CheckOutcome(t, err, gateway.PrintNotReady, f.Status().State)
 			r.check(t, "")
 			sim.SetFault(printersim.FaultNone)
 			nothingPending(t, p, sim)
@@ -399,7 +413,7 @@ func printErrLostAck(t *testing.T, h Harness) {
 	p, sim := h.Open(t, Config(shortTimeout), printersim.Options{Fault: printersim.FaultLostAck})
 	r := &recorder{}
 	err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
-	checkOutcome(t, err, gateway.PrintUncertain, "")
+	CheckOutcome(t, err, gateway.PrintUncertain, "")
 	r.check(t, "prepare,submitted")
 	// Paper came out all the same: exactly once.
 	printed := waitPrinted(t, sim, 1)
@@ -414,7 +428,7 @@ func printErrDrop(t *testing.T, h Harness) {
 	p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: printersim.FaultDrop})
 	r := &recorder{}
 	err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
-	checkOutcome(t, err, gateway.PrintUncertain, "")
+	CheckOutcome(t, err, gateway.PrintUncertain, "")
 	if n := r.count("prepare"); n != 1 {
 		t.Fatalf("got %d Prepare calls, want 1", n)
 	}
@@ -428,7 +442,7 @@ func printErrTimeout(t *testing.T, h Harness) {
 	p, sim := h.Open(t, Config(shortTimeout), printersim.Options{Fault: printersim.FaultSlow, SlowDelay: time.Hour})
 	r := &recorder{}
 	err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
-	checkOutcome(t, err, gateway.PrintUncertain, "")
+	CheckOutcome(t, err, gateway.PrintUncertain, "")
 	r.check(t, "prepare,submitted")
 	if got := sim.Printed(); len(got) != 0 {
 		t.Fatalf("got %d tickets within the slow delay, want none yet", len(got))
@@ -446,7 +460,7 @@ func printErrDown(t *testing.T, h Harness) {
 	p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: printersim.FaultDown})
 	r := &recorder{}
 	err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
-	checkOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterOffline)
+	CheckOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterOffline)
 	r.check(t, "")
 	sim.SetFault(printersim.FaultNone)
 	nothingPending(t, p, sim)
@@ -458,7 +472,7 @@ func printErrUnreachable(t *testing.T, h Harness) {
 	p := h.Unreachable(t, Config(confirmTimeout))
 	r := &recorder{}
 	err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
-	checkOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterOffline)
+	CheckOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterOffline)
 	r.check(t, "")
 }
 
@@ -469,7 +483,7 @@ func printErrPrepare(t *testing.T, h Harness) {
 	boom := errors.New("receipt store full")
 	r := &recorder{prepareErr: boom}
 	err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
-	checkOutcome(t, err, gateway.PrintNotSent, "")
+	CheckOutcome(t, err, gateway.PrintNotSent, "")
 	if !errors.Is(err, boom) {
 		t.Errorf("got %v, want it to wrap the Prepare error", err)
 	}
@@ -487,7 +501,7 @@ func printErrCanceled(t *testing.T, h Harness) {
 		cancel()
 		r := &recorder{}
 		err := p.Print(ctx, r.job(Ticket("order_1_station_hot"), "0001"))
-		checkOutcome(t, err, gateway.PrintNotSent, "")
+		CheckOutcome(t, err, gateway.PrintNotSent, "")
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("got %v, want it to wrap context.Canceled", err)
 		}
@@ -501,7 +515,7 @@ func printErrCanceled(t *testing.T, h Harness) {
 		defer cancel()
 		r := &recorder{onPrepare: cancel}
 		err := p.Print(ctx, r.job(Ticket("order_1_station_hot"), "0001"))
-		checkOutcome(t, err, gateway.PrintNotSent, "")
+		CheckOutcome(t, err, gateway.PrintNotSent, "")
 		r.check(t, "prepare")
 		nothingPending(t, p, sim)
 	})
@@ -514,7 +528,7 @@ func printErrCanceled(t *testing.T, h Harness) {
 		defer cancel()
 		r := &recorder{onSubmitted: cancel}
 		err := p.Print(ctx, r.job(Ticket("order_1_station_hot"), "0001"))
-		checkOutcome(t, err, gateway.PrintUncertain, "")
+		CheckOutcome(t, err, gateway.PrintUncertain, "")
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("got %v, want it to wrap context.Canceled", err)
 		}
@@ -539,9 +553,9 @@ func Ticket(taskNo string) storeprint.Ticket {
 	}
 }
 
-// checkOutcome checks that err is a *gateway.PrintError with outcome want
+// CheckOutcome checks that err is a *gateway.PrintError with outcome want
 // and, when wantState is not empty, that state.
-func checkOutcome(t *testing.T, err error, want gateway.PrintOutcome, wantState storeprint.PrinterState) {
+func CheckOutcome(t testing.TB, err error, want gateway.PrintOutcome, wantState storeprint.PrinterState) {
 	t.Helper()
 	var pe *gateway.PrintError
 	if !errors.As(err, &pe) {

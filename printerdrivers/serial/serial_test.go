@@ -30,6 +30,9 @@ func harness() printertest.Harness {
 		Unreachable: func(t *testing.T, cfg gateway.PrinterConfig) gateway.Printer {
 			return open(t, cfg, filepath.Join(t.TempDir(), "ttyGONE"))
 		},
+		Script: func(t *testing.T, cfg gateway.PrinterConfig, serve printertest.Serve) gateway.Printer {
+			return open(t, cfg, script(t, serve))
+		},
 	}
 }
 
@@ -58,7 +61,7 @@ func TestPrinter_Conformance(t *testing.T) {
 // script is a device at the end of a serial line that does what the test
 // says, for the behaviours the simulator has no fault for. It returns the
 // path the driver opens.
-func script(t *testing.T, serve func(w io.Writer, r *bufio.Reader)) string {
+func script(t *testing.T, serve printertest.Serve) string {
 	t.Helper()
 	line := printertest.NewPTYPair(t)
 	port, err := printersim.OpenSerial(line.A, 0)
@@ -75,39 +78,6 @@ func script(t *testing.T, serve func(w io.Writer, r *bufio.Reader)) string {
 		<-done
 	})
 	return line.B
-}
-
-// readStatusQuery reads one DLE EOT 1, 2, 4 query.
-func readStatusQuery(r *bufio.Reader) error {
-	q := make([]byte, len(escpos.StatusQuery()))
-	if _, err := io.ReadFull(r, q); err != nil {
-		return err
-	}
-	if string(q) != string(escpos.StatusQuery()) {
-		return errors.New("not a status query")
-	}
-	return nil
-}
-
-// readUntilProcessID reads a ticket up to its process ID request and
-// returns the request's id.
-func readUntilProcessID(r *bufio.Reader) (string, error) {
-	d, err := escpos.NewDecoder(escpos.GB18030)
-	if err != nil {
-		return "", err
-	}
-	buf := make([]byte, 4096)
-	for {
-		n, err := r.Read(buf)
-		for _, ev := range d.Decode(buf[:n]) {
-			if ev.Kind == escpos.EventProcessID {
-				return ev.ID, nil
-			}
-		}
-		if err != nil {
-			return "", err
-		}
-	}
 }
 
 func job(taskNo, processID string) (*gateway.PrintJob, *[]string) {
@@ -136,7 +106,7 @@ func TestPrinter_Print(t *testing.T) {
 		sim.Unplug()
 		unplugged, calls := job("order_2_station_hot", "0002")
 		err := p.Print(ctx, unplugged)
-		checkOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterOffline)
+		printertest.CheckOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterOffline)
 		if len(*calls) != 0 {
 			t.Fatalf("got calls %q while unplugged, want none", *calls)
 		}
@@ -179,14 +149,14 @@ func TestPrinter_Print(t *testing.T) {
 	t.Run("DiscardsStaleInput", func(t *testing.T) {
 		t.Parallel()
 		path := script(t, func(w io.Writer, r *bufio.Reader) {
-			if readStatusQuery(r) != nil {
+			if printertest.ReadStatusQuery(r) != nil {
 				return
 			}
 			// Ready, and stale bytes behind it in the same write: another
 			// ready answer and a confirmation of the next job's id.
 			stale := append([]byte{0x12, 0x12, 0x12, 0x12, 0x12, 0x12}, escpos.ProcessIDAnswer("0001")...)
 			w.Write(stale)
-			if readStatusQuery(r) != nil {
+			if printertest.ReadStatusQuery(r) != nil {
 				return
 			}
 			// Now out of paper: only a driver that reads this answer
@@ -204,106 +174,10 @@ func TestPrinter_Print(t *testing.T) {
 		}
 		j, calls := job("order_1_station_hot", "0001")
 		err := p.Print(context.Background(), j)
-		checkOutcome(t, err, gateway.PrintNotReady, storeprint.PrinterPaperEnd)
+		printertest.CheckOutcome(t, err, gateway.PrintNotReady, storeprint.PrinterPaperEnd)
 		if len(*calls) != 0 {
 			t.Fatalf("got calls %q, want nothing sent", *calls)
 		}
-	})
-
-	t.Run("IgnoresOtherAnswers", func(t *testing.T) {
-		t.Parallel()
-		path := script(t, func(w io.Writer, r *bufio.Reader) {
-			if readStatusQuery(r) != nil {
-				return
-			}
-			w.Write([]byte{0x12, 0x12, 0x12})
-			id, err := readUntilProcessID(r)
-			if err != nil {
-				return
-			}
-			// Noise, an automatic status block, an answer to an older
-			// request, then ours.
-			w.Write([]byte("\x12\x14\x00\x00\x0f\x37\x22"))
-			w.Write(escpos.ProcessIDAnswer("9999"))
-			w.Write(escpos.ProcessIDAnswer(id))
-			io.Copy(io.Discard, r)
-		})
-		p := open(t, printertest.Config(5*time.Second), path)
-		j, calls := job("order_1_station_hot", "0042")
-		if err := p.Print(context.Background(), j); err != nil {
-			t.Fatalf("got %v, want the matching answer to confirm", err)
-		}
-		if got := strings.Join(*calls, ","); got != "prepare,submitted" {
-			t.Fatalf("got calls %q, want prepare,submitted", got)
-		}
-	})
-
-	t.Run("ErrNoStatusAnswer", func(t *testing.T) {
-		t.Parallel()
-		path := script(t, func(w io.Writer, r *bufio.Reader) { io.Copy(io.Discard, r) })
-		cfg := printertest.Config(5 * time.Second)
-		cfg.ConnectTimeout.Duration = 100 * time.Millisecond
-		p := open(t, cfg, path)
-		j, calls := job("order_1_station_hot", "0001")
-		err := p.Print(context.Background(), j)
-		checkOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterUnknown)
-		if len(*calls) != 0 {
-			t.Fatalf("got calls %q, want nothing sent", *calls)
-		}
-	})
-
-	t.Run("ErrNotStatus", func(t *testing.T) {
-		t.Parallel()
-		path := script(t, func(w io.Writer, r *bufio.Reader) {
-			if readStatusQuery(r) != nil {
-				return
-			}
-			w.Write([]byte("HTTP/1.1 400 Bad Request\r\n\r\n"))
-			io.Copy(io.Discard, r)
-		})
-		p := open(t, printertest.Config(5*time.Second), path)
-		j, _ := job("order_1_station_hot", "0001")
-		err := p.Print(context.Background(), j)
-		checkOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterUnknown)
-		if !errors.Is(err, escpos.ErrStatusAnswer) {
-			t.Fatalf("got %v, want ErrStatusAnswer in it", err)
-		}
-	})
-
-	t.Run("ErrProcessID", func(t *testing.T) {
-		t.Parallel()
-		sim, path := printertest.StartSerial(t, printersim.Options{})
-		p := open(t, printertest.Config(5*time.Second), path)
-		j, _ := job("order_1_station_hot", "42")
-		checkOutcome(t, p.Print(context.Background(), j), gateway.PrintNotSent, "")
-		if got := sim.Printed(); len(got) != 0 {
-			t.Fatalf("got %d tickets, want none", len(got))
-		}
-	})
-
-	t.Run("ErrRender", func(t *testing.T) {
-		t.Parallel()
-		_, path := printertest.StartSerial(t, printersim.Options{})
-		cfg := printertest.Config(5 * time.Second)
-		cfg.Encoding = "ebcdic"
-		p := open(t, cfg, path)
-		j, _ := job("order_1_station_hot", "0001")
-		err := p.Print(context.Background(), j)
-		checkOutcome(t, err, gateway.PrintNotSent, "")
-		if !strings.Contains(err.Error(), "ebcdic") {
-			t.Fatalf("got %v, want the encoding named", err)
-		}
-	})
-
-	t.Run("ErrClosed", func(t *testing.T) {
-		t.Parallel()
-		_, path := printertest.StartSerial(t, printersim.Options{})
-		p := open(t, printertest.Config(5*time.Second), path)
-		if err := p.Close(); err != nil {
-			t.Fatal(err)
-		}
-		j, _ := job("order_1_station_hot", "0001")
-		checkOutcome(t, p.Print(context.Background(), j), gateway.PrintNotSent, "")
 	})
 
 	t.Run("ErrClosedWhileWaiting", func(t *testing.T) {
@@ -316,7 +190,7 @@ func TestPrinter_Print(t *testing.T) {
 		j, _ := job("order_1_station_hot", "0001")
 		j.Submitted = func(context.Context, string) { go func() { closed <- p.Close() }() }
 		err := p.Print(context.Background(), j)
-		checkOutcome(t, err, gateway.PrintUncertain, "")
+		printertest.CheckOutcome(t, err, gateway.PrintUncertain, "")
 		if !strings.Contains(err.Error(), "printer closed") {
 			t.Fatalf("got %v, want it to say the printer was closed", err)
 		}
@@ -324,23 +198,9 @@ func TestPrinter_Print(t *testing.T) {
 			t.Fatalf("Close: %v", err)
 		}
 		again, _ := job("order_2_station_hot", "0002")
-		checkOutcome(t, p.Print(context.Background(), again), gateway.PrintNotSent, "")
+		printertest.CheckOutcome(t, p.Print(context.Background(), again), gateway.PrintNotSent, "")
 		if _, err := sim.WaitPrinted(waitCtx(t), 1); err != nil {
 			t.Fatal(err)
-		}
-	})
-
-	t.Run("StoreIDFallback", func(t *testing.T) {
-		t.Parallel()
-		sim, path := printertest.StartSerial(t, printersim.Options{})
-		p := open(t, printertest.Config(5*time.Second), path)
-		j, _ := job("order_1_station_hot", "0001")
-		j.Ticket.StoreID = ""
-		if err := p.Print(context.Background(), j); err != nil {
-			t.Fatal(err)
-		}
-		if got := sim.Printed()[0].Text; !strings.HasPrefix(got, "store-001\n") {
-			t.Fatalf("got ticket %q, want it headed by the driver's store id", got)
 		}
 	})
 }
@@ -351,7 +211,7 @@ func TestPrinter_Status(t *testing.T) {
 	// answerWithFlowBytes answers the status query with XOFF and XON
 	// ahead of a ready answer, as a printer with XON/XOFF handshake may.
 	answerWithFlowBytes := func(w io.Writer, r *bufio.Reader) {
-		if readStatusQuery(r) != nil {
+		if printertest.ReadStatusQuery(r) != nil {
 			return
 		}
 		w.Write([]byte{0x13, 0x11, 0x12, 0x12, 0x12})
@@ -388,17 +248,6 @@ func TestPrinter_Status(t *testing.T) {
 		st, err := open(t, cfg, path).Status(context.Background())
 		if err != nil || st != sim.Fault().Status() {
 			t.Fatalf("got %+v, %v; want %+v", st, err, sim.Fault().Status())
-		}
-	})
-
-	t.Run("ErrNoAnswer", func(t *testing.T) {
-		t.Parallel()
-		path := script(t, func(w io.Writer, r *bufio.Reader) { io.Copy(io.Discard, r) })
-		cfg := printertest.Config(5 * time.Second)
-		cfg.ConnectTimeout.Duration = 100 * time.Millisecond
-		st, err := open(t, cfg, path).Status(context.Background())
-		if err == nil || st.State != storeprint.PrinterUnknown {
-			t.Fatalf("got %+v, %v; want unknown and an error", st, err)
 		}
 	})
 
@@ -467,17 +316,6 @@ func TestRegister_LineSettings(t *testing.T) {
 			}
 		}
 	})
-}
-
-func checkOutcome(t *testing.T, err error, want gateway.PrintOutcome, wantState storeprint.PrinterState) {
-	t.Helper()
-	var pe *gateway.PrintError
-	if !errors.As(err, &pe) {
-		t.Fatalf("got error %v (%T), want a *gateway.PrintError %s", err, err, want)
-	}
-	if pe.Outcome != want || (wantState != "" && pe.State != wantState) {
-		t.Fatalf("got %s/%q (%v), want %s/%q", pe.Outcome, pe.State, err, want, wantState)
-	}
 }
 
 func taskNos(ts []printersim.Ticket) []string {

@@ -3,18 +3,14 @@ package tcp_test
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/internal/clock"
-	"github.com/storeprint/storeprint/printerdrivers/escpos"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 	"github.com/storeprint/storeprint/printerdrivers/printertest"
 	"github.com/storeprint/storeprint/printerdrivers/tcp"
@@ -29,6 +25,9 @@ func harness() printertest.Harness {
 		},
 		Unreachable: func(t *testing.T, cfg gateway.PrinterConfig) gateway.Printer {
 			return open(t, cfg, printertest.ClosedAddr(t))
+		},
+		Script: func(t *testing.T, cfg gateway.PrinterConfig, serve printertest.Serve) gateway.Printer {
+			return open(t, cfg, script(t, serve))
 		},
 	}
 }
@@ -53,7 +52,7 @@ func TestPrinter_Conformance(t *testing.T) {
 
 // script is a device at a TCP address that does what the test says, for
 // the behaviours the simulator has no fault for.
-func script(t *testing.T, serve func(c net.Conn, r *bufio.Reader)) string {
+func script(t *testing.T, serve printertest.Serve) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -74,151 +73,6 @@ func script(t *testing.T, serve func(c net.Conn, r *bufio.Reader)) string {
 		<-done
 	})
 	return l.Addr().String()
-}
-
-func TestPrinter_Print(t *testing.T) {
-	t.Parallel()
-
-	t.Run("IgnoresOtherAnswers", func(t *testing.T) {
-		t.Parallel()
-		addr := script(t, func(c net.Conn, r *bufio.Reader) {
-			if _, err := io.ReadFull(r, make([]byte, 9)); err != nil { // DLE EOT 1, 2, 4
-				return
-			}
-			c.Write([]byte{0x12, 0x12, 0x12})
-			// The ticket, up to and including the process ID request.
-			d, _ := escpos.NewDecoder(escpos.GB18030)
-			buf := make([]byte, 4096)
-			for {
-				n, err := r.Read(buf)
-				for _, ev := range d.Decode(buf[:n]) {
-					if ev.Kind == escpos.EventProcessID {
-						// Noise, an automatic status block, an answer
-						// to an older request, then ours.
-						c.Write([]byte("\x12\x14\x00\x00\x0f\x37\x22"))
-						c.Write(escpos.ProcessIDAnswer("9999"))
-						c.Write(escpos.ProcessIDAnswer(ev.ID))
-						io.Copy(io.Discard, r)
-						return
-					}
-				}
-				if err != nil {
-					return
-				}
-			}
-		})
-		p := open(t, printertest.Config(5*time.Second), addr)
-		job := &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), ProcessID: "0042"}
-		if err := p.Print(context.Background(), job); err != nil {
-			t.Fatalf("got %v, want the matching answer to confirm", err)
-		}
-	})
-
-	t.Run("ErrNoStatusAnswer", func(t *testing.T) {
-		t.Parallel()
-		addr := script(t, func(c net.Conn, r *bufio.Reader) {
-			io.Copy(io.Discard, r) // listens, never answers
-		})
-		cfg := printertest.Config(5 * time.Second)
-		cfg.ConnectTimeout.Duration = 100 * time.Millisecond
-		p := open(t, cfg, addr)
-		prepared := false
-		job := &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), ProcessID: "0001",
-			Prepare: func(context.Context, []byte) error { prepared = true; return nil }}
-		err := p.Print(context.Background(), job)
-		checkOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterUnknown)
-		if prepared {
-			t.Fatal("Prepare was called, want nothing sent")
-		}
-	})
-
-	t.Run("ErrNotStatus", func(t *testing.T) {
-		t.Parallel()
-		addr := script(t, func(c net.Conn, r *bufio.Reader) {
-			c.Write([]byte("HTTP/1.1 400 Bad Request\r\n\r\n"))
-			io.Copy(io.Discard, r)
-		})
-		p := open(t, printertest.Config(5*time.Second), addr)
-		err := p.Print(context.Background(), &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), ProcessID: "0001"})
-		checkOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterUnknown)
-		if !errors.Is(err, escpos.ErrStatusAnswer) {
-			t.Fatalf("got %v, want ErrStatusAnswer in it", err)
-		}
-	})
-
-	t.Run("ErrProcessID", func(t *testing.T) {
-		t.Parallel()
-		sim, addr := printertest.StartTCP(t, printersim.Options{})
-		p := open(t, printertest.Config(5*time.Second), addr)
-		err := p.Print(context.Background(), &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), ProcessID: "42"})
-		checkOutcome(t, err, gateway.PrintNotSent, "")
-		if got := sim.Printed(); len(got) != 0 {
-			t.Fatalf("got %d tickets, want none", len(got))
-		}
-	})
-
-	t.Run("ErrRender", func(t *testing.T) {
-		t.Parallel()
-		_, addr := printertest.StartTCP(t, printersim.Options{})
-		cfg := printertest.Config(5 * time.Second)
-		cfg.Encoding = "ebcdic"
-		p := open(t, cfg, addr)
-		err := p.Print(context.Background(), &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), ProcessID: "0001"})
-		checkOutcome(t, err, gateway.PrintNotSent, "")
-		if !strings.Contains(err.Error(), "ebcdic") {
-			t.Fatalf("got %v, want the encoding named", err)
-		}
-	})
-
-	t.Run("ErrClosed", func(t *testing.T) {
-		t.Parallel()
-		_, addr := printertest.StartTCP(t, printersim.Options{})
-		p := open(t, printertest.Config(5*time.Second), addr)
-		if err := p.Close(); err != nil {
-			t.Fatal(err)
-		}
-		err := p.Print(context.Background(), &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), ProcessID: "0001"})
-		checkOutcome(t, err, gateway.PrintNotSent, "")
-	})
-
-	t.Run("StoreIDFallback", func(t *testing.T) {
-		t.Parallel()
-		sim, addr := printertest.StartTCP(t, printersim.Options{})
-		p := open(t, printertest.Config(5*time.Second), addr)
-		tk := printertest.Ticket("order_1_station_hot")
-		tk.StoreID = ""
-		if err := p.Print(context.Background(), &gateway.PrintJob{Ticket: tk, ProcessID: "0001"}); err != nil {
-			t.Fatal(err)
-		}
-		if got := sim.Printed()[0].Text; !strings.HasPrefix(got, "store-001\n") {
-			t.Fatalf("got ticket %q, want it headed by the driver's store id", got)
-		}
-	})
-}
-
-func TestPrinter_Status(t *testing.T) {
-	t.Parallel()
-	t.Run("ErrNoAnswer", func(t *testing.T) {
-		t.Parallel()
-		addr := script(t, func(c net.Conn, r *bufio.Reader) { io.Copy(io.Discard, r) })
-		cfg := printertest.Config(5 * time.Second)
-		cfg.ConnectTimeout.Duration = 100 * time.Millisecond
-		st, err := open(t, cfg, addr).Status(context.Background())
-		if err == nil || st.State != storeprint.PrinterUnknown {
-			t.Fatalf("got %+v, %v; want unknown and an error", st, err)
-		}
-	})
-}
-
-func checkOutcome(t *testing.T, err error, want gateway.PrintOutcome, wantState storeprint.PrinterState) {
-	t.Helper()
-	var pe *gateway.PrintError
-	if !errors.As(err, &pe) {
-		t.Fatalf("got error %v (%T), want a *gateway.PrintError %s", err, err, want)
-	}
-	if pe.Outcome != want || (wantState != "" && pe.State != wantState) {
-		t.Fatalf("got %s/%q (%v), want %s/%q", pe.Outcome, pe.State, err, want, wantState)
-	}
 }
 
 // Probe proves the print path without paper: a printer that prints and
@@ -308,7 +162,7 @@ func TestPrinter_ConfirmStatus(t *testing.T) {
 		waitTimer(t, fake) // the first reading after the ticket was ready
 		sim.SetFault(printersim.FaultCoverOpen)
 		fake.Advance(time.Second)
-		checkOutcome(t, <-done, gateway.PrintUncertain, storeprint.PrinterCoverOpen)
+		printertest.CheckOutcome(t, <-done, gateway.PrintUncertain, storeprint.PrinterCoverOpen)
 	})
 }
 
@@ -381,7 +235,7 @@ func TestPrinter_AutoEpsonLostAck(t *testing.T) {
 	p := open(t, cfg, addr)
 	job := &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), ProcessID: "0001"}
 	err := p.Print(context.Background(), job)
-	checkOutcome(t, err, gateway.PrintUncertain, "")
+	printertest.CheckOutcome(t, err, gateway.PrintUncertain, "")
 	if job.Confirms != storeprint.ConfirmProcessID || p.Confirms() != storeprint.ConfirmProcessID {
 		t.Fatalf("got the job to be confirmed by %q, the printer by %q; want process_id", job.Confirms, p.Confirms())
 	}

@@ -175,7 +175,7 @@ func TestPrinter_Print(t *testing.T) {
 		p, sim, _, _ := setup(t, printertest.Config(5*time.Second), printersim.Options{}, winspooltest.QueueOptions{})
 		r := &recorder{}
 		err := p.Print(waitCtx(t), r.job("order_1_station_hot"))
-		checkOutcome(t, err, gateway.PrintUncertain, storeprint.PrinterReady)
+		printertest.CheckOutcome(t, err, gateway.PrintUncertain, storeprint.PrinterReady)
 		if !strings.Contains(err.Error(), "trust_spooler = false") || !strings.Contains(err.Error(), "reached the printer") {
 			t.Fatalf("got %v, want it to say the data reached the printer and trust_spooler is off", err)
 		}
@@ -201,7 +201,7 @@ func TestPrinter_Print(t *testing.T) {
 		cfg.TrustSpooler = &yes
 		p, _, _, _ := setup(t, cfg, printersim.Options{}, winspooltest.QueueOptions{RemoveDone: true})
 		err := p.Print(waitCtx(t), (&recorder{}).job("order_1_station_hot"))
-		checkOutcome(t, err, gateway.PrintUncertain, "")
+		printertest.CheckOutcome(t, err, gateway.PrintUncertain, "")
 		if !errors.Is(err, winspool.ErrJobNotFound) || !strings.Contains(err.Error(), "Keep printed documents") {
 			t.Fatalf("got %v, want the job gone and the queue setting named", err)
 		}
@@ -234,7 +234,7 @@ func TestPrinter_Print(t *testing.T) {
 					t.Fatal(err)
 				}
 				err := wait(t, done)
-				checkOutcome(t, err, gateway.PrintUncertain, tt.state)
+				printertest.CheckOutcome(t, err, gateway.PrintUncertain, tt.state)
 				if !strings.Contains(err.Error(), "port says no") || !strings.Contains(err.Error(), "job deleted") {
 					t.Fatalf("got %v, want the port monitor's message and the job deleted", err)
 				}
@@ -258,7 +258,7 @@ func TestPrinter_Print(t *testing.T) {
 			t.Fatal(err)
 		}
 		err := wait(t, done)
-		checkOutcome(t, err, gateway.PrintUncertain, "")
+		printertest.CheckOutcome(t, err, gateway.PrintUncertain, "")
 		if !strings.Contains(err.Error(), "deleted in the spooler") {
 			t.Fatalf("got %v, want it to say the job was deleted", err)
 		}
@@ -271,7 +271,7 @@ func TestPrinter_Print(t *testing.T) {
 		p, _, q, _ := setup(t, cfg, printersim.Options{}, winspooltest.QueueOptions{Manual: true})
 		r := &recorder{}
 		err := p.Print(waitCtx(t), r.job("order_1_station_hot"))
-		checkOutcome(t, err, gateway.PrintUncertain, "")
+		printertest.CheckOutcome(t, err, gateway.PrintUncertain, "")
 		r.check(t, "prepare,submitted")
 		// Still on its way, as bytes in a printer's buffer are: left to
 		// the spooler.
@@ -303,7 +303,7 @@ func TestPrinter_Print(t *testing.T) {
 				q.SetPrinterStatus(tt.status, tt.attributes)
 				r := &recorder{}
 				err := p.Print(waitCtx(t), r.job("order_1_station_hot"))
-				checkOutcome(t, err, gateway.PrintNotReady, tt.state)
+				printertest.CheckOutcome(t, err, gateway.PrintNotReady, tt.state)
 				r.check(t, "")
 				if jobs := q.Jobs(); len(jobs) != 0 {
 					t.Fatalf("got jobs %+v, want none", jobs)
@@ -339,7 +339,7 @@ func TestPrinter_Print(t *testing.T) {
 				sp.Fail(tt.call, boom)
 				r := &recorder{}
 				err := p.Print(waitCtx(t), r.job("order_1_station_hot"))
-				checkOutcome(t, err, tt.outcome, tt.state)
+				printertest.CheckOutcome(t, err, tt.outcome, tt.state)
 				if !errors.Is(err, boom) {
 					t.Fatalf("got %v, want the spooler's error in it", err)
 				}
@@ -366,7 +366,7 @@ func TestPrinter_Print(t *testing.T) {
 		if err := p.Close(); err != nil {
 			t.Fatal(err)
 		}
-		checkOutcome(t, p.Print(waitCtx(t), (&recorder{}).job("order_1_station_hot")), gateway.PrintNotSent, "")
+		printertest.CheckOutcome(t, p.Print(waitCtx(t), (&recorder{}).job("order_1_station_hot")), gateway.PrintNotSent, "")
 	})
 
 	t.Run("StoreIDFallback", func(t *testing.T) {
@@ -451,17 +451,6 @@ func TestJobState(t *testing.T) {
 		if got != tt.want || trouble != tt.trouble {
 			t.Errorf("JobState(%#x): got %d/%q, want %d/%q", tt.status, got, trouble, tt.want, tt.trouble)
 		}
-	}
-}
-
-func checkOutcome(t *testing.T, err error, want gateway.PrintOutcome, wantState storeprint.PrinterState) {
-	t.Helper()
-	var pe *gateway.PrintError
-	if !errors.As(err, &pe) {
-		t.Fatalf("got error %v (%T), want a *gateway.PrintError %s", err, err, want)
-	}
-	if pe.Outcome != want || (wantState != "" && pe.State != wantState) {
-		t.Fatalf("got %s/%q (%v), want %s/%q", pe.Outcome, pe.State, err, want, wantState)
 	}
 }
 
