@@ -10,13 +10,14 @@ import (
 
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
+	"github.com/storeprint/storeprint/printerdrivers/printertest"
 )
 
 func TestPrinter_Handler(t *testing.T) {
 	t.Parallel()
 	setupControl := func(t *testing.T) (*printersim.Printer, string, string) {
 		t.Helper()
-		p, addr := setup(t, printersim.Options{})
+		p, addr := printertest.StartTCP(t, printersim.Options{})
 		srv := httptest.NewServer(p.Handler())
 		t.Cleanup(srv.Close)
 		return p, addr, srv.URL

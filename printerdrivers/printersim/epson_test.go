@@ -15,6 +15,7 @@ import (
 	"github.com/storeprint/storeprint/internal/testlog"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
+	"github.com/storeprint/storeprint/printerdrivers/printertest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/printersim")
@@ -112,7 +113,7 @@ func TestPrinter_Answers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, addr := setup(t, tt.opts)
+			_, addr := printertest.StartTCP(t, tt.opts)
 			c := dial(t, addr)
 			c.send(tt.send)
 			if got := c.readN(len(tt.want)); !bytes.Equal(got, tt.want) {
@@ -128,7 +129,7 @@ func TestPrinter_AutomaticStatusBack(t *testing.T) {
 
 	t.Run("OnChange", func(t *testing.T) {
 		t.Parallel()
-		p, addr := setup(t, printersim.Options{})
+		p, addr := printertest.StartTCP(t, printersim.Options{})
 		c := dial(t, addr)
 		c.send(gsA(0xFF))
 		c.readN(4)
@@ -158,7 +159,7 @@ func TestPrinter_AutomaticStatusBack(t *testing.T) {
 
 	t.Run("EnabledItemsOnly", func(t *testing.T) {
 		t.Parallel()
-		p, addr := setup(t, printersim.Options{})
+		p, addr := printertest.StartTCP(t, printersim.Options{})
 		c := dial(t, addr)
 		c.send(gsA(0x08)) // roll paper sensors only
 		c.readN(4)
@@ -172,7 +173,7 @@ func TestPrinter_AutomaticStatusBack(t *testing.T) {
 
 	t.Run("OnlyWhereEnabled", func(t *testing.T) {
 		t.Parallel()
-		p, addr := setup(t, printersim.Options{})
+		p, addr := printertest.StartTCP(t, printersim.Options{})
 		on, off := dial(t, addr), dial(t, addr)
 		on.send(gsA(0xFF))
 		on.readN(4)
@@ -188,7 +189,7 @@ func TestPrinter_AutomaticStatusBack(t *testing.T) {
 		t.Parallel()
 		// A ticket kept under cover_open: the status when the cover
 		// closes, then the status after the print, then its confirmation.
-		p, addr := setup(t, printersim.Options{Fault: printersim.FaultCoverOpen})
+		p, addr := printertest.StartTCP(t, printersim.Options{Fault: printersim.FaultCoverOpen})
 		c := dial(t, addr)
 		c.send(cat(gsA(0xFF), bareTicket("order_1_station_hot"), gsR(1)))
 		if got := c.readN(4); !bytes.Equal(got, asbCoverOpen) {
@@ -215,7 +216,7 @@ func TestPrinter_StatusAgrees(t *testing.T) {
 		}
 		t.Run(string(f), func(t *testing.T) {
 			t.Parallel()
-			_, addr := setup(t, printersim.Options{Fault: f, SlowDelay: time.Hour})
+			_, addr := printertest.StartTCP(t, printersim.Options{Fault: f, SlowDelay: time.Hour})
 			c := dial(t, addr)
 			eot := c.status()
 			c.send(gsA(0xFF))
@@ -287,7 +288,7 @@ func TestPrinter_Paper(t *testing.T) {
 	t.Parallel()
 	out, paper := &testlog.Buffer{}, &testlog.Buffer{}
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	p, addr := setup(t, printersim.Options{Name: "pass-1", Out: out, Paper: paper, Now: func() time.Time { return at }})
+	p, addr := printertest.StartTCP(t, printersim.Options{Name: "pass-1", Out: out, Paper: paper, Now: func() time.Time { return at }})
 	c := dial(t, addr)
 	c.send(cat(ticket(t, "order_1_station_hot"), ticket(t, "order_2_station_hot"), escpos.ProcessIDRequest("0002")))
 	c.confirmation()

@@ -15,36 +15,12 @@ import (
 	"github.com/storeprint/storeprint/internal/testlog"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
+	"github.com/storeprint/storeprint/printerdrivers/printertest"
 )
 
 // waitTimeout bounds every wait in these tests; nothing waits this long
 // unless something is broken.
 const waitTimeout = 10 * time.Second
-
-// setup starts a simulated printer on a loopback port.
-func setup(t *testing.T, opts printersim.Options) (*printersim.Printer, string) {
-	t.Helper()
-	p, err := printersim.New(opts)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- p.Serve(l) }()
-	t.Cleanup(func() {
-		if err := p.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-		// ErrClosed: Close came before Serve got going.
-		if err := <-served; err != nil && !errors.Is(err, printersim.ErrClosed) {
-			t.Errorf("Serve: got %v after Close, want nil", err)
-		}
-	})
-	return p, l.Addr().String()
-}
 
 // client is a raw connection to the simulator.
 type client struct {
@@ -134,7 +110,7 @@ func TestPrinter_Serve(t *testing.T) {
 		t.Parallel()
 		out := &testlog.Buffer{}
 		at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-		p, addr := setup(t, printersim.Options{Out: out, Now: func() time.Time { return at }})
+		p, addr := printertest.StartTCP(t, printersim.Options{Out: out, Now: func() time.Time { return at }})
 		c := dial(t, addr)
 		c.send(append(ticket(t, "order_1_station_hot"), escpos.ProcessIDRequest("0427")...))
 		if got := c.confirmation(); got != "0427" {
@@ -171,7 +147,7 @@ func TestPrinter_Serve(t *testing.T) {
 			}
 			t.Run(string(f), func(t *testing.T) {
 				t.Parallel()
-				_, addr := setup(t, printersim.Options{Fault: f})
+				_, addr := printertest.StartTCP(t, printersim.Options{Fault: f})
 				if got, want := dial(t, addr).status(), f.Status(); got != want {
 					t.Fatalf("got %+v, want %+v", got, want)
 				}
@@ -181,7 +157,7 @@ func TestPrinter_Serve(t *testing.T) {
 
 	t.Run("ByteAtATime", func(t *testing.T) {
 		t.Parallel()
-		p, addr := setup(t, printersim.Options{})
+		p, addr := printertest.StartTCP(t, printersim.Options{})
 		c := dial(t, addr)
 		for _, b := range append(ticket(t, "order_2_station_hot"), escpos.ProcessIDRequest("0002")...) {
 			c.send([]byte{b})
@@ -199,7 +175,7 @@ func TestPrinter_Serve(t *testing.T) {
 		for _, f := range []printersim.Fault{printersim.FaultOffline, printersim.FaultPaperEnd, printersim.FaultCoverOpen} {
 			t.Run(string(f), func(t *testing.T) {
 				t.Parallel()
-				p, addr := setup(t, printersim.Options{Fault: f})
+				p, addr := printertest.StartTCP(t, printersim.Options{Fault: f})
 				c := dial(t, addr)
 				c.send(append(ticket(t, "order_3_station_hot"), escpos.ProcessIDRequest("0003")...))
 				if got := c.status(); got != f.Status() {
@@ -221,7 +197,7 @@ func TestPrinter_Serve(t *testing.T) {
 
 	t.Run("Slow", func(t *testing.T) {
 		t.Parallel()
-		p, addr := setup(t, printersim.Options{Fault: printersim.FaultSlow, SlowDelay: time.Hour})
+		p, addr := printertest.StartTCP(t, printersim.Options{Fault: printersim.FaultSlow, SlowDelay: time.Hour})
 		c := dial(t, addr)
 		c.send(append(ticket(t, "order_4_station_hot"), escpos.ProcessIDRequest("0004")...))
 		if got := c.status().State; got != storeprint.PrinterReady {
@@ -238,7 +214,7 @@ func TestPrinter_Serve(t *testing.T) {
 
 	t.Run("SlowDelayPasses", func(t *testing.T) {
 		t.Parallel()
-		p, addr := setup(t, printersim.Options{Fault: printersim.FaultSlow, SlowDelay: time.Millisecond})
+		p, addr := printertest.StartTCP(t, printersim.Options{Fault: printersim.FaultSlow, SlowDelay: time.Millisecond})
 		c := dial(t, addr)
 		c.send(append(ticket(t, "order_5_station_hot"), escpos.ProcessIDRequest("0005")...))
 		if got := c.confirmation(); got != "0005" {
@@ -251,7 +227,7 @@ func TestPrinter_Serve(t *testing.T) {
 
 	t.Run("Drop", func(t *testing.T) {
 		t.Parallel()
-		p, addr := setup(t, printersim.Options{Fault: printersim.FaultDrop})
+		p, addr := printertest.StartTCP(t, printersim.Options{Fault: printersim.FaultDrop})
 		c := dial(t, addr)
 		if got := c.status().State; got != storeprint.PrinterReady {
 			t.Fatalf("got %v, want ready", got)
@@ -276,7 +252,7 @@ func TestPrinter_Serve(t *testing.T) {
 
 	t.Run("LostAck", func(t *testing.T) {
 		t.Parallel()
-		p, addr := setup(t, printersim.Options{Fault: printersim.FaultLostAck})
+		p, addr := printertest.StartTCP(t, printersim.Options{Fault: printersim.FaultLostAck})
 		c := dial(t, addr)
 		c.send(append(ticket(t, "order_8_station_hot"), escpos.ProcessIDRequest("0008")...))
 		// The status answer proves the request was received, under
@@ -296,7 +272,7 @@ func TestPrinter_Serve(t *testing.T) {
 
 	t.Run("Down", func(t *testing.T) {
 		t.Parallel()
-		p, addr := setup(t, printersim.Options{Fault: printersim.FaultDown})
+		p, addr := printertest.StartTCP(t, printersim.Options{Fault: printersim.FaultDown})
 		c := dial(t, addr)
 		c.send(escpos.StatusQuery())
 		if _, err := c.r.ReadByte(); err == nil {
@@ -310,7 +286,7 @@ func TestPrinter_Serve(t *testing.T) {
 
 	t.Run("OnePrinterManyConnections", func(t *testing.T) {
 		t.Parallel()
-		p, addr := setup(t, printersim.Options{Fault: printersim.FaultOffline})
+		p, addr := printertest.StartTCP(t, printersim.Options{Fault: printersim.FaultOffline})
 		a, b := dial(t, addr), dial(t, addr)
 		a.send(append(ticket(t, "order_10_station_hot"), escpos.ProcessIDRequest("0010")...))
 		a.status() // received
@@ -331,7 +307,7 @@ func TestPrinter_Serve(t *testing.T) {
 
 	t.Run("PartialTicketDiscarded", func(t *testing.T) {
 		t.Parallel()
-		p, addr := setup(t, printersim.Options{})
+		p, addr := printertest.StartTCP(t, printersim.Options{})
 		c := dial(t, addr)
 		b := ticket(t, "order_12_station_hot")
 		c.send(b[:bytes.IndexByte(b, '\n')+1]) // the first line, and no cut
