@@ -14,12 +14,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/storeprint/storeprint/internal/testenv"
+	"github.com/storeprint/storeprint/internal/testlog"
 )
 
 const waitTimeout = 3 * time.Minute // make demo builds the binaries first
@@ -52,7 +52,7 @@ func TestDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := newOutput()
+	out := new(testlog.Buffer)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func TestDemo(t *testing.T) {
 
 	// The last ticket of each printer, as text on paper.
 	for _, want := range []string{"Ctrl-C stops everything.", "│ order_demo-1003_station_hot", "│ order_demo-1003_station_cold"} {
-		if !out.wait(want, exited) {
+		if !waitFor(out, want, exited) {
 			t.Fatalf("no %q in the output:\n%s", want, out)
 		}
 	}
@@ -154,7 +154,7 @@ func TestDemo_Killed(t *testing.T) {
 				t.Fatal(err)
 			}
 			cmd.Stdin = keysR
-			out := newOutput()
+			out := new(testlog.Buffer)
 			cmd.Stdout, cmd.Stderr = out, out
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -175,7 +175,7 @@ func TestDemo_Killed(t *testing.T) {
 				}
 				signalAll(t, syscall.SIGKILL, demoProcess(demoOut)) // whatever a failed case left
 			})
-			if !out.wait("│ order_demo-1003_station_hot", exited) {
+			if !waitFor(out, "│ order_demo-1003_station_hot", exited) {
 				t.Fatalf("the demo did not print its tickets:\n%s", out)
 			}
 			tc.end(t, keys, demoOut, log)
@@ -306,45 +306,19 @@ func ephemeralLow() int {
 	return low
 }
 
-// output collects what the demo writes, for the test to wait on.
-type output struct {
-	mu      sync.Mutex
-	buf     strings.Builder
-	changed chan struct{}
-}
-
-func newOutput() *output { return &output{changed: make(chan struct{})} }
-
-func (o *output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.buf.Write(p)
-	close(o.changed)
-	o.changed = make(chan struct{})
-	return len(p), nil
-}
-
-func (o *output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
-}
-
-// wait waits until the output holds s; false if the demo exits first or
-// the wait times out.
-func (o *output) wait(s string, exited <-chan struct{}) bool {
+// waitFor waits until the demo's output holds s; false if the demo exits
+// first or the wait times out.
+func waitFor(out *testlog.Buffer, s string, exited <-chan struct{}) bool {
 	timeout := time.After(waitTimeout)
 	for {
-		o.mu.Lock()
-		has, ch := strings.Contains(o.buf.String(), s), o.changed
-		o.mu.Unlock()
-		if has {
+		text, ch := out.Next()
+		if strings.Contains(text, s) {
 			return true
 		}
 		select {
 		case <-ch:
 		case <-exited:
-			return strings.Contains(o.String(), s)
+			return strings.Contains(out.String(), s)
 		case <-timeout:
 			return false
 		}

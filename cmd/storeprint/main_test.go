@@ -10,11 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/internal/testlog"
 	"github.com/storeprint/storeprint/printerdrivers/cloudprnt"
 	"github.com/storeprint/storeprint/printerdrivers/epos"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
@@ -65,39 +65,13 @@ func readPaper(t *testing.T, path string) []printersim.Ticket {
 
 const waitTimeout = 10 * time.Second
 
-// output collects what the program writes, line by line, for tests to
-// wait on.
-type output struct {
-	mu      sync.Mutex
-	buf     strings.Builder
-	changed chan struct{}
-}
-
-func newOutput() *output { return &output{changed: make(chan struct{})} }
-
-func (o *output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.buf.Write(p)
-	close(o.changed)
-	o.changed = make(chan struct{})
-	return len(p), nil
-}
-
-func (o *output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
-}
-
-// waitLine waits for a line starting with prefix and returns the rest.
-func (o *output) waitLine(t *testing.T, prefix string) string {
+// waitLine waits for a line of o starting with prefix and returns the
+// rest.
+func waitLine(t *testing.T, o *testlog.Buffer, prefix string) string {
 	t.Helper()
 	timeout := time.After(waitTimeout)
 	for {
-		o.mu.Lock()
-		text, ch := o.buf.String(), o.changed
-		o.mu.Unlock()
+		text, ch := o.Next()
 		lines := strings.Split(text, "\n")
 		for _, l := range lines[:len(lines)-1] { // complete lines only
 			if rest, ok := strings.CutPrefix(l, prefix); ok {
@@ -112,10 +86,10 @@ func (o *output) waitLine(t *testing.T, prefix string) string {
 	}
 }
 
-func setup(t *testing.T, args ...string) (*Main, *output, *output) {
+func setup(t *testing.T, args ...string) (*Main, *testlog.Buffer, *testlog.Buffer) {
 	t.Helper()
 	m := NewMain()
-	stdout, stderr := newOutput(), newOutput()
+	stdout, stderr := new(testlog.Buffer), new(testlog.Buffer)
 	m.Stdout, m.Stderr = stdout, stderr
 	if err := m.ParseFlags(args); err != nil {
 		t.Fatalf("ParseFlags(%q): %v", args, err)
@@ -130,7 +104,7 @@ func TestMain_ParseFlags(t *testing.T) {
 		t.Parallel()
 		for _, arg := range []string{"--help", "-h", "help"} {
 			m := NewMain()
-			stdout := newOutput()
+			stdout := new(testlog.Buffer)
 			m.Stdout = stdout
 			if err := m.ParseFlags([]string{arg}); !errors.Is(err, errHelp) {
 				t.Fatalf("%s: got %v, want errHelp", arg, err)
@@ -144,7 +118,7 @@ func TestMain_ParseFlags(t *testing.T) {
 	t.Run("PrinterSimHelp", func(t *testing.T) {
 		t.Parallel()
 		m := NewMain()
-		stdout := newOutput()
+		stdout := new(testlog.Buffer)
 		m.Stdout = stdout
 		if err := m.ParseFlags([]string{"printersim", "--help"}); !errors.Is(err, errHelp) {
 			t.Fatalf("got %v, want errHelp", err)
@@ -246,7 +220,7 @@ func TestMain_ParseFlags(t *testing.T) {
 		}
 		for _, tt := range tests {
 			m := NewMain()
-			m.Stdout, m.Stderr = newOutput(), newOutput()
+			m.Stdout, m.Stderr = new(testlog.Buffer), new(testlog.Buffer)
 			err := m.ParseFlags(tt.args)
 			if err == nil || errors.Is(err, errHelp) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("%s: got %v, want an error with %q", tt.name, err, tt.want)
@@ -280,7 +254,7 @@ func TestMain_Run(t *testing.T) {
 		paper := filepath.Join(t.TempDir(), "paper.jsonl")
 		m, _, stderr := setup(t, "printersim", "--protocol", "epos", "--listen", "127.0.0.1:0", "--job-log", "--out", paper)
 		runSim(t, m)
-		line := stderr.waitLine(t, "printersim ePOS-Print listening on ")
+		line := waitLine(t, stderr, "printersim ePOS-Print listening on ")
 		base, _, _ := strings.Cut(line, " ")
 		cfg := printertest.Config(5 * time.Second)
 		cfg.Driver, cfg.Address, cfg.JobLog = "epos", base, true
@@ -310,7 +284,7 @@ func TestMain_Run(t *testing.T) {
 		m, _, stderr := setup(t, "printersim", "--protocol", "cloudprnt", "--url", url, "--mac", "00:11:62:1D:9A:B7",
 			"--poll", "50ms", "--out", paper)
 		runSim(t, m)
-		stderr.waitLine(t, "printersim CloudPRNT polling ")
+		waitLine(t, stderr, "printersim CloudPRNT polling ")
 		select {
 		case <-polled:
 		case <-time.After(10 * time.Second):
@@ -330,20 +304,9 @@ func TestMain_Run(t *testing.T) {
 		text := filepath.Join(t.TempDir(), "paper.txt")
 		m, _, stderr := setup(t, "printersim", "--listen", "127.0.0.1:0", "--out", paper, "--control", "127.0.0.1:0",
 			"--paper", text, "--name", "hot-1")
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- m.Run(ctx) }()
-		t.Cleanup(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("Run: %v", err)
-			}
-			if err := m.Close(); err != nil {
-				t.Errorf("Close: %v", err)
-			}
-		})
-		addr, _, _ := strings.Cut(stderr.waitLine(t, "printersim listening on "), " ")
-		control := stderr.waitLine(t, "printersim control on ")
+		runSim(t, m)
+		addr, _, _ := strings.Cut(waitLine(t, stderr, "printersim listening on "), " ")
+		control := waitLine(t, stderr, "printersim control on ")
 
 		cfg := printertest.Config(5 * time.Second)
 		cfg.Driver, cfg.Address = "tcp", addr
@@ -353,20 +316,7 @@ func TestMain_Run(t *testing.T) {
 			t.Fatalf("Print: %v", err)
 		}
 		// The ticket is on the paper file as soon as it is confirmed.
-		f, err := os.Open(paper)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		var lines []printersim.Ticket
-		for sc.Scan() {
-			var tk printersim.Ticket
-			if err := json.Unmarshal(sc.Bytes(), &tk); err != nil {
-				t.Fatalf("paper line %q: %v", sc.Text(), err)
-			}
-			lines = append(lines, tk)
-		}
+		lines := readPaper(t, paper)
 		if len(lines) != 1 || lines[0].TaskNo != "order_1_station_hot" || lines[0].At.IsZero() {
 			t.Fatalf("got paper %+v, want one ticket", lines)
 		}
@@ -403,19 +353,8 @@ func TestMain_Run(t *testing.T) {
 		line := printertest.NewPTYPair(t)
 		paper := filepath.Join(t.TempDir(), "paper.jsonl")
 		m, _, stderr := setup(t, "printersim", "--serial", line.A, "--out", paper)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- m.Run(ctx) }()
-		t.Cleanup(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("Run: %v", err)
-			}
-			if err := m.Close(); err != nil {
-				t.Errorf("Close: %v", err)
-			}
-		})
-		stderr.waitLine(t, "printersim on serial "+line.A+" ")
+		runSim(t, m)
+		waitLine(t, stderr, "printersim on serial "+line.A+" ")
 		if strings.Contains(stderr.String(), "printersim listening on") {
 			t.Errorf("got a TCP listener with --serial alone:\n%s", stderr)
 		}

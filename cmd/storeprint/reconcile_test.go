@@ -12,6 +12,7 @@ import (
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
+	"github.com/storeprint/storeprint/internal/testlog"
 )
 
 func st(status storeprint.Status, attempt int) *taskState {
@@ -297,11 +298,11 @@ func TestExitCode(t *testing.T) {
 }
 
 // setupReconcile parses reconcile's flags with env as the environment.
-func setupReconcile(t *testing.T, env map[string]string, args ...string) (*Main, *reconcile, *output, error) {
+func setupReconcile(t *testing.T, env map[string]string, args ...string) (*Main, *reconcile, *testlog.Buffer, error) {
 	t.Helper()
 	m := NewMain()
-	stdout := newOutput()
-	m.Stdout, m.Stderr = stdout, newOutput()
+	stdout := new(testlog.Buffer)
+	m.Stdout, m.Stderr = stdout, new(testlog.Buffer)
 	m.Getenv = func(k string) string { return env[k] }
 	err := m.ParseFlags(append([]string{"reconcile"}, args...))
 	c, _ := m.cmd.(*reconcile)

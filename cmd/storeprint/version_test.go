@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storeprint/storeprint/internal/testlog"
 	"github.com/storeprint/storeprint/internal/version"
 )
 
@@ -24,7 +25,7 @@ func TestVersion(t *testing.T) {
 	}
 	t.Run("Help", func(t *testing.T) {
 		m := NewMain()
-		stdout := newOutput()
+		stdout := new(testlog.Buffer)
 		m.Stdout = stdout
 		if err := m.ParseFlags([]string{"version", "--help"}); !errors.Is(err, errHelp) {
 			t.Fatalf("got %v, want errHelp", err)
