@@ -31,6 +31,26 @@ func runGateway(t testing.TB, cfgPath string, opts ...func(*Main)) (*Main, strin
 	return m, m.HTTP.URL()
 }
 
+// launch runs m on the configuration at cfgPath and returns once it
+// serves, with the function that stops it and the channel its end comes
+// on.
+func launch(t testing.TB, m *Main, cfgPath string) (context.CancelFunc, <-chan error) {
+	t.Helper()
+	if err := m.ParseFlags([]string{"run", "--config", cfgPath}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.run(ctx) }()
+	select {
+	case <-m.Ready():
+	case err := <-done:
+		cancel()
+		t.Fatalf("gateway did not start: %v", err)
+	}
+	return cancel, done
+}
+
 // startGateway starts the real program in this process and returns it
 // with the function that stops it, for a test that restarts it.
 func startGateway(t testing.TB, cfgPath string, opts ...func(*Main)) (*Main, func()) {
@@ -43,17 +63,7 @@ func startGateway(t testing.TB, cfgPath string, opts ...func(*Main)) (*Main, fun
 	for _, o := range opts {
 		o(m)
 	}
-	if err := m.ParseFlags([]string{"run", "--config", cfgPath}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.run(ctx) }()
-	select {
-	case <-m.Ready():
-	case err := <-done:
-		t.Fatalf("gateway did not start: %v", err)
-	}
+	cancel, done := launch(t, m, cfgPath)
 	return m, func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -151,17 +151,7 @@ func TestMain_RunWarnsReadableConfig(t *testing.T) {
 	m := NewMain()
 	log := &testlog.Buffer{}
 	m.Stderr = log
-	if err := m.ParseFlags([]string{"run", "--config", cfg}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.run(ctx) }()
-	select {
-	case <-m.Ready():
-	case err := <-done:
-		t.Fatalf("gateway did not start: %v", err)
-	}
+	cancel, done := launch(t, m, cfg)
 	cancel()
 	// Stopped this early, the dispatcher may still be starting and answer
 	// with the cancellation; only the log matters here.
