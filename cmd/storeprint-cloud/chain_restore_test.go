@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -27,18 +25,11 @@ import (
 // store's state, and returns how many the store holds.
 func compareHeld(t testing.TB, dbURL string, g *gatewayProc, st store) int {
 	t.Helper()
-	var tasks []gwTask
-	do(t, posToken, "GET", g.base+"/v1/tasks?limit=100000", nil, &tasks)
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	tasks, cloudStatus := tasksOfStore(t, dbURL, g, st)
 	for _, tk := range tasks {
-		var status string
-		if err := conn.QueryRow(ctx, `SELECT status FROM print_tasks WHERE store_id = $1 AND task_no = $2`, st.id, tk.TaskNo).Scan(&status); err != nil {
-			t.Errorf("task %s: not in the cloud: %v", tk.TaskNo, err)
+		status, ok := cloudStatus[tk.TaskNo]
+		if !ok {
+			t.Errorf("task %s: not in the cloud", tk.TaskNo)
 			continue
 		}
 		if status != tk.Status {
@@ -300,21 +291,6 @@ func waitPending(t testing.TB, g *gatewayProc) {
 		do(t, posToken, "GET", g.base+"/healthz", nil, &h)
 		return h.Cloud.Connected && h.Cloud.Pending == 0 && h.Cloud.LastSeq > 0, fmt.Sprintf("link still pending: %+v", h.Cloud)
 	})
-}
-
-func countRows(t testing.TB, dbURL, query string) int {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	var n int
-	if err := conn.QueryRow(ctx, query).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
 }
 
 // copyTree copies a directory as a backup tool would.

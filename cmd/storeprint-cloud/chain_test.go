@@ -335,9 +335,25 @@ type gwTask struct {
 	Status string `json:"status"`
 }
 
-// compare checks that the cloud holds every task of the gateway in the
-// gateway's final state, once each, with each task's events in order.
-func compare(t testing.TB, dbURL string, g *gatewayProc, st store) int {
+// countRows answers a count(*) query with the args ($1 and on).
+func countRows(t testing.TB, dbURL, query string, args ...any) int {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, query, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// tasksOfStore returns the tasks the gateway holds and the status of every
+// task the cloud holds of the store, by task number.
+func tasksOfStore(t testing.TB, dbURL string, g *gatewayProc, st store) ([]gwTask, map[string]string) {
 	t.Helper()
 	var tasks []gwTask
 	do(t, posToken, "GET", g.base+"/v1/tasks?limit=100000", nil, &tasks)
@@ -359,6 +375,17 @@ func compare(t testing.TB, dbURL string, g *gatewayProc, st store) int {
 		}
 		cloudStatus[no] = status
 	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return tasks, cloudStatus
+}
+
+// compare checks that the cloud holds every task of the gateway in the
+// gateway's final state, once each, with each task's events in order.
+func compare(t testing.TB, dbURL string, g *gatewayProc, st store) int {
+	t.Helper()
+	tasks, cloudStatus := tasksOfStore(t, dbURL, g, st)
 	if len(cloudStatus) != len(tasks) {
 		t.Errorf("cloud has %d tasks, the gateway %d", len(cloudStatus), len(tasks))
 	}
@@ -368,25 +395,17 @@ func compare(t testing.TB, dbURL string, g *gatewayProc, st store) int {
 		}
 	}
 	// Each task's events in order: versions grow with seq.
-	var disorder int
-	err = conn.QueryRow(ctx, `
+	disorder := countRows(t, dbURL, `
 		SELECT count(*) FROM (
 		  SELECT (data->>'version')::bigint < lag((data->>'version')::bigint) OVER (PARTITION BY task_no ORDER BY seq) AS back
 		  FROM task_events WHERE store_id = $1 AND kind = 'task') e
-		WHERE back`, st.id).Scan(&disorder)
-	if err != nil {
-		t.Fatal(err)
-	}
+		WHERE back`, st.id)
 	if disorder != 0 {
 		t.Errorf("%d task events out of order", disorder)
 	}
-	var gaps int
-	err = conn.QueryRow(ctx, `
+	gaps := countRows(t, dbURL, `
 		SELECT count(*) FROM (SELECT seq - lag(seq) OVER (ORDER BY seq) AS d FROM task_events WHERE store_id = $1) e
-		WHERE d <> 1`, st.id).Scan(&gaps)
-	if err != nil {
-		t.Fatal(err)
-	}
+		WHERE d <> 1`, st.id)
 	if gaps != 0 {
 		t.Errorf("%d gaps in the stored event seqs", gaps)
 	}

@@ -47,10 +47,10 @@ func TestChain_ClusterFreeze(t *testing.T) {
 	c.check(second) // held for a person: uncertain after the freeze
 	// The new leader's link replaced the frozen one's: a takeover, which
 	// does not count towards a gateway_credential_shared alert.
-	if takeovers := countCloudRows(t, c.dbURL, `SELECT count(*) FROM link_replacements WHERE store_id = $1 AND takeover`, c.st.id); takeovers == 0 {
+	if takeovers := countRows(t, c.dbURL, `SELECT count(*) FROM link_replacements WHERE store_id = $1 AND takeover`, c.st.id); takeovers == 0 {
 		t.Errorf("the cloud recorded no takeover of the link")
 	}
-	if others := countCloudRows(t, c.dbURL, `SELECT count(*) FROM link_replacements WHERE store_id = $1 AND NOT takeover`, c.st.id); others != 0 {
+	if others := countRows(t, c.dbURL, `SELECT count(*) FROM link_replacements WHERE store_id = $1 AND NOT takeover`, c.st.id); others != 0 {
 		t.Errorf("the cloud counted %d replacements of the link towards a shared credential, want none", others)
 	}
 }

@@ -158,22 +158,6 @@ func (c *clusterNodes) post(start int, id string) {
 	}
 }
 
-// countCloudRows answers a count(*) query on the store ($1).
-func countCloudRows(t testing.TB, dbURL, query, storeID string) int {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	var n int
-	if err := conn.QueryRow(ctx, query, storeID).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // clusterChain is a store of the real cloud, on its own database, kept by
 // a cluster of gateway processes printing on hot, and the orders a POS
 // posted to the cluster: <prefix>0, <prefix>1 and on.
@@ -215,10 +199,10 @@ func (c *clusterChain) check(leader string) (held int) {
 	if got := compare(t, c.dbURL, c.procs[leader], c.st); got != c.n {
 		t.Errorf("the store has %d tasks, %d orders were accepted", got, c.n)
 	}
-	if inc := countCloudRows(t, c.dbURL, `SELECT count(DISTINCT incarnation) FROM gateway_cursors WHERE store_id = $1 AND incarnation <> ''`, c.st.id); inc != 1 {
+	if inc := countRows(t, c.dbURL, `SELECT count(DISTINCT incarnation) FROM gateway_cursors WHERE store_id = $1 AND incarnation <> ''`, c.st.id); inc != 1 {
 		t.Errorf("the cloud saw %d incarnations of the store, want 1: %s", inc, describeCursors(t, c.dbURL, c.st.id))
 	}
-	if events := countCloudRows(t, c.dbURL, `SELECT count(*) FROM link_events WHERE store_id = $1`, c.st.id); events != 0 {
+	if events := countRows(t, c.dbURL, `SELECT count(*) FROM link_events WHERE store_id = $1`, c.st.id); events != 0 {
 		t.Errorf("the cloud recorded %d link events (a reset, a store behind, a take-over): want none", events)
 	}
 	printedOnce(t, c.hot) // no ticket twice
@@ -270,7 +254,7 @@ func TestChain_Cluster(t *testing.T) {
 			map[bool]string{true: "NULL", false: "NOT NULL"}[open]
 		var posted time.Time
 		waitGateway(t, c.procs[second], 30*time.Second, func() (bool, string) {
-			if countCloudRows(t, dbURL, q, st.id) == 1 {
+			if countRows(t, dbURL, q, st.id) == 1 {
 				return true, ""
 			}
 			// The leader reports its cluster at each ping; an order now
