@@ -83,23 +83,8 @@ func Open(dir string, opts Options) (*DB, error) {
 			return fail(err)
 		}
 	}
-	if err := checkTables(dir, in, bdb); err != nil {
+	if err := d.load(in, w, aside); err != nil {
 		return fail(err)
-	}
-	if err := d.loadCounters(); err != nil {
-		return fail(err)
-	}
-	if err := d.newIncarnation(); err != nil {
-		return fail(err)
-	}
-	if err := d.countStatuses(); err != nil {
-		return fail(err)
-	}
-	if err := d.verify(w, aside, in.mems); err != nil {
-		return fail(err)
-	}
-	if err := d.syncLog(); err != nil {
-		return fail(err) // what Open wrote (the incarnation, counters, the commit state)
 	}
 	if len(aside) > 0 {
 		// Everything committed is here without them: they held copies.
@@ -122,6 +107,29 @@ func Open(dir string, opts Options) (*DB, error) {
 	go d.gc()
 	go d.pageOuts()
 	return d, nil
+}
+
+// load reads what the store opened holds: it checks its tables, loads
+// the counters, starts a new incarnation, counts the tasks by status and
+// verifies everything against the witness w, then syncs what it wrote
+// (the incarnation, counters, the commit state).
+func (d *DB) load(in *inspection, w *witnessState, aside []string) error {
+	if err := checkTables(d.dir, in, d.db); err != nil {
+		return err
+	}
+	if err := d.loadCounters(); err != nil {
+		return err
+	}
+	if err := d.newIncarnation(); err != nil {
+		return err
+	}
+	if err := d.countStatuses(); err != nil {
+		return err
+	}
+	if err := d.verify(w, aside, in.mems); err != nil {
+		return err
+	}
+	return d.syncLog()
 }
 
 // checkTables makes sure Badger opened every table the MANIFEST lists: a
