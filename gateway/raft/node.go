@@ -47,6 +47,10 @@ type Options struct {
 	// TrailingLogs is how many entries a snapshot leaves in the log
 	// (default 4096): a node further behind gets the snapshot.
 	TrailingLogs uint64
+	// SnapshotInterval is how often the node looks whether TrailingLogs
+	// entries were added since its last snapshot and, if so, takes one
+	// (default 2 minutes, plus up to as much at random).
+	SnapshotInterval time.Duration
 }
 
 // Node is one node of a store's cluster: the replicated gateway.Store the
@@ -200,6 +204,7 @@ func raftConfig(opts Options, hlog hclog.Logger) *hraft.Config {
 	conf.NoSnapshotRestoreOnStart = true
 	conf.TrailingLogs = cmp.Or(opts.TrailingLogs, 4096)
 	conf.SnapshotThreshold = conf.TrailingLogs
+	conf.SnapshotInterval = cmp.Or(opts.SnapshotInterval, conf.SnapshotInterval)
 	return conf
 }
 
