@@ -22,10 +22,14 @@ var ClusterHeartbeat = time.Second
 // openNode starts this node of the store's cluster; its log and
 // snapshots live in data_dir/raft.
 func openNode(cfg *gateway.Config, db *badger.DB, log *slog.Logger) (*raft.Node, error) {
-	return raft.Open(raft.Options{
+	opts := raft.Options{
 		Cluster: cfg.Cluster, Dir: filepath.Join(cfg.DataDir, "raft"), Store: db, Logger: log,
 		HeartbeatTimeout: ClusterHeartbeat,
-	})
+	}
+	if err := snapshotsFromEnv(&opts); err != nil {
+		return nil, err
+	}
+	return raft.Open(opts)
 }
 
 // lead runs what only the cluster's leader runs, until ctx ends with its

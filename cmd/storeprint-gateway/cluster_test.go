@@ -26,7 +26,15 @@ type clusterNode struct {
 // stations on hot, and returns their paths by node id.
 func writeClusterConfigs(t testing.TB, hot *gatewaytest.Sim, stations ...string) map[string]string {
 	t.Helper()
-	cfgs := map[string]string{}
+	cfgs, _ := writeClusterConfigsDirs(t, hot, stations...)
+	return cfgs
+}
+
+// writeClusterConfigsDirs is writeClusterConfigs that also returns each
+// node's data_dir, by node id.
+func writeClusterConfigsDirs(t testing.TB, hot *gatewaytest.Sim, stations ...string) (cfgs, dirs map[string]string) {
+	t.Helper()
+	cfgs, dirs = map[string]string{}, map[string]string{}
 	for id, section := range clustertest.Sections(t) {
 		var printers []gatewaytest.PrinterConf
 		var sts []gatewaytest.StationConf
@@ -36,9 +44,10 @@ func writeClusterConfigs(t testing.TB, hot *gatewaytest.Sim, stations ...string)
 				sts = append(sts, gatewaytest.StationConf{Name: s, Printer: "hot-1"})
 			}
 		}
-		cfgs[id] = writeConfig(t, gatewaytest.ConfigTop(t, t.TempDir(), section, printers, sts))
+		dirs[id] = t.TempDir()
+		cfgs[id] = writeConfig(t, gatewaytest.ConfigTop(t, dirs[id], section, printers, sts))
 	}
-	return cfgs
+	return cfgs, dirs
 }
 
 // startCluster runs two gateways and a witness on one store, all
