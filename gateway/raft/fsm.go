@@ -16,8 +16,9 @@ import (
 // fsm builds the node's Badger store from the log: each entry is one
 // update's write-set (badger.WriteSet), applied durably and once.
 type fsm struct {
-	db  *badger.DB
-	log *slog.Logger
+	db        *badger.DB
+	log       *slog.Logger
+	failpoint func(name string) // Options.Failpoint
 	// failed is the first entry this node could not apply: its store is
 	// behind the log from there on (Health says so).
 	failed atomic.Pointer[error]
@@ -56,6 +57,9 @@ func (f *fsm) Apply(l *hraft.Log) any {
 	if l.Type != hraft.LogCommand {
 		f.index.Store(l.Index)
 		return nil
+	}
+	if f.failpoint != nil {
+		f.failpoint(FailpointBeforeApply)
 	}
 	var ws badger.WriteSet
 	if err := ws.UnmarshalBinary(l.Data); err != nil {

@@ -51,7 +51,18 @@ type Options struct {
 	// entries were added since its last snapshot and, if so, takes one
 	// (default 2 minutes, plus up to as much at random).
 	SnapshotInterval time.Duration
+	// Failpoint, when set, is called at the named points of the node's
+	// work (the Failpoint* names): tests stop a node there. Production
+	// builds leave it nil.
+	Failpoint func(name string)
 }
+
+// Failpoint names.
+const (
+	// FailpointBeforeApply: a committed entry is about to be applied to
+	// this node's store.
+	FailpointBeforeApply = "before-apply"
+)
 
 // Node is one node of a store's cluster: the replicated gateway.Store the
 // gateway runs on, and the node's place in the cluster.
@@ -70,7 +81,7 @@ type Node struct {
 	inbound *accepted // the connections the node accepted (see accepted)
 
 	mu          stdsync.Mutex // serialises the leader's batches: one recorded write-set at a time
-	readyFor    uint64        // the term whose earlier entries this leader has applied (see Update)
+	readyFor    atomic.Uint64 // the term whose earlier entries this leader has applied (see Update, View); written under mu
 	updates     chan *update  // Updates waiting for the batcher
 	batcherDone chan struct{} // closed when the batcher stops
 
@@ -113,7 +124,7 @@ func Open(opts Options) (*Node, error) {
 	}
 	n := &Node{opts: opts, id: c.NodeID, peers: peers, db: opts.Store, log: opts.Logger.With("node_id", c.NodeID), closing: make(chan struct{}),
 		updates: make(chan *update, maxBatch), batcherDone: make(chan struct{})}
-	n.fsm = &fsm{db: opts.Store, log: n.log}
+	n.fsm = &fsm{db: opts.Store, log: n.log, failpoint: opts.Failpoint}
 	applied, err := opts.Store.Applied()
 	if err != nil {
 		return nil, err
@@ -393,7 +404,7 @@ func (n *Node) ready(ctx context.Context) error {
 
 func (n *Node) readyLocked(ctx context.Context) error {
 	term := n.raft.CurrentTerm()
-	if n.readyFor == term {
+	if n.readyFor.Load() == term {
 		return nil
 	}
 	if err := n.raft.Barrier(n.opts.ApplyTimeout).Error(); err != nil {
@@ -402,8 +413,29 @@ func (n *Node) readyLocked(ctx context.Context) error {
 	if n.raft.CurrentTerm() != term || !n.IsLeader() {
 		return notLeader(n.leaderID())
 	}
-	n.readyFor = term
+	n.readyFor.Store(term)
 	return ctx.Err()
+}
+
+// awaitReady waits, at most an election's time (one and a half
+// heartbeat timeouts) or until ctx ends, until this leader has applied
+// every entry of the terms before its own (see ready).
+func (n *Node) awaitReady(ctx context.Context) error {
+	if n.readyFor.Load() == n.raft.CurrentTerm() {
+		return nil
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- n.ready(context.Background()) }()
+	t := time.NewTimer(n.opts.HeartbeatTimeout * 3 / 2)
+	defer t.Stop()
+	select {
+	case err := <-errc:
+		return err
+	case <-t.C:
+		return storeprint.Errorf(storeprint.EUNAVAILABLE, "this node was elected the cluster's leader moments ago and is still applying the entries before its term; try again")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // metaClustered is set once the cluster's first leader has written its
@@ -558,7 +590,7 @@ func (n *Node) replicate(ws *badger.WriteSet) error {
 	// which an idempotent retry finds).
 	f := n.raft.Apply(b, n.opts.ApplyTimeout)
 	if err := f.Error(); err != nil {
-		n.readyFor = 0
+		n.readyFor.Store(0)
 		return unavailable(err)
 	}
 	if err, ok := f.Response().(error); ok && err != nil {
@@ -568,8 +600,18 @@ func (n *Node) replicate(ws *badger.WriteSet) error {
 }
 
 // View implements gateway.Store: it reads this node's store, which on a
-// follower may be a moment behind the leader's.
+// follower may be a moment behind the leader's. A leader answers only
+// once its store has applied every entry of the terms before its own: a
+// node just elected may not have applied entries the leader before it
+// committed, and would answer with the store as it was (a task missing,
+// a ticket still queued that is on paper). It waits for them a bounded
+// while (see awaitReady), else refuses (EUNAVAILABLE).
 func (n *Node) View(ctx context.Context, fn func(gateway.ReadTx) error) error {
+	if n.IsLeader() {
+		if err := n.awaitReady(ctx); err != nil {
+			return err
+		}
+	}
 	return n.db.View(ctx, fn)
 }
 

@@ -95,6 +95,8 @@ type node struct {
 	gw    *gateway.Gateway
 	// out[id] carries this node's traffic to node id.
 	out map[string]*proxy
+	// fp is the node's failpoint hook (raft.Options.Failpoint).
+	fp func(name string)
 	// dir is the node's data dir, cfg and opts its gateway's.
 	dir  string
 	cfg  *gateway.Config
@@ -157,6 +159,9 @@ func setupWith(t *testing.T, sim string, fp func(nodeID, name string), wrap func
 			t.Fatal(err)
 		}
 		n.cc, n.log, n.cfg = cc, log.With("node", id), cfg
+		if fp != nil {
+			n.fp = func(name string) { fp(id, name) }
+		}
 		n.open(t, lns[id])
 		if !cc.Witness {
 			n.opts = gateway.Options{LeaseMargin: 400 * time.Millisecond, Logger: log.With("node", id)}
@@ -208,7 +213,7 @@ func (n *node) openDir(t *testing.T, dir string, ln net.Listener) {
 	}
 	n.store = store
 	n.node, err = raft.Open(raft.Options{Cluster: n.cc, Dir: dir + "/raft", Store: store, Logger: n.log,
-		Listener: ln, HeartbeatTimeout: 500 * time.Millisecond, TrailingLogs: 2})
+		Listener: ln, HeartbeatTimeout: 500 * time.Millisecond, TrailingLogs: 2, Failpoint: n.fp})
 	if err != nil {
 		t.Fatal(err)
 	}
