@@ -192,11 +192,12 @@ func Open(opts Options) (*Node, error) {
 		_, ok := o.Data.(hraft.LeaderObservation)
 		return ok
 	}))
-	n.wg.Add(3) // watch, observe and detect; the batcher closes batcherDone
+	n.wg.Add(4) // watch, observe, detect and greet; the batcher closes batcherDone
 	go n.batcher()
 	go n.watch()
 	go n.observe(obs)
 	go n.detect()
+	go n.greet()
 	return n, nil
 }
 

@@ -97,6 +97,8 @@ type node struct {
 	out map[string]*proxy
 	// fp is the node's failpoint hook (raft.Options.Failpoint).
 	fp func(name string)
+	// ln is the listener the node was first started on.
+	ln net.Listener
 	// dir is the node's data dir, cfg and opts its gateway's.
 	dir  string
 	cfg  *gateway.Config
@@ -122,6 +124,13 @@ func setup(t *testing.T, sim string, fp func(nodeID, name string)) *cluster {
 
 // setupWith is setup with each gateway's printer wrapped by wrap.
 func setupWith(t *testing.T, sim string, fp func(nodeID, name string), wrap func(n *node, p gateway.Printer) gateway.Printer) *cluster {
+	t.Helper()
+	return setupLater(t, sim, fp, wrap, "")
+}
+
+// setupLater is setupWith with the node later laid out, not started:
+// the test starts it with openDir on n.ln (a witness only).
+func setupLater(t *testing.T, sim string, fp func(nodeID, name string), wrap func(n *node, p gateway.Printer) gateway.Printer, later string) *cluster {
 	t.Helper()
 	lns := map[string]net.Listener{}
 	for _, id := range ids {
@@ -161,6 +170,11 @@ func setupWith(t *testing.T, sim string, fp func(nodeID, name string), wrap func
 		n.cc, n.log, n.cfg = cc, log.With("node", id), cfg
 		if fp != nil {
 			n.fp = func(name string) { fp(id, name) }
+		}
+		n.ln = lns[id]
+		if id == later {
+			c.nodes[id] = n
+			continue
 		}
 		n.open(t, lns[id])
 		if !cc.Witness {

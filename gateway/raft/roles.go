@@ -9,7 +9,8 @@ import (
 
 // Which node is the witness is in the witness's own configuration only.
 // Each node states its role at every handshake of the cluster's traffic
-// (see stream.go); the leader, which talks to every node, records the
+// (see stream.go), and greets every other node at its start to learn
+// theirs (see greet); the leader, which talks to every node, records the
 // roles in the replicated store, so that every node (a follower hears
 // only from its leader) names the witness, across restarts and
 // takeovers, in GET /v1/cluster, the LAN page, its metrics and its
@@ -87,4 +88,51 @@ func (n *Node) witnesses() map[string]bool {
 	}
 	out[n.id] = n.Witness()
 	return out
+}
+
+// greet learns each other node's role at this node's start, before any
+// leader has recorded it: it greets each node (a handshake alone) that
+// has not stated its role to this one yet, until every one has, trying
+// a node that does not answer again after a heartbeat timeout, then
+// after twice as long, up to 16 heartbeat timeouts. A follower would
+// otherwise hear the witness named only once a leader had talked to it
+// and the record reached the follower.
+func (n *Node) greet() {
+	defer n.wg.Done()
+	wait := n.opts.HeartbeatTimeout
+	for {
+		stated, _ := n.stream.statedRoles()
+		left := 0
+		for _, p := range n.peers {
+			if _, ok := stated[p.ID]; ok || p.ID == n.id {
+				continue
+			}
+			left++
+			ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
+			go func() { // a greeting in flight ends with the node
+				select {
+				case <-n.closing:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
+			c, err := n.stream.dial(ctx, p.Address, kindHello)
+			cancel()
+			if err == nil {
+				c.Close()
+				left--
+			}
+		}
+		if left == 0 {
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-n.closing:
+			t.Stop()
+			return
+		}
+		wait = min(2*wait, 16*n.opts.HeartbeatTimeout)
+	}
 }

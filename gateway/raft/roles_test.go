@@ -90,3 +90,46 @@ func TestNode_WitnessRole(t *testing.T) {
 		check(t, next, first)
 	})
 }
+
+// A node names the witness as soon as it has talked to it, not once a
+// leader has: in a new cluster whose witness starts last and reaches no
+// node but a follower, cut off from the leader and unable to answer the
+// follower's own dials, that follower names it, its own greeting at
+// start answered.
+func TestNode_WitnessKnownFromStart(t *testing.T) {
+	_, addr := printertest.StartTCP(t, printersim.Options{})
+	c := setupLater(t, addr, nil, nil, "wit")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	leader := c.nextLeader(t, ctx)
+	follower := c.nodes["gw-a"]
+	if leader.id == "gw-a" {
+		follower = c.nodes["gw-b"]
+	}
+	wit := c.nodes["wit"]
+	leader.out["wit"].setCut(true)
+	wit.out[leader.id].setCut(true)
+	wit.out[follower.id].setCut(true)
+	wit.openDir(t, t.TempDir(), wit.ln)
+
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		st := follower.node.State()
+		ok := len(st.Members) == len(ids)
+		for _, m := range st.Members {
+			ok = ok && (m.Role == gateway.RoleWitness) == (m.NodeID == "wit")
+		}
+		if ok {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatalf("%s: members %+v, want wit the witness", follower.id, st.Members)
+		}
+	}
+	if st := wit.node.State(); st.Role != gateway.RoleWitness {
+		t.Errorf("the witness names itself %s", st.Role)
+	}
+}

@@ -32,14 +32,17 @@ import (
 //
 // A MAC that does not match (compared in constant time) closes the
 // connection before anything else is read from it. The kind says what
-// the connection carries: the consensus protocol, or a POS request a
-// follower passes to the leader (HTTP). The role says whether the node
+// the connection carries: the consensus protocol, a POS request a
+// follower passes to the leader (HTTP), or nothing (a greeting: the
+// handshake alone, closed after it, by which a node learns another's
+// role at its start; see greet). The role says whether the node
 // is a gateway or the witness, as its own configuration says: each end
 // learns the other's, and the leader records them in the replicated
 // store for every node (see roles.go).
 const (
-	kindRaft byte = 1
-	kindHTTP byte = 2
+	kindRaft  byte = 1
+	kindHTTP  byte = 2
+	kindHello byte = 3
 
 	roleGateway byte = 0
 	roleWitness byte = 1
@@ -132,6 +135,10 @@ func (s *stream) accept(c net.Conn) {
 	}
 	conn := &heardConn{Conn: c, s: s, peer: peer}
 	conn.note()
+	if kind == kindHello {
+		c.Close() // the roles are stated: all a greeting is for
+		return
+	}
 	ch := s.raftc
 	if kind == kindHTTP {
 		ch = s.httpc
@@ -155,7 +162,7 @@ func (s *stream) serverHandshake(c net.Conn) (byte, string, error) {
 		return 0, "", err
 	}
 	kind, cn, role := head[0], head[1:1+nonceSize], head[1+nonceSize]
-	if kind != kindRaft && kind != kindHTTP {
+	if kind != kindRaft && kind != kindHTTP && kind != kindHello {
 		return 0, "", ErrRefused
 	}
 	rest := make([]byte, int(head[2+nonceSize])+sha256.Size)
