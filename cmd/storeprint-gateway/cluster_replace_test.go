@@ -131,7 +131,7 @@ var restoreRE = regexp.MustCompile(`(?m)^time=(\S+) .*msg="this node's store too
 
 // waitLogLine waits until the process logged a line re matches, and
 // returns the match.
-func waitLogLine(t *testing.T, p *proc, re *regexp.Regexp, timeout time.Duration) []string {
+func waitLogLine(t testing.TB, p *proc, re *regexp.Regexp, timeout time.Duration) []string {
 	t.Helper()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
@@ -151,8 +151,9 @@ func waitLogLine(t *testing.T, p *proc, re *regexp.Regexp, timeout time.Duration
 }
 
 // waitSnapshot waits until the snapshot store dir holds a snapshot of
-// the log up to at least entry index: the log before it is compacted.
-func waitSnapshot(t *testing.T, dir string, index uint64) {
+// the log up to at least entry index (the log before it is compacted),
+// and returns that snapshot's dir.
+func waitSnapshot(t testing.TB, dir string, index uint64) string {
 	t.Helper()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
@@ -162,7 +163,7 @@ func waitSnapshot(t *testing.T, dir string, index uint64) {
 		for _, m := range metas {
 			var meta struct{ Index uint64 }
 			if b, err := os.ReadFile(m); err == nil && json.Unmarshal(b, &meta) == nil && meta.Index >= index {
-				return
+				return filepath.Dir(m)
 			}
 		}
 		select {
@@ -221,4 +222,64 @@ func storeContents(t *testing.T, base string) contents {
 			after = e.Seq.String()
 		}
 	}
+}
+
+// BenchmarkClusterReplace measures how long a replaced gateway box (an
+// empty data dir, three processes) takes from its start to its store
+// holding the leader's snapshot of a store of 1,000 printed orders
+// (2,000 tickets):
+// go test -run '^$' -bench BenchmarkClusterReplace -benchtime 3x
+// ./cmd/storeprint-gateway/
+func BenchmarkClusterReplace(b *testing.B) {
+	const orders = 1000
+	hot := gatewaytest.StartSim(b, printersim.FaultNone)
+	cfgs, dirs := writeClusterConfigsDirs(b, hot, "hot", "cold")
+	env := []string{"STOREPRINT_CLUSTER_TRAILING_LOGS=64", "STOREPRINT_CLUSTER_SNAPSHOT_INTERVAL=50ms"}
+	procs := map[string]*proc{}
+	for _, id := range clustertest.Nodes {
+		procs[id] = startProc(b, cfgs[id], env...)
+	}
+	var st gateway.ClusterState
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.After(30 * time.Second); st.Leader == ""; {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			b.Fatal("no leader elected")
+		}
+		gatewaytest.Call(b, "GET", procs["gw-a"].base+"/v1/cluster", nil, &st)
+	}
+	leader := procs[st.Leader]
+	postLoad(b, leader.base, fmt.Sprintf("rb%d", time.Now().UnixNano()), 0, orders)
+	gatewaytest.Settle(b, leader.base, 5*time.Minute)
+	replacedID := "gw-a"
+	if st.Leader == "gw-a" {
+		replacedID = "gw-b"
+	}
+	var took time.Duration
+	var size int64
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		procs[replacedID].kill(b)
+		if err := os.RemoveAll(dirs[replacedID]); err != nil {
+			b.Fatal(err)
+		}
+		snap := waitSnapshot(b, filepath.Join(dirs[st.Leader], "raft", "snapshots"), 2*64+1)
+		if fi, err := os.Stat(filepath.Join(snap, "state.bin")); err == nil {
+			size = fi.Size()
+		}
+		b.StartTimer()
+		started := time.Now()
+		procs[replacedID] = startProc(b, cfgs[replacedID], env...)
+		m := waitLogLine(b, procs[replacedID], restoreRE, time.Minute)
+		at, err := time.Parse(time.RFC3339Nano, m[1])
+		if err != nil {
+			b.Fatal(err)
+		}
+		took += at.Sub(started)
+	}
+	b.ReportMetric(float64(took.Milliseconds())/float64(b.N), "ms-to-snapshot")
+	b.ReportMetric(float64(size)/1e6, "snapshot-MB")
 }
