@@ -393,9 +393,15 @@ func TestNode_Takeover(t *testing.T) {
 }
 
 // A replaced box (an empty data dir, the same configuration) joins,
-// catches up from a snapshot of the store and then from the log, and
+// catches up from a snapshot of the store and then from the log (or, in
+// a cluster whose log was never compacted, from the whole log), and
 // holds what the others hold.
 func TestNode_Replace(t *testing.T) {
+	t.Run("Snapshot", func(t *testing.T) { testReplace(t, true) })
+	t.Run("Log", func(t *testing.T) { testReplace(t, false) })
+}
+
+func testReplace(t *testing.T, compacted bool) {
 	sim, addr := printertest.StartTCP(t, printersim.Options{})
 	c := setup(t, addr, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -413,8 +419,10 @@ func TestNode_Replace(t *testing.T) {
 	wit.stop()
 	// The log behind the snapshot is gone: the new box can only start
 	// from the snapshot.
-	if err := leader.node.Snapshot(); err != nil {
-		t.Fatal(err)
+	if compacted {
+		if err := leader.node.Snapshot(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, _, err := leader.gw.AcceptOrder(ctx, order("r4"), storeprint.SourcePOS); err != nil {
 		t.Fatal(err)
