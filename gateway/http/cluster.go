@@ -29,6 +29,10 @@ type Cluster interface {
 	// leader that answers (this node or another); an error says why
 	// there is none.
 	AwaitLeader(ctx context.Context) error
+	// AwaitReady waits, a bounded while, until this node, if it leads,
+	// has applied every entry of the terms before its own; an error says
+	// it has not. A node that does not lead answers nil.
+	AwaitReady(ctx context.Context) error
 }
 
 // serveCluster serves the store's cluster: GET /v1/cluster answers here
@@ -140,6 +144,15 @@ func (h *clusterHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		// elected meanwhile
+	}
+	if !local(r.URL.Path) {
+		// A leader elected moments ago answers from its store only once
+		// the store holds what the leaders before it committed.
+		if err := h.c.AwaitReady(r.Context()); err != nil {
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": storeprint.ErrorMessage(err)})
+			return
+		}
 	}
 	h.s.ServeHTTP(w, r)
 }

@@ -418,11 +418,13 @@ func (n *Node) readyLocked(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// awaitReady waits, at most an election's time (one and a half
+// AwaitReady waits, at most an election's time (one and a half
 // heartbeat timeouts) or until ctx ends, until this leader has applied
-// every entry of the terms before its own (see ready).
-func (n *Node) awaitReady(ctx context.Context) error {
-	if n.readyFor.Load() == n.raft.CurrentTerm() {
+// every entry of the terms before its own (see ready), and else answers
+// EUNAVAILABLE: before that its store may lack what the leaders before
+// it committed. On a node that does not lead it returns nil at once.
+func (n *Node) AwaitReady(ctx context.Context) error {
+	if !n.IsLeader() || n.readyFor.Load() == n.raft.CurrentTerm() {
 		return nil
 	}
 	errc := make(chan error, 1)
@@ -606,12 +608,10 @@ func (n *Node) replicate(ws *badger.WriteSet) error {
 // node just elected may not have applied entries the leader before it
 // committed, and would answer with the store as it was (a task missing,
 // a ticket still queued that is on paper). It waits for them a bounded
-// while (see awaitReady), else refuses (EUNAVAILABLE).
+// while (see AwaitReady), else refuses (EUNAVAILABLE).
 func (n *Node) View(ctx context.Context, fn func(gateway.ReadTx) error) error {
-	if n.IsLeader() {
-		if err := n.awaitReady(ctx); err != nil {
-			return err
-		}
+	if err := n.AwaitReady(ctx); err != nil {
+		return err
 	}
 	return n.db.View(ctx, fn)
 }

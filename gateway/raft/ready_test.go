@@ -79,7 +79,13 @@ func TestNode_ReadAfterTakeover(t *testing.T) {
 	if storeprint.ErrorCode(err) != storeprint.EUNAVAILABLE {
 		t.Errorf("a read on the new leader before its store applied the log: got %+v, %v; want unavailable", task, err)
 	}
+	if err := next.node.AwaitReady(ctx); storeprint.ErrorCode(err) != storeprint.EUNAVAILABLE {
+		t.Errorf("AwaitReady on the new leader before its store applied the log: got %v, want unavailable", err)
+	}
 	close(release)
+	if err := next.node.AwaitReady(ctx); err != nil {
+		t.Errorf("AwaitReady on the new leader once it applied the log: %v", err)
+	}
 	task, err = next.gw.Task(ctx, a2)
 	if err != nil || task.Status != storeprint.StatusDone {
 		t.Fatalf("a2 on the new leader once it applied the log: got %+v, %v; want done", task, err)
