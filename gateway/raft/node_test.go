@@ -455,4 +455,18 @@ func testReplace(t *testing.T, compacted bool) {
 	if a != b || a == 0 {
 		t.Errorf("last outbox event: replaced node %d, leader %d", b, a)
 	}
+	// Its share: with the other gateway cut off, the leader's next
+	// order is durable only with the replaced node's vote.
+	other := c.nodes["gw-a"]
+	if leader.id == "gw-a" {
+		other = c.nodes["gw-b"]
+	}
+	c.isolate(other.id)
+	if _, _, err := leader.gw.AcceptOrder(ctx, order("r5"), storeprint.SourcePOS); err != nil {
+		t.Fatalf("an order with the replaced node the only other one: %v", err)
+	}
+	waitTask(t, ctx, leader, storeprint.TaskNo("r5", "hot"), storeprint.StatusDone)
+	if err := wit.node.WaitApplied(ctx, leader.node.Applied()); err != nil {
+		t.Fatal(err)
+	}
 }
