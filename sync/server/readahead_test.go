@@ -82,15 +82,7 @@ func dialLink(t *testing.T, c *cloudtest.Cloud, url, storeID string) *testLink {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := http.Header{"Authorization": {"Bearer " + token}, sync.HeaderGateway: {gw.ID}}
-	conn, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(url, "http")+sync.Path, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	// A link that does not answer within this fails the test rather than
-	// hanging it.
-	conn.SetReadDeadline(time.Now().Add(time.Minute))
+	conn := dial(t, url, gw.ID, token)
 	l := &testLink{gatewayID: gw.ID, conn: conn, frames: make(chan *sync.Frame, 16), pongs: make(chan struct{}, 16)}
 	conn.SetPongHandler(func(string) error { l.pongs <- struct{}{}; return nil })
 	l.send(t, &sync.Frame{Type: sync.FrameHello, GatewayID: gw.ID, StoreID: gw.StoreID, Incarnation: "inc-1"})
@@ -112,6 +104,45 @@ func dialLink(t *testing.T, c *cloudtest.Cloud, url, storeID string) *testLink {
 		t.Fatalf("got %s frame, want welcome", f.Type)
 	}
 	return l
+}
+
+// dial opens a link to the server at url with the gateway's credential.
+func dial(t *testing.T, url, gatewayID, token string) *websocket.Conn {
+	t.Helper()
+	h := http.Header{"Authorization": {"Bearer " + token}, sync.HeaderGateway: {gatewayID}}
+	conn, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(url, "http")+sync.Path, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	// A link that does not answer within this fails the test rather than
+	// hanging it.
+	conn.SetReadDeadline(time.Now().Add(time.Minute))
+	return conn
+}
+
+// setupGateway starts a server on an in-memory cloud with one gateway of
+// store-1. open opens a link with the gateway's credential, says hello
+// (cluster, if any, in it) and returns the link and the cloud's answer.
+func setupGateway(t *testing.T) (c *cloudtest.Cloud, gw *cloud.Gateway, open func(cluster *sync.ClusterStatus) (*websocket.Conn, *sync.Frame)) {
+	t.Helper()
+	c, url, _ := startServer(t, 0)
+	gw, token, err := c.CreateGateway(context.Background(), "store-1", cloud.Note{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, gw, func(cluster *sync.ClusterStatus) (*websocket.Conn, *sync.Frame) {
+		t.Helper()
+		conn := dial(t, url, gw.ID, token)
+		b, err := sync.Encode(&sync.Frame{Type: sync.FrameHello, GatewayID: gw.ID, StoreID: gw.StoreID, Incarnation: "inc-1", Cluster: cluster})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := conn.WriteMessage(websocket.TextMessage, b); err != nil {
+			t.Fatal(err)
+		}
+		return conn, readFrame(t, conn)
+	}
 }
 
 func (l *testLink) send(t *testing.T, f *sync.Frame) {

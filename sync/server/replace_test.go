@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -25,38 +24,13 @@ import (
 // cloud.SharedReplacements times say the credential is shared.
 func TestServer_OneLinkPerCredential(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	c := cloudtest.New()
-	gw, token, err := c.CreateGateway(ctx, "store-1", cloud.Note{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &server.Server{Gateways: c, Ingester: c, Commands: c, Notifier: c,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Poll: time.Hour, PingWait: 10 * time.Minute}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
-	t.Cleanup(srv.Close)
-	open := func() (*websocket.Conn, *sync.Frame) {
-		t.Helper()
-		h := http.Header{"Authorization": {"Bearer " + token}, sync.HeaderGateway: {gw.ID}}
-		conn, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(hs.URL, "http")+sync.Path, h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close() })
-		conn.SetReadDeadline(time.Now().Add(time.Minute))
-		b, _ := sync.Encode(&sync.Frame{Type: sync.FrameHello, GatewayID: gw.ID, StoreID: gw.StoreID, Incarnation: "inc-1"})
-		if err := conn.WriteMessage(websocket.TextMessage, b); err != nil {
-			t.Fatal(err)
-		}
-		return conn, readFrame(t, conn)
-	}
-	old, welcome := open()
+	_, _, open := setupGateway(t)
+	old, welcome := open(nil)
 	if welcome.Type != sync.FrameWelcome || welcome.CredentialShared {
 		t.Fatalf("got %s frame, shared %v, want a welcome, not shared", welcome.Type, welcome.CredentialShared)
 	}
 	for i := range cloud.SharedReplacements + 1 {
-		conn, welcome := open()
+		conn, welcome := open(nil)
 		if welcome.Type != sync.FrameWelcome {
 			t.Fatalf("got %s frame, want a welcome", welcome.Type)
 		}

@@ -2,20 +2,12 @@ package server_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/gorilla/websocket"
 
 	"github.com/storeprint/storeprint/cloud"
-	"github.com/storeprint/storeprint/cloud/cloudtest"
 	"github.com/storeprint/storeprint/sync"
-	"github.com/storeprint/storeprint/sync/server"
 )
 
 // A store's cluster moves its link to another node at each takeover, the
@@ -25,40 +17,19 @@ import (
 func TestServer_ClusterTakeovers(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c := cloudtest.New()
-	gw, token, err := c.CreateGateway(ctx, "store-1", cloud.Note{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, gw, open := setupGateway(t)
 	if err := c.UpdateCluster(ctx, gw.StoreID, gw.ID, &cloud.Cluster{NodeID: "gw-a", Role: "leader", Leader: "gw-a", Term: 2,
 		Members: []cloud.ClusterMember{{NodeID: "gw-a", State: "up"}, {NodeID: "gw-b", State: "up"}, {NodeID: "wit", State: "up"}}}); err != nil {
 		t.Fatal(err)
 	}
-	srv := &server.Server{Gateways: c, Ingester: c, Commands: c, Notifier: c,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Poll: time.Hour, PingWait: 10 * time.Minute}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
-	t.Cleanup(srv.Close)
-	open := func(node string, term uint64) (*websocket.Conn, *sync.Frame) {
+	hello := func(node string, term uint64) (*websocket.Conn, *sync.Frame) {
 		t.Helper()
-		h := http.Header{"Authorization": {"Bearer " + token}, sync.HeaderGateway: {gw.ID}}
-		conn, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(hs.URL, "http")+sync.Path, h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close() })
-		conn.SetReadDeadline(time.Now().Add(time.Minute))
-		b, _ := sync.Encode(&sync.Frame{Type: sync.FrameHello, GatewayID: gw.ID, StoreID: gw.StoreID, Incarnation: "inc-1",
-			Cluster: &sync.ClusterStatus{NodeID: node, Role: "leader", Leader: node, Term: term}})
-		if err := conn.WriteMessage(websocket.TextMessage, b); err != nil {
-			t.Fatal(err)
-		}
-		return conn, readFrame(t, conn)
+		return open(&sync.ClusterStatus{NodeID: node, Role: "leader", Leader: node, Term: term})
 	}
-	old, _ := open("gw-a", 2)
+	old, _ := hello("gw-a", 2)
 	var term uint64
 	for term = 3; term < 3+2*cloud.SharedReplacements; term++ {
-		conn, welcome := open(map[bool]string{true: "gw-a", false: "gw-b"}[term%2 == 0], term)
+		conn, welcome := hello(map[bool]string{true: "gw-a", false: "gw-b"}[term%2 == 0], term)
 		f := readFrame(t, old)
 		if welcome.Type != sync.FrameWelcome || welcome.CredentialShared || f.Code != sync.ErrorReplaced || f.CredentialShared {
 			t.Fatalf("takeover in term %d: got welcome %s shared %v, old link %s %q shared %v; want a welcome, the old link replaced, neither shared",
@@ -71,7 +42,7 @@ func TestServer_ClusterTakeovers(t *testing.T) {
 	shared := false
 	for i := range 2*cloud.SharedReplacements + 2 {
 		term := term - 2 + uint64(i%2)
-		conn, welcome := open(map[bool]string{true: "gw-a", false: "gw-b"}[term%2 == 0], term)
+		conn, welcome := hello(map[bool]string{true: "gw-a", false: "gw-b"}[term%2 == 0], term)
 		readFrame(t, old)
 		shared = welcome.CredentialShared
 		old = conn
