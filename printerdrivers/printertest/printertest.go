@@ -83,6 +83,13 @@ func Config(confirm time.Duration) gateway.PrinterConfig {
 // returns it and its address; it is closed with t.Cleanup.
 func StartTCP(t testing.TB, opts printersim.Options) (*printersim.Printer, string) {
 	t.Helper()
+	return start(t, opts, (*printersim.Printer).Serve)
+}
+
+// start serves a fresh simulated printer on a loopback port with serve
+// and returns it and its address; it is closed with t.Cleanup.
+func start(t testing.TB, opts printersim.Options, serve func(*printersim.Printer, net.Listener) error) (*printersim.Printer, string) {
+	t.Helper()
 	sim, err := printersim.New(opts)
 	if err != nil {
 		t.Fatalf("start simulator: %v", err)
@@ -92,7 +99,7 @@ func StartTCP(t testing.TB, opts printersim.Options) (*printersim.Printer, strin
 		t.Fatalf("listen: %v", err)
 	}
 	served := make(chan error, 1)
-	go func() { served <- sim.Serve(l) }()
+	go func() { served <- serve(sim, l) }()
 	t.Cleanup(func() {
 		if err := sim.Close(); err != nil {
 			t.Errorf("close simulator: %v", err)
@@ -689,25 +696,8 @@ func (r *recorder) payload() []byte {
 // is closed with t.Cleanup.
 func StartEPOS(t testing.TB, opts printersim.Options, eopts printersim.EPOSOptions) (*printersim.Printer, string) {
 	t.Helper()
-	sim, err := printersim.New(opts)
-	if err != nil {
-		t.Fatalf("start simulator: %v", err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- sim.ServeEPOS(l, eopts) }()
-	t.Cleanup(func() {
-		if err := sim.Close(); err != nil {
-			t.Errorf("close simulator: %v", err)
-		}
-		if err := <-served; err != nil && !errors.Is(err, printersim.ErrClosed) {
-			t.Errorf("simulator: %v", err)
-		}
-	})
-	return sim, "http://" + l.Addr().String()
+	sim, addr := start(t, opts, func(sim *printersim.Printer, l net.Listener) error { return sim.ServeEPOS(l, eopts) })
+	return sim, "http://" + addr
 }
 
 // StartCloudPRNT starts a fresh simulated printer polling the CloudPRNT
