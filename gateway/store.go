@@ -35,6 +35,32 @@ type Store interface {
 	Close() error
 }
 
+// Recovery is why the store opened in the recovered state: it found itself
+// behind the witness of its last commit (writes lost from its logs), or it
+// was restored from a backup or repaired. Tasks that were waiting may have
+// printed since, or be older states of tasks that did: the gateway holds
+// every one for a person before it prints anything (Held).
+type Recovery struct {
+	At           time.Time `json:"at"`
+	Cause        string    `json:"cause"`
+	MissingTasks int       `json:"missing_tasks,omitempty"` // tasks the witness counted that are gone
+	Held         bool      `json:"held"`                    // the waiting tasks have been held
+	HeldTasks    int       `json:"held_tasks,omitempty"`
+	// LostEvents are the outbox seqs that were written and are gone: the
+	// counters moved past them, so the cloud never sees a seq twice, and
+	// never sees these.
+	LostEventsFrom uint64 `json:"lost_events_from,omitempty"`
+	LostEventsTo   uint64 `json:"lost_events_to,omitempty"`
+}
+
+// DiskState is the data disk's free space as last read.
+type DiskState struct {
+	FreeBytes    uint64    `json:"free_bytes"`
+	ReserveBytes uint64    `json:"reserve_bytes"`
+	Low          bool      `json:"low"` // below the reserve: new orders are refused
+	CheckedAt    time.Time `json:"checked_at"`
+}
+
 // ReadTx reads a consistent snapshot.
 type ReadTx interface {
 	Task(taskNo string) (*Task, error) // ENOTFOUND when absent

@@ -432,7 +432,7 @@ func (m *Main) run(ctx context.Context) error {
 		Config: cfg, Tokens: cfg.APITokens, Logger: log, Now: g.Now, Metrics: metrics.Handler(),
 		Health: g, Changes: g, OrderService: g, TaskService: g, PrinterService: g, AuditService: g,
 		DeviceService: g, BoardService: g, DisplayService: g,
-		Storage: storage{m.Store, cfg.StoreID}, Backup: storage{m.Store, cfg.StoreID},
+		Storage: m.Store, Backup: m.Store,
 		// With no CloudPRNT printer configured the endpoint answers
 		// every poll as it answers wrong credentials (401).
 		CloudPRNT: cloudprnt.ServerOf(env),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"runtime"
@@ -14,7 +13,6 @@ import (
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/gateway/badger"
-	gwhttp "github.com/storeprint/storeprint/gateway/http"
 )
 
 // storeOptions are the store's settings from the config's [storage].
@@ -117,22 +115,4 @@ func (m *Main) holdRecovered(ctx context.Context, log *slog.Logger) error {
 	}
 	log.Warn("data dir recovered: every waiting task is held for a person", "held", n, "missing_tasks", rec.MissingTasks, "cause", rec.Cause)
 	return m.Store.MarkHeld(n)
-}
-
-// storage is the store as the HTTP server shows and backs it up.
-type storage struct {
-	db      *badger.DB
-	storeID string
-}
-
-// StorageState is the data disk and the last recovery, for /healthz and
-// the LAN page.
-func (s storage) StorageState() gwhttp.StorageState {
-	return gwhttp.StorageState{Disk: (*gwhttp.DiskState)(s.db.Disk()), Recovery: (*gwhttp.Recovery)(s.db.Recovery())}
-}
-
-// WriteBackup writes a consistent backup of the running store.
-func (s storage) WriteBackup(w io.Writer) error {
-	_, err := s.db.Backup(w, s.storeID)
-	return err
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	bdg "github.com/dgraph-io/badger/v4"
+
+	"github.com/storeprint/storeprint/gateway"
 )
 
 // A backup file is Badger's backup stream (every key's latest version at
@@ -85,6 +87,13 @@ func (d *DB) Backup(w io.Writer, storeID string) (*BackupInfo, error) {
 		return nil, fmt.Errorf("backup: %w", err)
 	}
 	return info, nil
+}
+
+// WriteBackup is Backup without the summary, as the gateway's HTTP server
+// serves it.
+func (d *DB) WriteBackup(w io.Writer, storeID string) error {
+	_, err := d.Backup(w, storeID)
+	return err
 }
 
 // BackupError is a backup file that cannot be restored: cut short,
@@ -206,7 +215,7 @@ func Restore(dir, path, storeID string, opts Options) (*RestoreReport, error) {
 	if err := syncDir(filepath.Dir(filepath.Clean(dir))); err != nil {
 		return nil, err
 	}
-	rec := &Recovery{Cause: fmt.Sprintf("restored from a backup taken at %s: tasks that were waiting then may have printed since", info.TakenAt.UTC().Format(time.RFC3339))}
+	rec := &gateway.Recovery{Cause: fmt.Sprintf("restored from a backup taken at %s: tasks that were waiting then may have printed since", info.TakenAt.UTC().Format(time.RFC3339))}
 	if old != nil && old.Ctr.event > rep.lastEvent {
 		rec.LostEventsFrom, rec.LostEventsTo = rep.lastEvent+1, old.Ctr.event
 	}
@@ -275,7 +284,7 @@ func load(dir string, r io.Reader, info *BackupInfo, old *witnessState, opts Opt
 
 // finish opens a store just built (restored or repaired), which starts its
 // witness, and records the pending recovery. It returns the tasks stored.
-func finish(dir string, rec *Recovery, opts Options) (uint64, error) {
+func finish(dir string, rec *gateway.Recovery, opts Options) (uint64, error) {
 	opts.MinFreeBytes = 1
 	d, err := Open(dir, opts)
 	if err != nil {
@@ -291,7 +300,7 @@ func finish(dir string, rec *Recovery, opts Options) (uint64, error) {
 }
 
 // setRecovery records a recovery the gateway has yet to hold tasks for.
-func (d *DB) setRecovery(r *Recovery) error {
+func (d *DB) setRecovery(r *gateway.Recovery) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/storeprint/storeprint/gateway"
 )
 
 // CheckResult is what Check found.
@@ -17,10 +19,10 @@ type CheckResult struct {
 	Damage *DamageError
 	// Recovery: the store would start in the recovered state: writes were
 	// lost since it last ran.
-	Recovery *Recovery
+	Recovery *gateway.Recovery
 	// Pending: a recovery recorded earlier (a restore, a repair) whose
 	// waiting tasks the gateway holds at its next start.
-	Pending *Recovery
+	Pending *gateway.Recovery
 	Tasks   uint64
 	Keys    uint64
 	LastAt  time.Time // when the witness recorded the last commit
@@ -195,7 +197,7 @@ func Repair(dir string, opts Options) (*RepairResult, error) {
 	if w != nil && uint64(rep.Tasks) < w.Cmt.Tasks {
 		cause += fmt.Sprintf("; %d of the %d tasks the witness counted could not be read", w.Cmt.Tasks-uint64(rep.Tasks), w.Cmt.Tasks)
 	}
-	rec := &Recovery{Cause: cause}
+	rec := &gateway.Recovery{Cause: cause}
 	if w != nil && uint64(rep.Tasks) < w.Cmt.Tasks {
 		rec.MissingTasks = int(w.Cmt.Tasks - uint64(rep.Tasks))
 	}

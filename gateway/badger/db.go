@@ -49,8 +49,8 @@ type DB struct {
 	// failedAt is the last commit (Gen) before the latest storage error:
 	// only the witness of a later commit says storage works again.
 	failedAt uint64
-	disk     atomic.Pointer[DiskState]
-	recovery atomic.Pointer[Recovery]
+	disk     atomic.Pointer[gateway.DiskState]
+	recovery atomic.Pointer[gateway.Recovery]
 
 	keys, peak atomic.Uint64 // keys stored now, and the most since space was last reclaimed
 	burst      chan struct{} // the writer says a burst goes on (see pageOuts)

@@ -1,9 +1,8 @@
 package badger
 
 import (
-	"time"
-
 	"github.com/storeprint/storeprint"
+	"github.com/storeprint/storeprint/gateway"
 )
 
 // Health implements gateway.Store.
@@ -62,31 +61,23 @@ func (d *DB) healthChanged() {
 	}
 }
 
-// DiskState is the data disk's free space as last read.
-type DiskState struct {
-	FreeBytes    uint64    `json:"free_bytes"`
-	ReserveBytes uint64    `json:"reserve_bytes"`
-	Low          bool      `json:"low"` // below the reserve: new orders are refused
-	CheckedAt    time.Time `json:"checked_at"`
-}
-
 // Disk returns the data disk's free space as last read (every
 // DiskCheckEvery), or nil when it cannot be read.
-func (d *DB) Disk() *DiskState { return d.disk.Load() }
+func (d *DB) Disk() *gateway.DiskState { return d.disk.Load() }
 
 // readDisk reads the free space and reports a disk low on it.
-func (d *DB) readDisk() *DiskState {
+func (d *DB) readDisk() *gateway.DiskState {
 	free, err := freeBytes(d.dir)
 	if err != nil {
 		d.disk.Store(nil)
 		return nil
 	}
-	s := &DiskState{FreeBytes: free, ReserveBytes: d.opts.MinFreeBytes, Low: free < d.opts.MinFreeBytes, CheckedAt: d.opts.Now()}
+	s := &gateway.DiskState{FreeBytes: free, ReserveBytes: d.opts.MinFreeBytes, Low: free < d.opts.MinFreeBytes, CheckedAt: d.opts.Now()}
 	d.disk.Store(s)
 	return s
 }
 
-func (d *DB) diskLow(s *DiskState) error {
+func (d *DB) diskLow(s *gateway.DiskState) error {
 	return storeprint.Errorf(storeprint.EUNAVAILABLE, "disk low: %d MiB free on the data disk (%s), below the %d MiB the gateway keeps in reserve; new orders are refused until space is freed",
 		s.FreeBytes>>20, d.dir, s.ReserveBytes>>20)
 }

@@ -10,28 +10,12 @@ import (
 	"time"
 
 	bdg "github.com/dgraph-io/badger/v4"
+
+	"github.com/storeprint/storeprint/gateway"
 )
 
-// Recovery is why the store opened in the recovered state: it found itself
-// behind the witness of its last commit (writes lost from its logs), or it
-// was restored from a backup or repaired. Tasks that were waiting may have
-// printed since, or be older states of tasks that did: the gateway holds
-// every one for a person before it prints anything (Held).
-type Recovery struct {
-	At           time.Time `json:"at"`
-	Cause        string    `json:"cause"`
-	MissingTasks int       `json:"missing_tasks,omitempty"` // tasks the witness counted that are gone
-	Held         bool      `json:"held"`                    // the waiting tasks have been held
-	HeldTasks    int       `json:"held_tasks,omitempty"`
-	// LostEvents are the outbox seqs that were written and are gone: the
-	// counters moved past them, so the cloud never sees a seq twice, and
-	// never sees these.
-	LostEventsFrom uint64 `json:"lost_events_from,omitempty"`
-	LostEventsTo   uint64 `json:"lost_events_to,omitempty"`
-}
-
 // Recovery returns the store's last recovery, or nil if it never had one.
-func (d *DB) Recovery() *Recovery {
+func (d *DB) Recovery() *gateway.Recovery {
 	r := d.recovery.Load()
 	if r == nil {
 		return nil
@@ -77,7 +61,7 @@ func scan(db *bdg.DB) (digest, error) {
 type storedState struct {
 	cmt      *commitState
 	id       *[16]byte
-	recovery *Recovery
+	recovery *gateway.Recovery
 }
 
 func (d *DB) readState() (storedState, error) {
@@ -116,7 +100,7 @@ func (d *DB) readState() (storedState, error) {
 			return err
 		}
 		if b != nil {
-			var r Recovery
+			var r gateway.Recovery
 			if err := json.Unmarshal(b, &r); err != nil {
 				return fmt.Errorf("read recovery: %w", err)
 			}
@@ -203,7 +187,7 @@ func (d *DB) verify(w *witnessState, aside, mems []string) error {
 
 // startWitness records the commit state in the store and opens the
 // witness (creating it if there is none).
-func (d *DB) startWitness(c commitState, id *[16]byte, rec *Recovery) error {
+func (d *DB) startWitness(c commitState, id *[16]byte, rec *gateway.Recovery) error {
 	var wid [16]byte
 	if id != nil {
 		wid = *id
@@ -257,7 +241,7 @@ func (d *DB) startWitness(c commitState, id *[16]byte, rec *Recovery) error {
 
 // recover opens the store in the recovered state; see verify.
 func (d *DB) recover(c commitState, w *witnessState, cause string) error {
-	rec := &Recovery{At: d.opts.Now(), Cause: cause}
+	rec := &gateway.Recovery{At: d.opts.Now(), Cause: cause}
 	if w != nil {
 		if w.Cmt.Tasks > c.Tasks {
 			rec.MissingTasks = int(w.Cmt.Tasks - c.Tasks)

@@ -62,7 +62,7 @@ func runGateway(t testing.TB, cfg string, opts ...func(*gw)) (*gw, string) {
 		Config: c, Tokens: c.APITokens, Logger: log, Now: g.Now,
 		Health: g, Changes: g, OrderService: g, TaskService: g, PrinterService: g, AuditService: g,
 		DeviceService: g, BoardService: g, DisplayService: g,
-		Storage: storage{store, c.StoreID}, Backup: storage{store, c.StoreID},
+		Storage: store, Backup: store,
 		// No CloudPRNT printer: every poll is answered as wrong credentials.
 		CloudPRNT: cloudprnt.NewServer(cloudprnt.ServerOptions{Logger: log, Now: g.Now}),
 	}
@@ -95,19 +95,4 @@ func runGateway(t testing.TB, cfg string, opts ...func(*gw)) (*gw, string) {
 		}
 	})
 	return m, m.HTTP.URL()
-}
-
-// storage is the Badger store as the program shows it and backs it up.
-type storage struct {
-	db      *badger.DB
-	storeID string
-}
-
-func (s storage) StorageState() gwhttp.StorageState {
-	return gwhttp.StorageState{Disk: (*gwhttp.DiskState)(s.db.Disk()), Recovery: (*gwhttp.Recovery)(s.db.Recovery())}
-}
-
-func (s storage) WriteBackup(w io.Writer) error {
-	_, err := s.db.Backup(w, s.storeID)
-	return err
 }

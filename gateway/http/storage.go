@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint"
+	"github.com/storeprint/storeprint/gateway"
 )
 
 // Link tells the sync link's state (sync/client), for /healthz and the
@@ -42,38 +43,22 @@ type LinkResync struct {
 // Storage tells the data disk's free space and the store's last recovery
 // (gateway/badger), for /healthz and the LAN page.
 type Storage interface {
-	StorageState() StorageState
+	// Disk is the free space as last read, nil when it cannot be read.
+	Disk() *gateway.DiskState
+	// Recovery is the last recovery, nil when the store never had one.
+	Recovery() *gateway.Recovery
 }
 
 // StorageState is the data disk and the store's last recovery.
 type StorageState struct {
-	Disk     *DiskState `json:"disk,omitempty"`     // nil when it cannot be read
-	Recovery *Recovery  `json:"recovery,omitempty"` // nil when the store never had one
-}
-
-// DiskState is the data disk's free space as last read.
-type DiskState struct {
-	FreeBytes    uint64    `json:"free_bytes"`
-	ReserveBytes uint64    `json:"reserve_bytes"`
-	Low          bool      `json:"low"` // below the reserve: new orders are refused
-	CheckedAt    time.Time `json:"checked_at"`
-}
-
-// Recovery is the store's last recovery from damage.
-type Recovery struct {
-	At             time.Time `json:"at"`
-	Cause          string    `json:"cause"`
-	MissingTasks   int       `json:"missing_tasks,omitempty"` // tasks the witness counted that are gone
-	Held           bool      `json:"held"`                    // the waiting tasks have been held
-	HeldTasks      int       `json:"held_tasks,omitempty"`
-	LostEventsFrom uint64    `json:"lost_events_from,omitempty"` // outbox seqs written and gone
-	LostEventsTo   uint64    `json:"lost_events_to,omitempty"`
+	Disk     *gateway.DiskState `json:"disk,omitempty"`     // nil when it cannot be read
+	Recovery *gateway.Recovery  `json:"recovery,omitempty"` // nil when the store never had one
 }
 
 // Backup writes a consistent backup of the store while the gateway runs
 // (gateway/badger), for GET /v1/backup.
 type Backup interface {
-	WriteBackup(w io.Writer) error
+	WriteBackup(w io.Writer, storeID string) error
 }
 
 func (s *Server) linkState(ctx context.Context) *LinkState {
@@ -87,8 +72,7 @@ func (s *Server) storageState() *StorageState {
 	if s.Storage == nil {
 		return nil
 	}
-	st := s.Storage.StorageState()
-	return &st
+	return &StorageState{Disk: s.Storage.Disk(), Recovery: s.Storage.Recovery()}
 }
 
 // getBackup serves GET /v1/backup: a consistent backup of the store while
@@ -102,7 +86,7 @@ func (s *Server) getBackup(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	if err := s.Backup.WriteBackup(w); err != nil {
+	if err := s.Backup.WriteBackup(w, s.Config.StoreID); err != nil {
 		// The answer has started: the client sees a backup cut short,
 		// which its frame makes plain.
 		s.log.Error("backup", "err", err)
