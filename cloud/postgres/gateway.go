@@ -239,18 +239,7 @@ func (s *GatewayService) Connect(ctx context.Context, storeID, gatewayID string,
 		msg := fmt.Sprintf("Gateway %s's credential is in use on more than one box: its sync links replaced each other %d times in the last %s, from %s. "+
 			"Keep it on one box: stop the other, or create a gateway credential for it and revoke this one.",
 			gatewayID, n, cloud.SharedWindow, strings.Join(addrs[:min(len(addrs), 5)], ", "))
-		if _, err := tx.Exec(ctx, `
-			INSERT INTO alerts (store_id, alert_id, kind, message, raised_at)
-			VALUES ($1, $2, $3, $4, now())
-			ON CONFLICT (store_id, alert_id) DO UPDATE
-			SET message = EXCLUDED.message, raised_at = now(), resolved_at = NULL,
-			    acknowledged_at = NULL, acknowledged_by = ''
-			WHERE alerts.resolved_at IS NOT NULL OR alerts.raised_at < now() - $5::interval`,
-			storeID, cloud.AlertCredentialShared+":"+gatewayID, cloud.AlertCredentialShared, msg,
-			fmt.Sprintf("%d seconds", int(cloud.DefaultAlertTTL.Seconds()))); err != nil {
-			return fmt.Errorf("raise %s alert: %w", cloud.AlertCredentialShared, interpret(err))
-		}
-		return nil
+		return raiseAlert(ctx, tx, storeID, cloud.AlertCredentialShared+":"+gatewayID, cloud.AlertCredentialShared, msg)
 	})
 	if err != nil {
 		return st, fmt.Errorf("connect gateway %s: %w", gatewayID, err)
@@ -405,16 +394,8 @@ func (s *GatewayService) UpdateCluster(ctx context.Context, storeID, gatewayID s
 		for i, node := range down {
 			msg := fmt.Sprintf("Node %s of the store's cluster is down or cut off (as its leader %s sees it, term %d): "+
 				"the store runs on the others, with one loss fewer to spare. Bring it back, or replace it.", node, c.NodeID, c.Term)
-			if _, err := tx.Exec(ctx, `
-				INSERT INTO alerts (store_id, alert_id, kind, message, raised_at)
-				VALUES ($1, $2, $3, $4, now())
-				ON CONFLICT (store_id, alert_id) DO UPDATE
-				SET message = EXCLUDED.message, raised_at = now(), resolved_at = NULL,
-				    acknowledged_at = NULL, acknowledged_by = ''
-				WHERE alerts.resolved_at IS NOT NULL OR alerts.raised_at < now() - $5::interval`,
-				storeID, ids[i], cloud.AlertClusterNodeDown, msg,
-				fmt.Sprintf("%d seconds", int(cloud.DefaultAlertTTL.Seconds()))); err != nil {
-				return fmt.Errorf("raise %s alert: %w", cloud.AlertClusterNodeDown, interpret(err))
+			if err := raiseAlert(ctx, tx, storeID, ids[i], cloud.AlertClusterNodeDown, msg); err != nil {
+				return err
 			}
 		}
 		if _, err := tx.Exec(ctx, `
@@ -427,6 +408,25 @@ func (s *GatewayService) UpdateCluster(ctx context.Context, storeID, gatewayID s
 	})
 	if err != nil {
 		return fmt.Errorf("update cluster of store %s: %w", storeID, err)
+	}
+	return nil
+}
+
+// raiseAlert raises the store's alert alertID, of a kind about the store
+// as a whole (no task, no printer). One still open is left as it is,
+// unless it was raised more than cloud.DefaultAlertTTL ago and so no
+// longer asks for a person: that one, like one resolved, is raised again
+// with msg, unacknowledged.
+func raiseAlert(ctx context.Context, tx pgx.Tx, storeID, alertID, kind, msg string) error {
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO alerts (store_id, alert_id, kind, message, raised_at)
+		VALUES ($1, $2, $3, $4, now())
+		ON CONFLICT (store_id, alert_id) DO UPDATE
+		SET message = EXCLUDED.message, raised_at = now(), resolved_at = NULL,
+		    acknowledged_at = NULL, acknowledged_by = ''
+		WHERE alerts.resolved_at IS NOT NULL OR alerts.raised_at < now() - $5::interval`,
+		storeID, alertID, kind, msg, fmt.Sprintf("%d seconds", int(cloud.DefaultAlertTTL.Seconds()))); err != nil {
+		return fmt.Errorf("raise %s alert: %w", kind, interpret(err))
 	}
 	return nil
 }
