@@ -94,12 +94,7 @@ func lastLine(t *testing.T, emulation string, payload []byte) string {
 			}
 		}
 	}
-	for i := len(lines) - 1; i >= 0; i-- {
-		if s := strings.TrimSpace(lines[i]); s != "" {
-			return s
-		}
-	}
-	return ""
+	return printertest.LastText(lines)
 }
 
 func TestPrinter_Conformance(t *testing.T) {

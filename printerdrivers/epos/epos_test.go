@@ -47,12 +47,7 @@ func lastLine(t *testing.T, payload []byte) string {
 		t.Fatalf("got %d cut tickets in the request, want 1", len(req.Tickets))
 	}
 	lines := req.Tickets[0]
-	for i := len(lines) - 1; i >= 0; i-- {
-		if s := strings.TrimSpace(lines[i]); s != "" {
-			return s
-		}
-	}
-	return ""
+	return printertest.LastText(lines)
 }
 
 func TestPrinter_Conformance(t *testing.T) {

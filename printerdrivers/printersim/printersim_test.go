@@ -3,7 +3,6 @@ package printersim_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"net"
@@ -84,25 +83,6 @@ func ticket(t *testing.T, taskNo string) []byte {
 	return b
 }
 
-func waitPrinted(t *testing.T, p *printersim.Printer, n int) []printersim.Ticket {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	got, err := p.WaitPrinted(ctx, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
-}
-
-func taskNos(ts []printersim.Ticket) []string {
-	var out []string
-	for _, t := range ts {
-		out = append(out, t.TaskNo)
-	}
-	return out
-}
-
 func TestPrinter_Serve(t *testing.T) {
 	t.Parallel()
 
@@ -165,7 +145,7 @@ func TestPrinter_Serve(t *testing.T) {
 		if got := c.confirmation(); got != "0002" {
 			t.Fatalf("got %q, want 0002", got)
 		}
-		if got := taskNos(p.Printed()); len(got) != 1 || got[0] != "order_2_station_hot" {
+		if got := printertest.TaskNos(p.Printed()); len(got) != 1 || got[0] != "order_2_station_hot" {
 			t.Fatalf("got %q", got)
 		}
 	})
@@ -188,7 +168,7 @@ func TestPrinter_Serve(t *testing.T) {
 				if got := c.confirmation(); got != "0003" {
 					t.Fatalf("got %q, want 0003", got)
 				}
-				if got := taskNos(p.Printed()); len(got) != 1 {
+				if got := printertest.TaskNos(p.Printed()); len(got) != 1 {
 					t.Fatalf("got %q after the fault cleared, want the kept ticket", got)
 				}
 			})
@@ -245,7 +225,7 @@ func TestPrinter_Serve(t *testing.T) {
 		if got := c2.confirmation(); got != "0007" {
 			t.Fatalf("got %q, want 0007", got)
 		}
-		if got := taskNos(p.Printed()); len(got) != 1 || got[0] != "order_7_station_hot" {
+		if got := printertest.TaskNos(p.Printed()); len(got) != 1 || got[0] != "order_7_station_hot" {
 			t.Fatalf("got %q, want only the ticket sent after the fault", got)
 		}
 	})
@@ -258,14 +238,14 @@ func TestPrinter_Serve(t *testing.T) {
 		// The status answer proves the request was received, under
 		// lost_ack, even if it came in a read after the ticket's.
 		c.status()
-		waitPrinted(t, p, 1)
+		printertest.WaitPrinted(t, p, 1)
 		p.SetFault(printersim.FaultNone)
 		c.send(append(ticket(t, "order_9_station_hot"), escpos.ProcessIDRequest("0009")...))
 		// Answers come in order: had 0008 been answered, it would come first.
 		if got := c.confirmation(); got != "0009" {
 			t.Fatalf("got %q, want 0009 (0008 was received under lost_ack)", got)
 		}
-		if got := taskNos(p.Printed()); len(got) != 2 {
+		if got := printertest.TaskNos(p.Printed()); len(got) != 2 {
 			t.Fatalf("got %q, want both tickets printed", got)
 		}
 	})
@@ -300,7 +280,7 @@ func TestPrinter_Serve(t *testing.T) {
 		if got := a.confirmation(); got != "0010" {
 			t.Fatalf("a: got %q", got)
 		}
-		if got := taskNos(p.Printed()); strings.Join(got, ",") != "order_10_station_hot,order_11_station_hot" {
+		if got := printertest.TaskNos(p.Printed()); strings.Join(got, ",") != "order_10_station_hot,order_11_station_hot" {
 			t.Fatalf("got %q, want arrival order", got)
 		}
 	})
@@ -316,7 +296,7 @@ func TestPrinter_Serve(t *testing.T) {
 		c2 := dial(t, addr)
 		c2.send(append(ticket(t, "order_13_station_hot"), escpos.ProcessIDRequest("0013")...))
 		c2.confirmation()
-		if got := taskNos(p.Printed()); len(got) != 1 || got[0] != "order_13_station_hot" {
+		if got := printertest.TaskNos(p.Printed()); len(got) != 1 || got[0] != "order_13_station_hot" {
 			t.Fatalf("got %q, want only the complete ticket", got)
 		}
 	})

@@ -122,7 +122,7 @@ func TestPrinter_ServeSerial(t *testing.T) {
 			t.Fatalf("got status %+v, want ready", got)
 		}
 		c.print(t, "order_1_station_hot", "0001")
-		if got := taskNos(p.Printed()); len(got) != 1 || got[0] != "order_1_station_hot" {
+		if got := printertest.TaskNos(p.Printed()); len(got) != 1 || got[0] != "order_1_station_hot" {
 			t.Fatalf("got printed %q, want order_1_station_hot", got)
 		}
 	})
@@ -143,7 +143,7 @@ func TestPrinter_ServeSerial(t *testing.T) {
 		c = openSerial(t, line.B)
 		c.status()
 		c.print(t, "order_2_station_hot", "0002")
-		if got := taskNos(waitPrinted(t, p, 2)); len(got) != 2 || got[1] != "order_2_station_hot" {
+		if got := printertest.TaskNos(printertest.WaitPrinted(t, p, 2)); len(got) != 2 || got[1] != "order_2_station_hot" {
 			t.Fatalf("got printed %q, want both tickets once", got)
 		}
 	})
@@ -159,7 +159,7 @@ func TestPrinter_ServeSerial(t *testing.T) {
 		p.SetFault(printersim.FaultNone)
 		c.status()
 		c.print(t, "order_2_station_hot", "0002")
-		if got := taskNos(p.Printed()); len(got) != 1 || got[0] != "order_2_station_hot" {
+		if got := printertest.TaskNos(p.Printed()); len(got) != 1 || got[0] != "order_2_station_hot" {
 			t.Fatalf("got printed %q, want only the ticket sent while on", got)
 		}
 	})

@@ -174,7 +174,7 @@ func testAuto(t *testing.T, h Harness, m printersim.Model) {
 	t.Run("Status", func(t *testing.T) {
 		t.Parallel()
 		p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
-		if st, err := p.Status(waitCtx(t)); err != nil || st.State != storeprint.PrinterReady {
+		if st, err := p.Status(WaitCtx(t)); err != nil || st.State != storeprint.PrinterReady {
 			t.Fatalf("Status: got %+v, %v; want ready", st, err)
 		}
 		if got := confirmsOf(p); got != want {
@@ -189,7 +189,7 @@ func testAuto(t *testing.T, h Harness, m printersim.Model) {
 		p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
 		r := &recorder{}
 		j := r.job(Ticket("order_1_station_hot"), "0001")
-		if err := p.Print(waitCtx(t), j); err != nil {
+		if err := p.Print(WaitCtx(t), j); err != nil {
 			t.Fatalf("Print: got %v, want nil", err)
 		}
 		if j.Confirms != want {
@@ -198,7 +198,7 @@ func testAuto(t *testing.T, h Harness, m printersim.Model) {
 		if got := confirmsOf(p); got != want {
 			t.Errorf("got confirms %q, want %q", got, want)
 		}
-		if got := taskNos(sim.Printed()); len(got) != 1 {
+		if got := TaskNos(sim.Printed()); len(got) != 1 {
 			t.Fatalf("got on paper %q, want the ticket once", got)
 		}
 	})
@@ -207,7 +207,7 @@ func testAuto(t *testing.T, h Harness, m printersim.Model) {
 		// Long enough for a status-confirmed ticket to print, short
 		// enough for the lost answer's wait.
 		p, sim := h.Open(t, Config(2*time.Second), printersim.Options{})
-		if err := p.Print(waitCtx(t), (&recorder{}).job(Ticket("order_1_station_hot"), "0001")); err != nil {
+		if err := p.Print(WaitCtx(t), (&recorder{}).job(Ticket("order_1_station_hot"), "0001")); err != nil {
 			t.Fatalf("first Print: %v", err)
 		}
 		// Its answers are lost from now on: a weaker method is not
@@ -215,13 +215,13 @@ func testAuto(t *testing.T, h Harness, m printersim.Model) {
 		sim.SetFault(printersim.FaultLostAck)
 		r := &recorder{}
 		j := r.job(Ticket("order_2_station_hot"), "0002")
-		err := p.Print(waitCtx(t), j)
+		err := p.Print(WaitCtx(t), j)
 		CheckOutcome(t, err, gateway.PrintUncertain, "")
 		if j.Confirms != want {
 			t.Errorf("got the job to be confirmed by %q, want %q", j.Confirms, want)
 		}
 		r.check(t, "prepare,submitted")
-		if printed := waitPrinted(t, sim, 2); len(printed) != 2 {
+		if printed := WaitPrinted(t, sim, 2); len(printed) != 2 {
 			t.Fatalf("got %d tickets, want 2", len(printed))
 		}
 	})
@@ -232,18 +232,18 @@ func testAuto(t *testing.T, h Harness, m printersim.Model) {
 		p, sim := h.Open(t, Config(2*time.Second), printersim.Options{Fault: printersim.FaultLostAck})
 		r := &recorder{}
 		j := r.job(Ticket("order_1_station_hot"), "0001")
-		err := p.Print(waitCtx(t), j)
+		err := p.Print(WaitCtx(t), j)
 		CheckOutcome(t, err, gateway.PrintUncertain, "")
 		if j.Confirms != want {
 			t.Errorf("got the job to be confirmed by %q, want %q", j.Confirms, want)
 		}
-		waitPrinted(t, sim, 1)
+		WaitPrinted(t, sim, 1)
 	})
 	t.Run("ErrDrop", func(t *testing.T) {
 		t.Parallel()
 		p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: printersim.FaultDrop})
 		r := &recorder{}
-		err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+		err := p.Print(WaitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
 		CheckOutcome(t, err, gateway.PrintUncertain, "")
 		sim.SetFault(printersim.FaultNone)
 		nothingPending(t, p, sim)
@@ -275,7 +275,7 @@ func testStatus(t *testing.T, h Harness) {
 		t.Run(string(f), func(t *testing.T) {
 			t.Parallel()
 			p, _ := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: f})
-			got, err := p.Status(waitCtx(t))
+			got, err := p.Status(WaitCtx(t))
 			if err != nil {
 				t.Fatalf("Status: %v", err)
 			}
@@ -287,7 +287,7 @@ func testStatus(t *testing.T, h Harness) {
 	t.Run("Down", func(t *testing.T) {
 		t.Parallel()
 		p, _ := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: printersim.FaultDown})
-		got, err := p.Status(waitCtx(t))
+		got, err := p.Status(WaitCtx(t))
 		if err != nil || got.State != storeprint.PrinterOffline {
 			t.Fatalf("got %+v, %v; want offline and no error", got, err)
 		}
@@ -295,7 +295,7 @@ func testStatus(t *testing.T, h Harness) {
 	t.Run("Unreachable", func(t *testing.T) {
 		t.Parallel()
 		p := h.Unreachable(t, Config(confirmTimeout))
-		got, err := p.Status(waitCtx(t))
+		got, err := p.Status(WaitCtx(t))
 		if err != nil || got.State != storeprint.PrinterOffline {
 			t.Fatalf("got %+v, %v; want offline and no error", got, err)
 		}
@@ -339,7 +339,7 @@ func printOK(t *testing.T, h Harness) {
 	p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
 	r := &recorder{}
 	tk := Ticket("order_1001_station_hot")
-	if err := p.Print(waitCtx(t), r.job(tk, "0001")); err != nil {
+	if err := p.Print(WaitCtx(t), r.job(tk, "0001")); err != nil {
 		t.Fatalf("Print: got %v, want nil", err)
 	}
 	printed := sim.Printed()
@@ -371,7 +371,7 @@ func printMarks(t *testing.T, h Harness) {
 	p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
 	tk := Ticket("order_1001_station_hot_copy_1")
 	tk.Reprint, tk.BackupFrom, tk.CopyOf = true, "hot-1", "order_1001_station_hot"
-	if err := p.Print(waitCtx(t), (&recorder{}).job(tk, "0002")); err != nil {
+	if err := p.Print(WaitCtx(t), (&recorder{}).job(tk, "0002")); err != nil {
 		t.Fatalf("Print: %v", err)
 	}
 	text := sim.Printed()[0].Text
@@ -388,11 +388,11 @@ func printSequence(t *testing.T, h Harness) {
 	p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
 	want := []string{"order_1_station_hot", "order_2_station_hot", "order_3_station_hot"}
 	for i, taskNo := range want {
-		if err := p.Print(waitCtx(t), (&recorder{}).job(Ticket(taskNo), "000"+string(rune('1'+i)))); err != nil {
+		if err := p.Print(WaitCtx(t), (&recorder{}).job(Ticket(taskNo), "000"+string(rune('1'+i)))); err != nil {
 			t.Fatalf("Print %s: %v", taskNo, err)
 		}
 	}
-	if got := taskNos(sim.Printed()); strings.Join(got, ",") != strings.Join(want, ",") {
+	if got := TaskNos(sim.Printed()); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("got on paper %q, want %q", got, want)
 	}
 }
@@ -405,7 +405,7 @@ func printErrNotReady(t *testing.T, h Harness) {
 			t.Parallel()
 			p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: f})
 			r := &recorder{}
-			err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+			err := p.Print(WaitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
 			CheckOutcome(t, err, gateway.PrintNotReady, f.Status().State)
 			r.check(t, "")
 			sim.SetFault(printersim.FaultNone)
@@ -419,11 +419,11 @@ func printErrLostAck(t *testing.T, h Harness) {
 	t.Parallel()
 	p, sim := h.Open(t, Config(shortTimeout), printersim.Options{Fault: printersim.FaultLostAck})
 	r := &recorder{}
-	err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+	err := p.Print(WaitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
 	CheckOutcome(t, err, gateway.PrintUncertain, "")
 	r.check(t, "prepare,submitted")
 	// Paper came out all the same: exactly once.
-	printed := waitPrinted(t, sim, 1)
+	printed := WaitPrinted(t, sim, 1)
 	if len(printed) != 1 || printed[0].TaskNo != "order_1_station_hot" {
 		t.Fatalf("got on paper %+v, want the ticket once", printed)
 	}
@@ -434,7 +434,7 @@ func printErrDrop(t *testing.T, h Harness) {
 	t.Parallel()
 	p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: printersim.FaultDrop})
 	r := &recorder{}
-	err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+	err := p.Print(WaitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
 	CheckOutcome(t, err, gateway.PrintUncertain, "")
 	if n := r.count("prepare"); n != 1 {
 		t.Fatalf("got %d Prepare calls, want 1", n)
@@ -448,7 +448,7 @@ func printErrTimeout(t *testing.T, h Harness) {
 	t.Parallel()
 	p, sim := h.Open(t, Config(shortTimeout), printersim.Options{Fault: printersim.FaultSlow, SlowDelay: time.Hour})
 	r := &recorder{}
-	err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+	err := p.Print(WaitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
 	CheckOutcome(t, err, gateway.PrintUncertain, "")
 	r.check(t, "prepare,submitted")
 	if got := sim.Printed(); len(got) != 0 {
@@ -456,7 +456,7 @@ func printErrTimeout(t *testing.T, h Harness) {
 	}
 	// The printer finishes later: the paper the outcome was uncertain about.
 	sim.SetFault(printersim.FaultNone)
-	if printed := waitPrinted(t, sim, 1); len(printed) != 1 {
+	if printed := WaitPrinted(t, sim, 1); len(printed) != 1 {
 		t.Fatalf("got %d tickets, want 1", len(printed))
 	}
 }
@@ -466,7 +466,7 @@ func printErrDown(t *testing.T, h Harness) {
 	t.Parallel()
 	p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{Fault: printersim.FaultDown})
 	r := &recorder{}
-	err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+	err := p.Print(WaitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
 	CheckOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterOffline)
 	r.check(t, "")
 	sim.SetFault(printersim.FaultNone)
@@ -478,7 +478,7 @@ func printErrUnreachable(t *testing.T, h Harness) {
 	t.Parallel()
 	p := h.Unreachable(t, Config(confirmTimeout))
 	r := &recorder{}
-	err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+	err := p.Print(WaitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
 	CheckOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterOffline)
 	r.check(t, "")
 }
@@ -489,7 +489,7 @@ func printErrPrepare(t *testing.T, h Harness) {
 	p, sim := h.Open(t, Config(confirmTimeout), printersim.Options{})
 	boom := errors.New("receipt store full")
 	r := &recorder{prepareErr: boom}
-	err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
+	err := p.Print(WaitCtx(t), r.job(Ticket("order_1_station_hot"), "0001"))
 	CheckOutcome(t, err, gateway.PrintNotSent, "")
 	if !errors.Is(err, boom) {
 		t.Errorf("got %v, want it to wrap the Prepare error", err)
@@ -540,7 +540,7 @@ func printErrCanceled(t *testing.T, h Harness) {
 			t.Errorf("got %v, want it to wrap context.Canceled", err)
 		}
 		r.check(t, "prepare,submitted")
-		waitPrinted(t, sim, 1)
+		WaitPrinted(t, sim, 1)
 	})
 }
 
@@ -580,35 +580,49 @@ func CheckOutcome(t testing.TB, err error, want gateway.PrintOutcome, wantState 
 // more print, which must succeed, is the only one on paper.
 func nothingPending(t *testing.T, p gateway.Printer, sim Sim) {
 	t.Helper()
-	if err := p.Print(waitCtx(t), (&recorder{}).job(Ticket("order_2_station_hot"), "0002")); err != nil {
+	if err := p.Print(WaitCtx(t), (&recorder{}).job(Ticket("order_2_station_hot"), "0002")); err != nil {
 		t.Fatalf("Print after the fault cleared: %v", err)
 	}
-	if got := taskNos(sim.Printed()); len(got) != 1 || got[0] != "order_2_station_hot" {
+	if got := TaskNos(sim.Printed()); len(got) != 1 || got[0] != "order_2_station_hot" {
 		t.Fatalf("got on paper %q, want only the ticket printed after the fault", got)
 	}
 }
 
-func waitCtx(t *testing.T) context.Context {
+// WaitCtx returns a context that ends when t does, or once the suite's
+// bound on every wait has passed: reached only when something is broken.
+func WaitCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	t.Cleanup(cancel)
 	return ctx
 }
 
-func waitPrinted(t *testing.T, sim Sim, n int) []printersim.Ticket {
+// WaitPrinted waits until sim has printed n tickets and returns them.
+func WaitPrinted(t testing.TB, sim Sim, n int) []printersim.Ticket {
 	t.Helper()
-	got, err := sim.WaitPrinted(waitCtx(t), n)
+	got, err := sim.WaitPrinted(WaitCtx(t), n)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return got
 }
 
-func taskNos(ts []printersim.Ticket) []string {
+// TaskNos returns the task numbers of printed tickets, in order.
+func TaskNos(ts []printersim.Ticket) []string {
 	var out []string
 	for _, t := range ts {
 		out = append(out, t.TaskNo)
 	}
 	return out
+}
+
+// LastText returns the last of lines that is not blank, trimmed, or "".
+func LastText(lines []string) string {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if s := strings.TrimSpace(lines[i]); s != "" {
+			return s
+		}
+	}
+	return ""
 }
 
 // lastLine decodes an ESC/POS payload and returns its last non-empty line.

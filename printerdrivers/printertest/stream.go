@@ -54,7 +54,7 @@ func streamAnswers(t *testing.T, h Harness) {
 			io.Copy(io.Discard, r)
 		})
 		r := &recorder{}
-		if err := p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0042")); err != nil {
+		if err := p.Print(WaitCtx(t), r.job(Ticket("order_1_station_hot"), "0042")); err != nil {
 			t.Fatalf("got %v, want the matching answer to confirm", err)
 		}
 		r.check(t, "prepare,submitted")
@@ -65,7 +65,7 @@ func streamAnswers(t *testing.T, h Harness) {
 		cfg.ConnectTimeout.Duration = shortTimeout
 		p := h.Script(t, cfg, func(w io.Writer, r *bufio.Reader) { io.Copy(io.Discard, r) }) // listens, never answers
 		r := &recorder{}
-		CheckOutcome(t, p.Print(waitCtx(t), r.job(Ticket("order_1_station_hot"), "0001")), gateway.PrintNotSent, storeprint.PrinterUnknown)
+		CheckOutcome(t, p.Print(WaitCtx(t), r.job(Ticket("order_1_station_hot"), "0001")), gateway.PrintNotSent, storeprint.PrinterUnknown)
 		r.check(t, "") // nothing sent
 	})
 	t.Run("StatusErrNoAnswer", func(t *testing.T) {
@@ -73,7 +73,7 @@ func streamAnswers(t *testing.T, h Harness) {
 		cfg := tm(Config(confirmTimeout))
 		cfg.ConnectTimeout.Duration = shortTimeout
 		p := h.Script(t, cfg, func(w io.Writer, r *bufio.Reader) { io.Copy(io.Discard, r) })
-		st, err := p.Status(waitCtx(t))
+		st, err := p.Status(WaitCtx(t))
 		if err == nil || st.State != storeprint.PrinterUnknown {
 			t.Fatalf("got %+v, %v; want unknown and an error", st, err)
 		}
@@ -87,7 +87,7 @@ func streamAnswers(t *testing.T, h Harness) {
 			w.Write([]byte("HTTP/1.1 400 Bad Request\r\n\r\n"))
 			io.Copy(io.Discard, r)
 		})
-		err := p.Print(waitCtx(t), (&recorder{}).job(Ticket("order_1_station_hot"), "0001"))
+		err := p.Print(WaitCtx(t), (&recorder{}).job(Ticket("order_1_station_hot"), "0001"))
 		CheckOutcome(t, err, gateway.PrintNotSent, storeprint.PrinterUnknown)
 		if !errors.Is(err, escpos.ErrStatusAnswer) {
 			t.Fatalf("got %v, want ErrStatusAnswer in it", err)
@@ -103,7 +103,7 @@ func streamTicket(t *testing.T, h Harness) {
 	t.Run("ErrProcessID", func(t *testing.T) {
 		t.Parallel()
 		p, sim := open(t, Config(confirmTimeout))
-		CheckOutcome(t, p.Print(waitCtx(t), (&recorder{}).job(Ticket("order_1_station_hot"), "42")), gateway.PrintNotSent, "")
+		CheckOutcome(t, p.Print(WaitCtx(t), (&recorder{}).job(Ticket("order_1_station_hot"), "42")), gateway.PrintNotSent, "")
 		if got := sim.Printed(); len(got) != 0 {
 			t.Fatalf("got %d tickets, want none", len(got))
 		}
@@ -113,7 +113,7 @@ func streamTicket(t *testing.T, h Harness) {
 		cfg := Config(confirmTimeout)
 		cfg.Encoding = "ebcdic"
 		p, _ := open(t, cfg)
-		err := p.Print(waitCtx(t), (&recorder{}).job(Ticket("order_1_station_hot"), "0001"))
+		err := p.Print(WaitCtx(t), (&recorder{}).job(Ticket("order_1_station_hot"), "0001"))
 		CheckOutcome(t, err, gateway.PrintNotSent, "")
 		if !strings.Contains(err.Error(), "ebcdic") {
 			t.Fatalf("got %v, want the encoding named", err)
@@ -125,7 +125,7 @@ func streamTicket(t *testing.T, h Harness) {
 		if err := p.Close(); err != nil {
 			t.Fatal(err)
 		}
-		CheckOutcome(t, p.Print(waitCtx(t), (&recorder{}).job(Ticket("order_1_station_hot"), "0001")), gateway.PrintNotSent, "")
+		CheckOutcome(t, p.Print(WaitCtx(t), (&recorder{}).job(Ticket("order_1_station_hot"), "0001")), gateway.PrintNotSent, "")
 	})
 	// A ticket carries the store id; the driver's stands in for none.
 	t.Run("StoreIDFallback", func(t *testing.T) {
@@ -133,7 +133,7 @@ func streamTicket(t *testing.T, h Harness) {
 		p, sim := open(t, Config(confirmTimeout))
 		tk := Ticket("order_1_station_hot")
 		tk.StoreID = ""
-		if err := p.Print(waitCtx(t), (&recorder{}).job(tk, "0001")); err != nil {
+		if err := p.Print(WaitCtx(t), (&recorder{}).job(tk, "0001")); err != nil {
 			t.Fatal(err)
 		}
 		if got := sim.Printed()[0].Text; !strings.HasPrefix(got, "store-001\n") {

@@ -118,7 +118,7 @@ func TestPrinter_Print(t *testing.T) {
 		if err := p.Print(ctx, unplugged); err != nil {
 			t.Fatalf("Print after plugging back in: %v", err)
 		}
-		got := taskNos(sim.Printed())
+		got := printertest.TaskNos(sim.Printed())
 		if want := "order_1_station_hot,order_2_station_hot"; strings.Join(got, ",") != want {
 			t.Fatalf("got on paper %q, want %s: nothing lost, nothing twice", got, want)
 		}
@@ -141,7 +141,7 @@ func TestPrinter_Print(t *testing.T) {
 		if err := p.Print(ctx, second); err != nil {
 			t.Fatalf("got %v, want the device opened afresh and the ticket confirmed", err)
 		}
-		if got := taskNos(sim.Printed()); len(got) != 2 {
+		if got := printertest.TaskNos(sim.Printed()); len(got) != 2 {
 			t.Fatalf("got on paper %q, want 2 tickets", got)
 		}
 	})
@@ -316,14 +316,6 @@ func TestRegister_LineSettings(t *testing.T) {
 			}
 		}
 	})
-}
-
-func taskNos(ts []printersim.Ticket) []string {
-	var out []string
-	for _, t := range ts {
-		out = append(out, t.TaskNo)
-	}
-	return out
 }
 
 func waitCtx(t *testing.T) context.Context {
