@@ -216,14 +216,7 @@ func (s *StoreService) scanAlert(row pgx.Row, storeID string, now time.Time) (*c
 
 // FindAlerts implements cloud.StoreService.
 func (s *StoreService) FindAlerts(ctx context.Context, storeID string, f cloud.AlertFilter) ([]*cloud.Alert, error) {
-	a, err := cloud.RequireActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := f.Validate(); err != nil {
-		return nil, err
-	}
-	if err := visibleStore(ctx, s.db.pool, a, storeID); err != nil {
+	if err := readable(ctx, s.db.pool, storeID, f.Validate); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -333,6 +326,20 @@ type querier interface {
 func visibleStore(ctx context.Context, q querier, a *cloud.Actor, storeID string) error {
 	_, err := storeTenant(ctx, q, a, storeID)
 	return err
+}
+
+// readable checks what a read of one store's records checks, in this
+// order: ctx carries an actor (EUNAUTHORIZED), the read's filter is valid
+// (validate; EINVALID), and the actor may see the store (ENOTFOUND).
+func readable(ctx context.Context, q querier, storeID string, validate func() error) error {
+	a, err := cloud.RequireActor(ctx)
+	if err != nil {
+		return err
+	}
+	if err := validate(); err != nil {
+		return err
+	}
+	return visibleStore(ctx, q, a, storeID)
 }
 
 func storeTenant(ctx context.Context, q querier, a *cloud.Actor, storeID string) (string, error) {

@@ -60,14 +60,7 @@ func (s *TaskService) FindTask(ctx context.Context, storeID, taskNo string) (*cl
 
 // FindTasks implements cloud.TaskService.
 func (s *TaskService) FindTasks(ctx context.Context, storeID string, f cloud.TaskFilter) ([]*cloud.Task, error) {
-	a, err := cloud.RequireActor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := f.Validate(); err != nil {
-		return nil, err
-	}
-	if err := visibleStore(ctx, s.db.pool, a, storeID); err != nil {
+	if err := readable(ctx, s.db.pool, storeID, f.Validate); err != nil {
 		return nil, err
 	}
 	// One statement per filter. Paging walks the primary key (store_id,
