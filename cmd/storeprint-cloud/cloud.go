@@ -230,11 +230,7 @@ func (m *Main) logger() *slog.Logger {
 // of its own, or, with --log-format json, as a JSON log line like every
 // other, so that a log collector reads the last line too.
 func (m *Main) Stopped(err error) {
-	if m.LogFormat == "json" {
-		m.logger().Error("storeprint-cloud stopped", "err", err)
-		return
-	}
-	fmt.Fprintln(m.Stderr, "storeprint-cloud:", err)
+	cli.Stopped(m.Stderr, m.logger, m.LogFormat, "storeprint-cloud", err)
 }
 
 // Ready is closed once run serves requests.

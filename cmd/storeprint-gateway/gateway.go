@@ -367,11 +367,7 @@ func (m *Main) Run(ctx context.Context) error {
 // of its own, or, with --log-format json, as a JSON log line like every
 // other, so that a log collector reads the last line too.
 func (m *Main) Stopped(err error) {
-	if m.LogFormat == "json" {
-		m.logger().Error("storeprint-gateway stopped", "err", err)
-		return
-	}
-	fmt.Fprintln(m.Stderr, "storeprint-gateway:", err)
+	cli.Stopped(m.Stderr, m.logger, m.LogFormat, "storeprint-gateway", err)
 }
 
 // Ready is closed once the gateway serves requests.

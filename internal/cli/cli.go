@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -34,6 +35,18 @@ func Run(name string, p Main, stopped func(err error) int) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return run(ctx, name, p, os.Args[1:], os.Stderr, stopped)
+}
+
+// Stopped reports err, the error program stops with, on stderr: on a line
+// of its own, or, in the log format "json", on the log that logger
+// returns, as a JSON log line like every other, so that a log collector
+// reads the last line too.
+func Stopped(stderr io.Writer, logger func() *slog.Logger, format, program string, err error) {
+	if format == "json" {
+		logger().Error(program+" stopped", "err", err)
+		return
+	}
+	fmt.Fprintln(stderr, program+":", err)
 }
 
 func run(ctx context.Context, name string, p Main, args []string, stderr io.Writer, stopped func(error) int) int {

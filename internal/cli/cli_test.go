@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 )
@@ -81,4 +83,30 @@ func TestRun(t *testing.T) {
 			t.Errorf("got status %d, stopped with %v; want stopped's 7 with the close error", code, stopped)
 		}
 	})
+}
+
+func TestStopped(t *testing.T) {
+	t.Parallel()
+	stop := errors.New("listen: address in use")
+	for _, tt := range []struct {
+		format string
+		want   func(stderr, log string) bool
+	}{
+		{"text", func(stderr, log string) bool { return stderr == "prog: listen: address in use\n" && log == "" }},
+		{"json", func(stderr, log string) bool {
+			var line map[string]any
+			return stderr == "" && json.Unmarshal([]byte(log), &line) == nil &&
+				line["level"] == "ERROR" && line["msg"] == "prog stopped" && line["err"] == stop.Error()
+		}},
+	} {
+		t.Run(tt.format, func(t *testing.T) {
+			t.Parallel()
+			var stderr, log strings.Builder
+			logger := func() *slog.Logger { return slog.New(slog.NewJSONHandler(&log, nil)) }
+			Stopped(&stderr, logger, tt.format, "prog", stop)
+			if !tt.want(stderr.String(), log.String()) {
+				t.Errorf("got stderr %q and log %q, want the error said once, as the %s format says it", stderr.String(), log.String(), tt.format)
+			}
+		})
+	}
 }
