@@ -20,6 +20,7 @@ import (
 	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
 	"github.com/storeprint/storeprint/deploy"
 	"github.com/storeprint/storeprint/internal/testenv"
+	"github.com/storeprint/storeprint/internal/testlog"
 	"github.com/storeprint/storeprint/sync"
 )
 
@@ -205,25 +206,12 @@ func TestMain_LogFormatJSON(t *testing.T) {
 			t.Errorf("the log holds a token:\n%s", text)
 		}
 	}
-	var lines int
+	recs, err := testlog.JSONLines(text)
+	if err != nil {
+		t.Fatal(err)
+	}
 	seen := map[string]bool{}
-	for line := range strings.Lines(text) {
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		lines++
-		var rec map[string]any
-		if err := json.Unmarshal([]byte(line), &rec); err != nil {
-			t.Fatalf("a line is not a JSON object: %v\n%s", err, line)
-		}
-		for _, k := range []string{"time", "level", "msg"} {
-			if s, _ := rec[k].(string); s == "" {
-				t.Errorf("a line lacks %s: %s", k, line)
-			}
-		}
-		if _, err := time.Parse(time.RFC3339Nano, rec["time"].(string)); err != nil {
-			t.Errorf("time: %v: %s", err, line)
-		}
+	for _, rec := range recs {
 		switch {
 		case rec["msg"] == "sync link up" && rec["gateway_id"] == st.gatewayID && rec["store_id"] == st.id:
 			seen["link"] = true
@@ -235,7 +223,7 @@ func TestMain_LogFormatJSON(t *testing.T) {
 	}
 	for _, want := range []string{"link", "request", "bad token"} {
 		if !seen[want] {
-			t.Errorf("no %s line with its ids among %d:\n%s", want, lines, text)
+			t.Errorf("no %s line with its ids among %d:\n%s", want, len(recs), text)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/storeprint/storeprint/gateway/gatewaytest"
 	"github.com/storeprint/storeprint/internal/testbin"
+	"github.com/storeprint/storeprint/internal/testlog"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
 
@@ -70,36 +71,20 @@ func TestMain_LogFormatJSON(t *testing.T) {
 				}
 				return
 			}
+			recs, err := testlog.JSONLines(log)
+			if err != nil {
+				t.Fatal(err)
+			}
 			keys := map[string]bool{}
-			for line := range strings.Lines(log) {
-				if strings.TrimSpace(line) == "" {
-					continue
-				}
-				var rec map[string]any
-				if err := json.Unmarshal([]byte(line), &rec); err != nil {
-					t.Fatalf("a line is not a JSON object: %v\n%s", err, line)
-				}
-				for _, k := range []string{"time", "level", "msg"} {
-					if s, _ := rec[k].(string); s == "" {
-						t.Errorf("a line lacks %s: %s", k, line)
-					}
-				}
-				if _, err := time.Parse(time.RFC3339Nano, rec["time"].(string)); err != nil {
-					t.Errorf("time: %v: %s", err, line)
-				}
-				switch rec["level"] {
-				case "DEBUG", "INFO", "WARN", "ERROR":
-				default:
-					t.Errorf("level %v: %s", rec["level"], line)
-				}
+			for _, rec := range recs {
 				if rec["store_id"] != "store-test" || rec["gateway_id"] != "gw-log" {
-					t.Errorf("a line lacks store_id store-test or gateway_id gw-log: %s", line)
+					t.Errorf("a line lacks store_id store-test or gateway_id gw-log: %v", rec)
 				}
 				for k := range rec {
 					keys[k] = true
 				}
 				if _, ok := rec["printer"]; ok {
-					t.Errorf("a printer's id must be printer_id: %s", line)
+					t.Errorf("a printer's id must be printer_id: %v", rec)
 				}
 			}
 			for _, k := range []string{"printer_id", "task_no"} {

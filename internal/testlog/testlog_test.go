@@ -68,3 +68,28 @@ func TestBuffer_Next(t *testing.T) {
 		t.Errorf("got %q, want %q", text, want)
 	}
 }
+
+func TestJSONLines(t *testing.T) {
+	t.Parallel()
+	const ok = `{"time":"2026-01-02T03:04:05.123Z","level":"INFO","msg":"up","store_id":"s-1"}`
+	t.Run("OK", func(t *testing.T) {
+		t.Parallel()
+		recs, err := testlog.JSONLines(ok + "\n\n" + strings.Replace(ok, "INFO", "WARN", 1) + "\n")
+		if err != nil || len(recs) != 2 || recs[0]["store_id"] != "s-1" || recs[1]["level"] != "WARN" {
+			t.Fatalf("got %v, %v; want the two records", recs, err)
+		}
+	})
+	for name, line := range map[string]string{
+		"ErrNotJSON": "time=2026-01-02T03:04:05Z level=INFO msg=up",
+		"ErrNoMsg":   strings.Replace(ok, `"msg":"up"`, `"message":"up"`, 1),
+		"ErrTime":    strings.Replace(ok, "2026-01-02T03:04:05.123Z", "yesterday", 1),
+		"ErrLevel":   strings.Replace(ok, "INFO", "NOTICE", 1),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := testlog.JSONLines(ok + "\n" + line + "\n"); err == nil || !strings.Contains(err.Error(), line) {
+				t.Fatalf("got %v, want an error naming the line %s", err, line)
+			}
+		})
+	}
+}
