@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -207,7 +208,7 @@ func (s *CloudPRNTService) FetchCloudPRNT(ctx context.Context, p *cloud.CloudPRN
 		if err != nil {
 			return fmt.Errorf("find task: %w", interpret(err))
 		}
-		if current != attempt-1 || !contains(openStatuses, status) || (len(p.Stations) > 0 && !contains(p.Stations, station)) {
+		if current != attempt-1 || !slices.Contains(openStatuses, status) || (len(p.Stations) > 0 && !slices.Contains(p.Stations, station)) {
 			// Taken by another fetch, printed, or not this printer's.
 			return storeprint.Errorf(storeprint.ENOTFOUND, "print job %q is no longer to be had", token)
 		}
@@ -358,13 +359,4 @@ func setTaskStatus(ctx context.Context, tx pgx.Tx, p *cloud.CloudPRNTPrinter, ta
 		return fmt.Errorf("raise alert for %s: %w", taskNo, interpret(err))
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
