@@ -3,36 +3,18 @@ package http_test
 import (
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	cloudhttp "github.com/storeprint/storeprint/cloud/http"
+	"github.com/storeprint/storeprint/internal/testlog"
 )
-
-// logBuffer collects what the server logs.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // Ids in paths and queries follow the gateway's id rules: a NUL, invalid
 // UTF-8 or an over-long id is a 400 naming the parameter, before the
 // database sees it, and nothing is logged as an error.
 func TestServer_IDs(t *testing.T) {
 	t.Parallel()
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	e := setup(t, func(s *cloudhttp.Server) { s.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
 	tok := e.tenant("acme", "s1")
 	long := strings.Repeat("a", 65)

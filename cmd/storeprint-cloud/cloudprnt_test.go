@@ -11,6 +11,7 @@ import (
 
 	"github.com/storeprint/storeprint/cloud"
 	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
+	"github.com/storeprint/storeprint/internal/testlog"
 	"github.com/storeprint/storeprint/printerdrivers/cloudprnt/protocol"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 	"github.com/storeprint/storeprint/printerdrivers/printertest"
@@ -111,7 +112,7 @@ func TestChain_CloudPRNT(t *testing.T) {
 func TestCloudPRNT_Errors(t *testing.T) {
 	t.Parallel()
 	dbURL := pgtest.NewDatabase(t)
-	logs := &buffer{}
+	logs := &testlog.Buffer{}
 	node := startCloud(t, dbURL, "127.0.0.1:0", func(m *Main) { m.Stderr = logs })
 	createBareStore(t, node.base, "t2", "kiosk-2")
 	p := createCloudPRNT(t, node.base, "kiosk-2", map[string]any{"printer_id": "p-1", "mac": "00:11:62:bb:00:01", "reason": "test"})

@@ -7,7 +7,6 @@ import (
 	"io"
 	nethttp "net/http"
 	"strings"
-	stdsync "sync"
 	"testing"
 	"time"
 
@@ -16,33 +15,16 @@ import (
 	"github.com/storeprint/storeprint/cloud/postgres"
 	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
 	"github.com/storeprint/storeprint/internal/testbin"
+	"github.com/storeprint/storeprint/internal/testlog"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m, testbin.Cleanup) }
 
 const adminToken = "e2e-admin-token-0123456789"
 
-// buffer is an io.Writer safe to read while the program writes.
-type buffer struct {
-	mu stdsync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *buffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *buffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
-func newMain(env map[string]string) (*Main, *buffer) {
+func newMain(env map[string]string) (*Main, *testlog.Buffer) {
 	m := NewMain()
-	out := &buffer{}
+	out := &testlog.Buffer{}
 	m.Stdout, m.Stderr = out, io.Discard
 	m.Getenv = func(k string) string { return env[k] }
 	return m, out

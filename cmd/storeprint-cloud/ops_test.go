@@ -181,7 +181,7 @@ func sample(t testing.TB, text, series string) float64 {
 // token.
 func TestMain_LogFormatJSON(t *testing.T) {
 	t.Parallel()
-	logs := &buffer{}
+	logs := &testlog.Buffer{}
 	node := startCloud(t, pgtest.NewDatabase(t), "127.0.0.1:0", func(m *Main) { m.LogFormat, m.Stderr = "json", logs })
 	st := createStore(t, node.base, "t-log", "s-log")
 	_, hotAddr := startSim(t)
@@ -360,7 +360,7 @@ func TestMain_Stopped(t *testing.T) {
 	t.Parallel()
 	for _, format := range []string{"json", "text"} {
 		m, _ := newMain(nil)
-		logs := &buffer{}
+		logs := &testlog.Buffer{}
 		m.LogFormat, m.Stderr = format, logs
 		m.Stopped(fmt.Errorf("connect to the database: refused"))
 		var rec map[string]any

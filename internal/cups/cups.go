@@ -1,7 +1,6 @@
 package cups
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -9,12 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/storeprint/storeprint/internal/testenv"
+	"github.com/storeprint/storeprint/internal/testlog"
 )
 
 // Server is a running cupsd, stopped when the test ends.
@@ -24,7 +23,7 @@ type Server struct {
 	Exited chan struct{} // closed when cupsd has ended
 
 	cmd *exec.Cmd
-	out logBuffer // cupsd's own output (foreground)
+	out testlog.Buffer // cupsd's own output (foreground)
 }
 
 // Start starts cupsd in the foreground on a domain socket in a new
@@ -189,22 +188,4 @@ func lookPath(names ...string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s not found: %w", names[0], exec.ErrNotFound)
-}
-
-// logBuffer is cupsd's own output, written while Log may read it.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
