@@ -162,7 +162,7 @@ func (m *Main) backup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	info, err := verifyBackup(tmp)
+	info, err := badger.VerifyBackupFile(tmp)
 	if err != nil {
 		return fmt.Errorf("the backup is not complete: %w", err)
 	}
@@ -214,20 +214,6 @@ func (m *Main) backupOffline(w io.Writer) error {
 		err = cerr
 	}
 	return err
-}
-
-// verifyBackup checks a backup file's frame and checksum.
-func verifyBackup(path string) (*badger.BackupInfo, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	return badger.VerifyBackup(f, fi.Size())
 }
 
 // isRefused: nothing listens at the gateway's address.

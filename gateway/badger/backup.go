@@ -140,6 +140,34 @@ func ReadBackupInfo(f io.ReaderAt, size int64) (*BackupInfo, error) {
 	return &info, nil
 }
 
+// VerifyBackupFile checks the frame and the checksum of the backup file at
+// path.
+func VerifyBackupFile(path string) (*BackupInfo, error) {
+	f, info, err := openBackup(path)
+	if err != nil {
+		return nil, err
+	}
+	return info, f.Close()
+}
+
+// openBackup opens the backup file at path and checks it whole
+// (VerifyBackup).
+func openBackup(path string) (*os.File, *BackupInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		var info *BackupInfo
+		if info, err = VerifyBackup(f, fi.Size()); err == nil {
+			return f, info, nil
+		}
+	}
+	f.Close()
+	return nil, nil, err
+}
+
 // VerifyBackup checks a backup file's frame and the checksum of its
 // contents.
 func VerifyBackup(f io.ReaderAt, size int64) (*BackupInfo, error) {
@@ -178,21 +206,13 @@ func Restore(dir, path, storeID string, opts Options) (*RestoreReport, error) {
 	if err := probeLock(dir); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	// The whole file is checked before anything is built from it, so that
+	// a damaged backup is told apart from trouble building the store.
+	f, info, err := openBackup(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	// The whole file is checked before anything is built from it, so that
-	// a damaged backup is told apart from trouble building the store.
-	info, err := VerifyBackup(f, fi.Size())
-	if err != nil {
-		return nil, err
-	}
 	if storeID != "" && info.StoreID != "" && info.StoreID != storeID {
 		return nil, &BackupError{fmt.Sprintf("the backup is of store %q, this gateway is store %q", info.StoreID, storeID)}
 	}
