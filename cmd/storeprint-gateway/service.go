@@ -158,14 +158,24 @@ func (p *program) Stop(service.Service) error {
 	return <-p.done
 }
 
-func (m *Main) runService() error {
+// service is the gateway as the system's service manager runs it, and
+// the service's configuration.
+func (m *Main) service() (service.Service, *service.Config, error) {
 	cfg, err := m.serviceConfig()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	s, err := service.New(&program{m: m, exit: os.Exit}, cfg)
 	if err != nil {
-		return fmt.Errorf("service: %w", err)
+		return nil, nil, fmt.Errorf("service: %w", err)
+	}
+	return s, cfg, nil
+}
+
+func (m *Main) runService() error {
+	s, _, err := m.service()
+	if err != nil {
+		return err
 	}
 	if runtime.GOOS == "windows" {
 		// A Windows service has no standard error: log to the Event Log.
@@ -185,13 +195,9 @@ func (m *Main) control() error {
 			fmt.Fprintf(m.Stderr, "storeprint-gateway: warning: %s: %s\n", m.ConfigPath, w)
 		}
 	}
-	cfg, err := m.serviceConfig()
+	s, cfg, err := m.service()
 	if err != nil {
 		return err
-	}
-	s, err := service.New(&program{m: m, exit: os.Exit}, cfg)
-	if err != nil {
-		return fmt.Errorf("service: %w", err)
 	}
 	switch m.Command {
 	case "install":
