@@ -77,10 +77,7 @@ func setup(t *testing.T, printer func(gateway.Printer) gateway.Printer) (*gatewa
 		t.Fatal(err)
 	}
 	store.OnQuietSync(g.Notify)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- g.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runGateway(t, g)
 	return g, sim, store
 }
 
@@ -208,4 +205,13 @@ func TestGateway_ApplyDown(t *testing.T) {
 	if _, err := sim.WaitPrinted(tctx, 2); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// runGateway runs g until the test ends.
+func runGateway(t testing.TB, g *gateway.Gateway) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
 }

@@ -72,10 +72,7 @@ func setupLinkedClock(t *testing.T, grace time.Duration, clk clock.Clock) *linke
 	l := &linked{g: newGateway(), prev: prev, sim: sim, store: store, dir: dir}
 	g := l.g
 	l.run = func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- g.Run(ctx) }()
-		t.Cleanup(func() { cancel(); <-done })
+		runGateway(t, g)
 	}
 	return l
 }

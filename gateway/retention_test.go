@@ -51,10 +51,7 @@ func setupRetention(t testing.TB, fake *clock.Fake, opts badger.Options, cloud b
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- g.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runGateway(t, g)
 	return g, sim, store, dir
 }
 

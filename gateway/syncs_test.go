@@ -71,10 +71,8 @@ func TestGateway_SyncsPerTicket(t *testing.T) {
 		t.Fatal(err)
 	}
 	store.OnQuietSync(g.Notify)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- g.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runGateway(t, g)
+	ctx := context.Background()
 
 	changes, stop := g.Subscribe()
 	defer stop()
