@@ -14,6 +14,23 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden records in testdata/badger")
 
+// golden returns the golden record testdata/badger/<name>.golden, which
+// -update first rewrites with got.
+func golden(t *testing.T, name string, got []byte) []byte {
+	t.Helper()
+	path := filepath.Join("..", "..", "testdata", "badger", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	return want
+}
+
 // TestCodec_Golden pins the bytes of every record the store keeps on
 // disk. The records are the gateway's domain types, which the API also
 // shows: renaming a JSON tag or a field there would silently change data
@@ -57,16 +74,7 @@ func TestCodec_Golden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("..", "..", "testdata", "badger", tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
+			want := golden(t, tc.name, got)
 			if string(got) != string(want) {
 				t.Fatalf("the disk format of a %s changed:\ngot  %s\nwant %s", tc.name, got, want)
 			}

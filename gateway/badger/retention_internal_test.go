@@ -2,8 +2,6 @@ package badger
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -87,17 +85,7 @@ func TestCompactOrder_Golden(t *testing.T) {
 	if !ok {
 		t.Fatal("not compactable")
 	}
-	path := filepath.Join("..", "..", "testdata", "badger", "order-compact.golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if string(got) != string(want) {
+	if want := golden(t, "order-compact", got); string(got) != string(want) {
 		t.Fatalf("the disk format of a compact order record changed:\ngot  %x\nwant %x", got, want)
 	}
 }
