@@ -25,6 +25,20 @@ func setup(t testing.TB) (*badger.DB, string) {
 	return db, dir
 }
 
+// reopen closes db and opens its dir again, until the test ends.
+func reopen(t testing.TB, db *badger.DB, dir string) *badger.DB {
+	t.Helper()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db2, err := badger.Open(dir, badger.Options{MinFreeBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db2.Close() })
+	return db2
+}
+
 func newTask(tx gateway.Tx, no, printer string) *gateway.Task {
 	return &gateway.Task{TaskNo: no, OrderID: no, Station: "hot", PrinterID: printer,
 		Status: storeprint.StatusQueued, Seq: tx.NextTaskSeq(), CreatedAt: time.Now()}
@@ -43,14 +57,7 @@ func TestDB_Update(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Durable: visible after reopening.
-		if err := db.Close(); err != nil {
-			t.Fatal(err)
-		}
-		db2, err := badger.Open(dir, badger.Options{MinFreeBytes: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db2.Close()
+		db2 := reopen(t, db, dir)
 		err = db2.View(ctx, func(tx gateway.ReadTx) error {
 			got, err := tx.Task("a")
 			if err != nil {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
-	"github.com/storeprint/storeprint/gateway/badger"
 )
 
 func TestDB_Devices(t *testing.T) {
@@ -47,14 +46,7 @@ func TestDB_Devices(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Closed and opened again: the deletion is durable.
-		if err := db.Close(); err != nil {
-			t.Fatal(err)
-		}
-		db2, err := badger.Open(dir, badger.Options{MinFreeBytes: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db2.Close()
+		db2 := reopen(t, db, dir)
 		_ = db2.View(ctx, func(tx gateway.ReadTx) error {
 			if _, err := tx.DeviceByToken(gateway.HashToken("ta")); storeprint.ErrorCode(err) != storeprint.ENOTFOUND {
 				t.Errorf("revoked token: got %v, want not found", err)
