@@ -95,3 +95,24 @@ func (w *watchedConn) Close() error {
 	w.once.Do(func() { close(w.stop) })
 	return w.Conn.Close()
 }
+
+// DialLeader opens an authenticated connection to the leader for a POS
+// request (see Forwarder).
+func (n *Node) DialLeader(ctx context.Context) (net.Conn, error) {
+	addr, id := n.raft.LeaderWithID()
+	if id == "" {
+		return nil, notLeader("")
+	}
+	if string(id) == n.id {
+		return nil, storeprint.Errorf(storeprint.EUNAVAILABLE, "this node leads the cluster")
+	}
+	c, err := n.stream.dial(ctx, string(addr), kindHTTP)
+	if err != nil {
+		return nil, storeprint.Errorf(storeprint.EUNAVAILABLE, "the cluster leader %s does not answer: %v", id, err)
+	}
+	return n.watchLeader(c, string(id)), nil
+}
+
+// Forwarded is the listener of the POS requests followers pass to this
+// node: the gateway's HTTP server serves it beside its own listener.
+func (n *Node) Forwarded() net.Listener { return httpListener{n.stream} }

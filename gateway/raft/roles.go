@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	hraft "github.com/hashicorp/raft"
+
 	"github.com/storeprint/storeprint/gateway"
 )
 
@@ -135,4 +137,47 @@ func (n *Node) greet() {
 		}
 		wait = min(2*wait, 16*n.opts.HeartbeatTimeout)
 	}
+}
+
+// State is the node's view of its cluster (GET /v1/cluster).
+func (n *Node) State() gateway.ClusterState {
+	st := gateway.ClusterState{NodeID: n.id, Leader: n.leaderID(), Term: n.raft.CurrentTerm(), Members: []gateway.ClusterMember{}}
+	switch n.raft.State() {
+	case hraft.Leader:
+		st.Role = gateway.RoleLeader
+	case hraft.Candidate:
+		st.Role = gateway.RoleCandidate
+	default:
+		st.Role = gateway.RoleFollower
+	}
+	if n.Witness() {
+		st.Role = gateway.RoleWitness
+	}
+	leading := st.Role == gateway.RoleLeader
+	recent := 3 * n.opts.HeartbeatTimeout
+	witness := n.witnesses()
+	for _, p := range n.peers {
+		m := gateway.ClusterMember{NodeID: p.ID, Address: p.Address, State: gateway.MemberUnknown, Role: gateway.RoleFollower}
+		switch {
+		case witness[p.ID]:
+			m.Role = gateway.RoleWitness
+		case p.ID == n.id:
+			m.Role = st.Role
+		case p.ID == st.Leader:
+			m.Role = gateway.RoleLeader
+		}
+		at, heard := n.stream.lastHeard(p.ID)
+		switch {
+		case p.ID == n.id:
+			m.State = gateway.MemberUp
+		case heard && time.Since(at) < recent:
+			m.State = gateway.MemberUp
+		case leading || p.ID == st.Leader:
+			// The leader hears from every node at each heartbeat, a
+			// follower from its leader.
+			m.State = gateway.MemberDown
+		}
+		st.Members = append(st.Members, m)
+	}
+	return st
 }
