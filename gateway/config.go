@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -83,48 +82,19 @@ type CloudConfig struct {
 // PrinterConfig describes one printer.
 type PrinterConfig struct {
 	ID          string `toml:"id"`
-	Driver      string `toml:"driver"`  // tcp | serial | spooler | epos | cloudprnt
-	Address     string `toml:"address"` // host:port, device path, spooler queue name, or (epos) the printer's base URL
+	Driver      string `toml:"driver"`  // a registered driver's name (DriverNames)
+	Address     string `toml:"address"` // where the printer is, in its driver's terms (host:port, a device, a URL)
 	Encoding    string `toml:"encoding"`
 	OnUncertain string `toml:"on_uncertain"` // hold | reprint
 	Backup      string `toml:"backup"`
 	Width       int    `toml:"width"` // characters per line in normal type
 
-	// Serial line settings (driver = "serial").
-	Baud     int      `toml:"baud"`
-	DataBits int      `toml:"data_bits"`
-	Parity   string   `toml:"parity"`    // none | odd | even | mark | space
-	StopBits StopBits `toml:"stop_bits"` // 1 | 1.5 | 2 (a number or a string)
-	Flow     string   `toml:"flow"`      // none | rtscts | xonxoff
-
-	// Confirm (driver = "tcp" or "serial") is how the printer confirms a
-	// ticket: auto (the default: found out without paper, strongest
-	// first), process_id (GS ( H), transmit_status (GS r 1) or status
-	// (DLE EOT only, weaker). See ConfirmMethods.
-	Confirm string `toml:"confirm"`
-
-	// TrustSpooler (driver = "spooler", required there): true counts the
-	// spooler's "job complete" as the printer's confirmation (confirmed by
-	// Windows, not by the printer); false leaves every ticket uncertain,
-	// since the spooler only knows the data reached the device.
-	TrustSpooler *bool `toml:"trust_spooler"`
-
-	// Epson ePOS-Print (driver = "epos"): DevID is the printer's device
-	// id in its ePOS-Print service (default "local_printer"); JobLog says
-	// the printer keeps a print job log (the ePOS-Print spooler function),
-	// so that each ticket goes with a print job id and an uncertain one is
-	// settled by asking the printer what became of it.
-	DevID  string `toml:"devid"`
-	JobLog bool   `toml:"job_log"`
-
-	// Star CloudPRNT (driver = "cloudprnt"): the printer polls the
-	// gateway's /v1/cloudprnt and is told apart by its MAC address; with a
-	// Password it must also send that as HTTP Basic auth. Emulation is the
-	// command set the gateway hands it tickets in: starprnt (default) or
-	// escpos.
-	MAC       string `toml:"mac"`
-	Password  string `toml:"password"`
-	Emulation string `toml:"emulation"`
+	// Options are the printer's keys of its own driver (confirm, baud,
+	// devid, mac, ...), of the type its driver registered (see
+	// DriverOptions). The config's reader fills them from the printer's
+	// other keys; SetDefaults gives a printer without them its driver's
+	// defaults.
+	Options DriverOptions `toml:"-"`
 
 	ConnectTimeout Duration `toml:"connect_timeout"` // default 3s
 	ConfirmTimeout Duration `toml:"confirm_timeout"` // default 10s
@@ -177,40 +147,6 @@ const Day = 24 * time.Hour
 
 // Encodings the ESC/POS encoder knows.
 var Encodings = []string{"gb18030", "cp437", "utf-8"}
-
-// ConfirmAuto is the confirm setting that finds out how a tcp or serial
-// printer confirms.
-const ConfirmAuto = "auto"
-
-// ConfirmMethods are the values of a tcp or serial printer's confirm.
-var ConfirmMethods = []string{ConfirmAuto, string(storeprint.ConfirmProcessID), string(storeprint.ConfirmTransmitStatus), string(storeprint.ConfirmStatus)}
-
-// TrustsSpooler reports whether a spooler printer counts the spooler's
-// "job complete" as printed (trust_spooler = true).
-func (p *PrinterConfig) TrustsSpooler() bool { return p.TrustSpooler != nil && *p.TrustSpooler }
-
-// DefaultDevID is an ePOS-Print printer's device id unless devid says
-// otherwise.
-const DefaultDevID = "local_printer"
-
-// StopBits is a serial line's stop bits: "1", "1.5" or "2". The config
-// may write it as a number (stop_bits = 1) or a string (stop_bits = "1.5").
-type StopBits string
-
-// UnmarshalTOML implements toml.Unmarshaler.
-func (s *StopBits) UnmarshalTOML(v any) error {
-	switch x := v.(type) {
-	case string:
-		*s = StopBits(x)
-	case int64:
-		*s = StopBits(fmt.Sprint(x))
-	case float64:
-		*s = StopBits(strconv.FormatFloat(x, 'f', -1, 64))
-	default:
-		return fmt.Errorf("%v is not a number of stop bits (1, 1.5 or 2)", v)
-	}
-	return nil
-}
 
 // SetDefaults fills unset fields with their defaults.
 func (c *Config) SetDefaults() {
@@ -332,8 +268,13 @@ func (p *PrinterConfig) SetDefaults() {
 	if p.SuspectAfter == 0 {
 		p.SuspectAfter = DefaultSuspectAfter
 	}
-	if dc := driverConfig(p.Driver); dc != nil {
-		dc.Defaults(p)
+	if dc, ok := driverConfig(p.Driver); ok {
+		if p.Options == nil {
+			p.Options = dc.Options
+		}
+		if ownOptions(dc, p.Options) {
+			p.Options = p.Options.WithDefaults()
+		}
 	}
 }
 
@@ -427,7 +368,7 @@ func (cl *CloudConfig) validate() error {
 }
 
 // validatePrinters checks each [[printers]] entry, then what they share:
-// CloudPRNT MAC addresses and the chains of backups. It returns the
+// what their drivers check across printers, and the chains of backups. It returns the
 // printers by id.
 func (c *Config) validatePrinters() (map[string]*PrinterConfig, error) {
 	if len(c.Printers) == 0 && !c.Cluster.IsWitness() {
@@ -514,11 +455,17 @@ func (p *PrinterConfig) validate(key string) error {
 	if p.Driver == "" {
 		return storeprint.Errorf(storeprint.EINVALID, "%s.driver: required (one of %s)", key, strings.Join(DriverNames(), ", "))
 	}
-	dc := driverConfig(p.Driver)
-	if dc == nil {
+	dc, ok := driverConfig(p.Driver)
+	if !ok {
 		return storeprint.Errorf(storeprint.EINVALID, "%s.driver: unknown driver %q (one of %s)", key, p.Driver, strings.Join(DriverNames(), ", "))
 	}
-	if err := dc.Validate(key, p); err != nil {
+	if p.Options == nil {
+		p.Options = dc.Options.WithDefaults()
+	}
+	if !ownOptions(dc, p.Options) {
+		return storeprint.Errorf(storeprint.EINVALID, "%s.driver: the printer's options (%T) are not driver %q's (%T)", key, p.Options, p.Driver, dc.Options)
+	}
+	if err := p.Options.Validate(key, p); err != nil {
 		return err
 	}
 	if !contains(Encodings, p.Encoding) {

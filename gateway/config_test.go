@@ -6,6 +6,12 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/printerdrivers"
+	"github.com/storeprint/storeprint/printerdrivers/cloudprnt"
+	"github.com/storeprint/storeprint/printerdrivers/epos"
+	"github.com/storeprint/storeprint/printerdrivers/serial"
+	"github.com/storeprint/storeprint/printerdrivers/tcp"
+	"github.com/storeprint/storeprint/printerdrivers/winspool"
 )
 
 func TestParseDuration(t *testing.T) {
@@ -116,18 +122,18 @@ func configWith(p gateway.PrinterConfig) *gateway.Config {
 func TestConfig_HTTPPrinters(t *testing.T) {
 	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
-		c := configWith(gateway.PrinterConfig{Driver: "epos", Address: "https://192.168.1.50/", JobLog: true})
+		c := configWith(gateway.PrinterConfig{Driver: "epos", Address: "https://192.168.1.50/", Options: epos.Options{JobLog: true}})
 		if err := c.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		if got := c.Printers[0].DevID; got != "local_printer" {
+		if got := c.Printers[0].Options.(epos.Options).DevID; got != "local_printer" {
 			t.Errorf("got devid %q, want the default local_printer", got)
 		}
-		c = configWith(gateway.PrinterConfig{Driver: "cloudprnt", MAC: "00-11-62-1D-9A-B7"})
+		c = configWith(gateway.PrinterConfig{Driver: "cloudprnt", Options: cloudprnt.Options{MAC: "00-11-62-1D-9A-B7"}})
 		if err := c.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		if p := c.Printers[0]; p.MAC != "00:11:62:1d:9a:b7" || p.Emulation != "starprnt" {
+		if p := c.Printers[0].Options.(cloudprnt.Options); p.MAC != "00:11:62:1d:9a:b7" || p.Emulation != "starprnt" {
 			t.Errorf("got mac %q emulation %q, want 00:11:62:1d:9a:b7 and the default starprnt", p.MAC, p.Emulation)
 		}
 	})
@@ -138,11 +144,11 @@ func TestConfig_HTTPPrinters(t *testing.T) {
 	}{
 		{"EPOSAddress", gateway.PrinterConfig{Driver: "epos", Address: "192.168.1.50:80"}, ".address"},
 		{"EPOSQuery", gateway.PrinterConfig{Driver: "epos", Address: "http://192.168.1.50/?x=1"}, ".address"},
-		{"EPOSDevID", gateway.PrinterConfig{Driver: "epos", Address: "http://192.168.1.50", DevID: "local printer"}, ".devid"},
-		{"JobLogElsewhere", gateway.PrinterConfig{Driver: "tcp", Address: "127.0.0.1:9100", JobLog: true}, ".job_log"},
-		{"CloudPRNTMAC", gateway.PrinterConfig{Driver: "cloudprnt", MAC: "00:11:62"}, ".mac"},
+		{"EPOSDevID", gateway.PrinterConfig{Driver: "epos", Address: "http://192.168.1.50", Options: epos.Options{DevID: "local printer"}}, ".devid"},
+		{"OptionsElsewhere", gateway.PrinterConfig{Driver: "tcp", Address: "127.0.0.1:9100", Options: epos.Options{JobLog: true}}, ".driver"},
+		{"CloudPRNTMAC", gateway.PrinterConfig{Driver: "cloudprnt", Options: cloudprnt.Options{MAC: "00:11:62"}}, ".mac"},
 		{"CloudPRNTNoMAC", gateway.PrinterConfig{Driver: "cloudprnt"}, ".mac"},
-		{"CloudPRNTEmulation", gateway.PrinterConfig{Driver: "cloudprnt", MAC: "00:11:62:1d:9a:b7", Emulation: "zpl"}, ".emulation"},
+		{"CloudPRNTEmulation", gateway.PrinterConfig{Driver: "cloudprnt", Options: cloudprnt.Options{MAC: "00:11:62:1d:9a:b7", Emulation: "zpl"}}, ".emulation"},
 	} {
 		t.Run("Err"+tc.name, func(t *testing.T) {
 			err := configWith(tc.p).Validate()
@@ -152,8 +158,8 @@ func TestConfig_HTTPPrinters(t *testing.T) {
 		})
 	}
 	t.Run("ErrDuplicateMAC", func(t *testing.T) {
-		c := configWith(gateway.PrinterConfig{Driver: "cloudprnt", MAC: "00:11:62:1d:9a:b7"})
-		c.Printers = append(c.Printers, gateway.PrinterConfig{ID: "p-2", Driver: "cloudprnt", MAC: "00:11:62:1D:9A:B7"})
+		c := configWith(gateway.PrinterConfig{Driver: "cloudprnt", Options: cloudprnt.Options{MAC: "00:11:62:1d:9a:b7"}})
+		c.Printers = append(c.Printers, gateway.PrinterConfig{ID: "p-2", Driver: "cloudprnt", Options: cloudprnt.Options{MAC: "00:11:62:1D:9A:B7"}})
 		c.SetDefaults()
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), `printers[1] (id "p-2").mac`) {
 			t.Fatalf("got %v, want the second printer's mac named", err)
@@ -171,27 +177,31 @@ func TestConfig_Confirm(t *testing.T) {
 			{"serial", "/dev/ttyUSB0", "status", "status"},
 			{"tcp", "127.0.0.1:9100", "process_id", "process_id"},
 		} {
-			c := configWith(gateway.PrinterConfig{Driver: tc.driver, Address: tc.address, Confirm: tc.confirm})
+			c := configWith(gateway.PrinterConfig{Driver: tc.driver, Address: tc.address, Options: streamOptions(tc.driver, tc.confirm)})
 			if err := c.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			if got := c.Printers[0].Confirm; got != tc.want {
+			if got := printerdrivers.StreamOf(c.Printers[0].Options).Confirm; got != tc.want {
 				t.Errorf("%s confirm %q: got %q, want %q", tc.driver, tc.confirm, got, tc.want)
 			}
 		}
 	})
 	t.Run("ErrUnknown", func(t *testing.T) {
-		err := configWith(gateway.PrinterConfig{Driver: "tcp", Address: "127.0.0.1:9100", Confirm: "paper"}).Validate()
+		err := configWith(gateway.PrinterConfig{Driver: "tcp", Address: "127.0.0.1:9100", Options: streamOptions("tcp", "paper")}).Validate()
 		if err == nil || !strings.Contains(err.Error(), ".confirm") || !strings.Contains(err.Error(), "transmit_status") {
 			t.Fatalf("got %v, want an error naming confirm and its values", err)
 		}
 	})
-	t.Run("ErrElsewhere", func(t *testing.T) {
-		err := configWith(gateway.PrinterConfig{Driver: "epos", Address: "http://192.168.1.50", Confirm: "status"}).Validate()
-		if err == nil || !strings.Contains(err.Error(), ".confirm") {
-			t.Fatalf("got %v, want an error naming confirm", err)
-		}
-	})
+}
+
+// streamOptions returns the options of a printer of driver (tcp or serial)
+// with confirm set.
+func streamOptions(driver, confirm string) gateway.DriverOptions {
+	st := printerdrivers.Stream{Confirm: confirm}
+	if driver == "serial" {
+		return serial.Options{Stream: st}
+	}
+	return tcp.Options{Stream: st}
 }
 
 func TestConfig_TrustSpooler(t *testing.T) {
@@ -212,7 +222,7 @@ func TestConfig_TrustSpooler(t *testing.T) {
 		}
 	})
 	for _, v := range []bool{true, false} {
-		err := configWith(gateway.PrinterConfig{Driver: "spooler", Address: "Kitchen", TrustSpooler: &v}).Validate()
+		err := configWith(gateway.PrinterConfig{Driver: "spooler", Address: "Kitchen", Options: winspool.Options{TrustSpooler: &v}}).Validate()
 		if err != nil {
 			t.Errorf("trust_spooler = %v: %v", v, err)
 		}

@@ -402,14 +402,15 @@ func (g *Gateway) confirms(pc *PrinterConfig) (string, storeprint.Word) {
 		return "", ""
 	}
 	c := r.Confirms()
-	switch {
-	case c == "" && pc.Confirm != "":
-		return pc.Confirm, "" // auto, before the printer was first reached
-	case c == storeprint.ConfirmStatus:
+	if n, ok := pc.Options.(ConfirmsNoter); ok {
+		if show, note := n.NoteConfirms(c); show != "" {
+			return show, note
+		}
+	}
+	switch c {
+	case storeprint.ConfirmStatus:
 		return string(c), storeprint.WordConfirmsStatus
-	case c == storeprint.ConfirmEPOS && pc.JobLog:
-		return string(c), storeprint.WordConfirmsNoJobLog
-	case c == storeprint.ConfirmSpooler:
+	case storeprint.ConfirmSpooler:
 		return string(c), storeprint.WordConfirmsByWindows
 	}
 	return string(c), ""

@@ -21,7 +21,7 @@ func TestGateway_SettleAtBoot(t *testing.T) {
 	t.Parallel()
 	cfg := &gateway.Config{
 		StoreID: "s1", Listen: "127.0.0.1:0", APITokens: []string{"token-123"},
-		Printers: []gateway.PrinterConfig{{ID: "ep-1", Driver: "epos", Address: "http://" + printertest.ClosedAddr(t), JobLog: true,
+		Printers: []gateway.PrinterConfig{{ID: "ep-1", Driver: "epos", Address: "http://" + printertest.ClosedAddr(t), Options: epos.Options{JobLog: true},
 			ConnectTimeout: gateway.Duration{Duration: 200 * time.Millisecond}, ConfirmTimeout: gateway.Duration{Duration: 200 * time.Millisecond}}},
 		Stations: []gateway.StationConfig{{Name: "hot", Printer: "ep-1"}},
 	}

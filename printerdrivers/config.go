@@ -8,37 +8,66 @@ import (
 	"github.com/storeprint/storeprint/gateway"
 )
 
-// StreamDefaults fills the keys a printer on a byte stream (tcp, serial)
-// has beside its driver's: confirm = "auto" unless set.
-func StreamDefaults(p *gateway.PrinterConfig) {
-	if p.Confirm == "" {
-		p.Confirm = gateway.ConfirmAuto
-	}
+// ConfirmAuto is the confirm setting that finds out how a printer on a
+// byte stream confirms: without paper, strongest first (confirm.go).
+const ConfirmAuto = "auto"
+
+// ConfirmMethods are the values of confirm.
+var ConfirmMethods = []string{ConfirmAuto, string(storeprint.ConfirmProcessID), string(storeprint.ConfirmTransmitStatus), string(storeprint.ConfirmStatus)}
+
+// Stream is the key every printer on a byte stream to an ESC/POS printer
+// (tcp, serial) has: confirm, how the printer confirms a ticket. Those
+// drivers' options embed it; the pipeline reads it from them.
+type Stream struct {
+	// Confirm is auto (the default: found out without paper, strongest
+	// first), process_id (GS ( H), transmit_status (GS r 1) or status
+	// (DLE EOT only, weaker).
+	Confirm string `toml:"confirm"`
 }
 
-// CheckStream checks the keys a printer on a byte stream (tcp, serial)
-// has beside its driver's: confirm, and no job_log.
-func CheckStream(key string, p *gateway.PrinterConfig) error {
-	if !slices.Contains(gateway.ConfirmMethods, p.Confirm) {
-		return storeprint.Errorf(storeprint.EINVALID, "%s.confirm: %q is not one of %s", key, p.Confirm, strings.Join(gateway.ConfirmMethods, ", "))
+// streamer is the options of a driver on a byte stream: they embed
+// Stream.
+type streamer interface{ stream() Stream }
+
+func (s Stream) stream() Stream { return s }
+
+// StreamOf returns the stream keys of a printer's options, defaulted: of
+// a Stream, or of options that embed one; other options get the
+// defaults.
+func StreamOf(o gateway.DriverOptions) Stream {
+	var s Stream
+	if st, ok := o.(streamer); ok {
+		s = st.stream()
 	}
-	return CheckNoJobLog(key, p)
+	if s.Confirm == "" {
+		s.Confirm = ConfirmAuto
+	}
+	return s
 }
 
-// CheckOwnConfirm refuses confirm for a printer that confirms in its own
-// way (spooler, epos, cloudprnt).
-func CheckOwnConfirm(key string, p *gateway.PrinterConfig) error {
-	if p.Confirm != "" {
-		return storeprint.Errorf(storeprint.EINVALID, "%s.confirm: only for driver = \"tcp\" or \"serial\" (a %s printer confirms in its own way)", key, p.Driver)
+var _ gateway.DriverOptions = Stream{}
+
+// WithDefaults returns s with confirm = "auto" unless set. A Stream alone
+// is the options a test gives tcp or serial printers of any driver on a
+// byte stream; the drivers take it as their own options with only
+// confirm set.
+func (s Stream) WithDefaults() gateway.DriverOptions { return StreamOf(s) }
+
+// Validate checks confirm; key names the printer.
+func (s Stream) Validate(key string, _ *gateway.PrinterConfig) error {
+	if !slices.Contains(ConfirmMethods, s.Confirm) {
+		return storeprint.Errorf(storeprint.EINVALID, "%s.confirm: %q is not one of %s", key, s.Confirm, strings.Join(ConfirmMethods, ", "))
 	}
 	return nil
 }
 
-// CheckNoJobLog refuses job_log for a driver that has no job log (all
-// but epos).
-func CheckNoJobLog(key string, p *gateway.PrinterConfig) error {
-	if p.JobLog {
-		return storeprint.Errorf(storeprint.EINVALID, "%s.job_log: only for driver = \"epos\"", key)
+var _ gateway.ConfirmsNoter = Stream{}
+
+// NoteConfirms shows confirm ("auto") before the printer was first
+// reached and said how it confirms.
+func (s Stream) NoteConfirms(c storeprint.Confirm) (string, storeprint.Word) {
+	if c == "" {
+		return s.Confirm, ""
 	}
-	return nil
+	return "", ""
 }

@@ -127,8 +127,8 @@ func confirmsOf(c Conn, t Transport) storeprint.Confirm {
 // method, or for confirm = "auto" the strongest the printer answers now
 // (detect), never below the strongest it answered before.
 func (p *Pipeline) method(ctx context.Context, sc StreamConn) (storeprint.Confirm, error) {
-	if p.cfg.Confirm != gateway.ConfirmAuto {
-		return storeprint.Confirm(p.cfg.Confirm), nil
+	if p.confirm != ConfirmAuto {
+		return storeprint.Confirm(p.confirm), nil
 	}
 	p.mu.Lock()
 	floor := p.found

@@ -125,6 +125,7 @@ type Pipeline struct {
 	cfg     gateway.PrinterConfig
 	storeID string
 	clock   clock.Clock
+	confirm string // on a byte stream: its confirm (StreamOf)
 
 	mu    sync.Mutex
 	found storeprint.Confirm // confirm = "auto": the strongest method the printer answered so far
@@ -138,7 +139,7 @@ var _ gateway.Printer = (*Pipeline)(nil)
 // not name their store.
 func New(t Transport, cfg gateway.PrinterConfig, storeID string) *Pipeline {
 	cfg.SetDefaults()
-	return &Pipeline{t: t, cfg: cfg, storeID: storeID, clock: clock.Real{}}
+	return &Pipeline{t: t, cfg: cfg, storeID: storeID, clock: clock.Real{}, confirm: StreamOf(cfg.Options).Confirm}
 }
 
 // SetClock makes the pipeline measure the time a ticket takes to print
@@ -152,8 +153,8 @@ var _ gateway.ConfirmsReporter = (*Pipeline)(nil)
 // was first reached), or the transport's own word.
 func (p *Pipeline) Confirms() storeprint.Confirm {
 	if _, ok := p.t.(ProbeTransport); ok {
-		if p.cfg.Confirm != gateway.ConfirmAuto {
-			return storeprint.Confirm(p.cfg.Confirm)
+		if p.confirm != ConfirmAuto {
+			return storeprint.Confirm(p.confirm)
 		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -399,8 +400,8 @@ func (p *Pipeline) Probe(ctx context.Context) error {
 	case st.State != storeprint.PrinterReady:
 		return p.errorf("probe: printer reports %s", st.State)
 	}
-	want := storeprint.Confirm(p.cfg.Confirm)
-	if p.cfg.Confirm == gateway.ConfirmAuto {
+	want := storeprint.Confirm(p.confirm)
+	if p.confirm == ConfirmAuto {
 		p.mu.Lock()
 		want = p.found
 		p.mu.Unlock()

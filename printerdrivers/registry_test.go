@@ -25,7 +25,7 @@ func TestOpen(t *testing.T) {
 			{gateway.PrinterConfig{ID: "hot-1", Driver: "tcp", Address: "127.0.0.1:9100"}, "*tcp.Printer"},
 			{gateway.PrinterConfig{ID: "bar-1", Driver: "serial", Address: "/dev/ttyUSB0"}, "*serial.Printer"},
 			{gateway.PrinterConfig{ID: "cold-1", Driver: "epos", Address: "http://192.168.1.50"}, "*epos.Printer"},
-			{gateway.PrinterConfig{ID: "star-1", Driver: "cloudprnt", MAC: "00:11:62:1d:9a:b7"}, "*cloudprnt.Printer"},
+			{gateway.PrinterConfig{ID: "star-1", Driver: "cloudprnt", Options: cloudprnt.Options{MAC: "00:11:62:1d:9a:b7"}}, "*cloudprnt.Printer"},
 		} {
 			p, err := printerdrivers.Open(tt.cfg, env)
 			if err != nil {
@@ -52,7 +52,7 @@ func TestOpen(t *testing.T) {
 	})
 	t.Run("ErrSerialSetting", func(t *testing.T) {
 		t.Parallel()
-		cfg := gateway.PrinterConfig{ID: "bar-1", Driver: "serial", Address: "/dev/ttyUSB0", StopBits: "3"}
+		cfg := gateway.PrinterConfig{ID: "bar-1", Driver: "serial", Address: "/dev/ttyUSB0", Options: serial.Options{StopBits: "3"}}
 		if _, err := printerdrivers.Open(cfg, &printerdrivers.Env{}); err == nil || !strings.Contains(err.Error(), "stop_bits") {
 			t.Fatalf("got %v, want an error naming stop_bits", err)
 		}
@@ -72,17 +72,17 @@ func TestOpen_CloudPRNT(t *testing.T) {
 	t.Parallel()
 	env := &printerdrivers.Env{StoreID: "store-001"}
 	s := cloudprnt.ServerOf(env)
-	if _, err := printerdrivers.Open(gateway.PrinterConfig{ID: "star-1", Driver: "cloudprnt", MAC: "00:11:62:1d:9a:b7"}, env); err != nil {
+	if _, err := printerdrivers.Open(gateway.PrinterConfig{ID: "star-1", Driver: "cloudprnt", Options: cloudprnt.Options{MAC: "00:11:62:1d:9a:b7"}}, env); err != nil {
 		t.Fatal(err)
 	}
 	if got := cloudprnt.ServerOf(env); got != s {
 		t.Errorf("got another endpoint after opening a printer, want the one of the environment")
 	}
-	_, err := printerdrivers.Open(gateway.PrinterConfig{ID: "star-2", Driver: "cloudprnt", MAC: "00:11:62:1D:9A:B7"}, env)
+	_, err := printerdrivers.Open(gateway.PrinterConfig{ID: "star-2", Driver: "cloudprnt", Options: cloudprnt.Options{MAC: "00:11:62:1D:9A:B7"}}, env)
 	if err == nil || !strings.Contains(err.Error(), "mac") {
 		t.Fatalf("got %v, want the second printer with the same MAC refused, naming mac", err)
 	}
-	if _, err := printerdrivers.Open(gateway.PrinterConfig{ID: "star-2", Driver: "cloudprnt", MAC: "00:11:62:1d:9a:b7"}, &printerdrivers.Env{}); err != nil {
+	if _, err := printerdrivers.Open(gateway.PrinterConfig{ID: "star-2", Driver: "cloudprnt", Options: cloudprnt.Options{MAC: "00:11:62:1d:9a:b7"}}, &printerdrivers.Env{}); err != nil {
 		t.Errorf("got %v, want a printer of another environment to have its own endpoint", err)
 	}
 }

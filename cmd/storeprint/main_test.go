@@ -257,7 +257,7 @@ func TestMain_Run(t *testing.T) {
 		line := waitLine(t, stderr, "printersim ePOS-Print listening on ")
 		base, _, _ := strings.Cut(line, " ")
 		cfg := printertest.Config(5 * time.Second)
-		cfg.Driver, cfg.Address, cfg.JobLog = "epos", base, true
+		cfg.Driver, cfg.Address, cfg.Options = "epos", base, epos.Options{JobLog: true}
 		p := epos.New(cfg, "store-001")
 		defer p.Close()
 		if err := p.Print(context.Background(), &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), ProcessID: "0001"}); err != nil {
@@ -273,13 +273,14 @@ func TestMain_Run(t *testing.T) {
 		srv := cloudprnt.NewServer(cloudprnt.ServerOptions{})
 		url := printertest.ServeHTTP(t, srv)
 		cfg := printertest.Config(5 * time.Second)
-		cfg.MAC = "00:11:62:1d:9a:b7"
+		const mac = "00:11:62:1d:9a:b7"
+		cfg.Options = cloudprnt.Options{MAC: mac}
 		p, err := cloudprnt.New(cfg, "store-001", srv)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer p.Close()
-		polled := srv.Polled(cfg.MAC)
+		polled := srv.Polled(mac)
 		paper := filepath.Join(t.TempDir(), "paper.jsonl")
 		m, _, stderr := setup(t, "printersim", "--protocol", "cloudprnt", "--url", url, "--mac", "00:11:62:1D:9A:B7",
 			"--poll", "50ms", "--out", paper)

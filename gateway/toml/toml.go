@@ -31,25 +31,43 @@ func Parse(s string) (*gateway.Config, error) {
 	var cfg gateway.Config
 	md, err := toml.Decode(s, &cfg)
 	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			if pe.LastKey != "" {
-				return nil, storeprint.Errorf(storeprint.EINVALID, "line %d: %s: %s", pe.Position.Line, pe.LastKey, pe.Message)
-			}
-			return nil, storeprint.Errorf(storeprint.EINVALID, "line %d: %s", pe.Position.Line, pe.Message)
-		}
-		return nil, storeprint.Errorf(storeprint.EINVALID, "%v", err)
+		return nil, decodeErr(err)
 	}
-	if u := md.Undecoded(); len(u) > 0 {
-		keys := make([]string, len(u))
-		for i, k := range u {
-			keys[i] = k.String()
+	dk := driverKeys()
+	var unknown []string
+	for _, k := range md.Undecoded() {
+		if !isDriverKey(k, dk) {
+			unknown = append(unknown, k.String())
 		}
-		return nil, storeprint.Errorf(storeprint.EINVALID, "unknown key %s", strings.Join(keys, ", "))
+	}
+	if len(unknown) > 0 {
+		return nil, storeprint.Errorf(storeprint.EINVALID, "unknown key %s", strings.Join(unknown, ", "))
+	}
+	var pt printerTables
+	pmd, err := toml.Decode(s, &pt)
+	if err != nil {
+		return nil, decodeErr(err)
+	}
+	for i := range cfg.Printers {
+		if err := decodeOptions(pmd, i, &cfg.Printers[i], pt.Printers[i], dk); err != nil {
+			return nil, err
+		}
 	}
 	cfg.SetDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	return &cfg, nil
+}
+
+// decodeErr names the line and the key of an error decoding the document.
+func decodeErr(err error) error {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		if pe.LastKey != "" {
+			return storeprint.Errorf(storeprint.EINVALID, "line %d: %s: %s", pe.Position.Line, pe.LastKey, pe.Message)
+		}
+		return storeprint.Errorf(storeprint.EINVALID, "line %d: %s", pe.Position.Line, pe.Message)
+	}
+	return storeprint.Errorf(storeprint.EINVALID, "%v", err)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/gateway/toml"
+	"github.com/storeprint/storeprint/printerdrivers/serial"
 )
 
 const base = `
@@ -159,8 +160,9 @@ func TestParse_SerialForms(t *testing.T) {
 			t.Fatalf("%q: %v", tc.line, err)
 		}
 		p := cfg.Printers[2]
-		if string(p.StopBits) != tc.want || p.Encoding != "utf-8" || p.Flow != "rtscts" || p.Baud != 19200 {
-			t.Errorf("%q: got stop_bits %q encoding %q flow %q baud %d", tc.line, p.StopBits, p.Encoding, p.Flow, p.Baud)
+		o := p.Options.(serial.Options)
+		if string(o.StopBits) != tc.want || p.Encoding != "utf-8" || o.Flow != "rtscts" || o.Baud != 19200 {
+			t.Errorf("%q: got stop_bits %q encoding %q flow %q baud %d", tc.line, o.StopBits, p.Encoding, o.Flow, o.Baud)
 		}
 	}
 	if _, err := toml.Parse(strings.Replace(base, `address = "127.0.0.1:9101"`,

@@ -249,21 +249,23 @@ func ServerOf(env *printerdrivers.Env) *Server {
 	}).(*Server)
 }
 
-// New returns a driver for the printer cfg describes (cfg.MAC,
-// cfg.Password, cfg.Emulation) and adds it to s. storeID heads the
+// New returns a driver for the printer cfg describes (its Options: MAC,
+// Password, Emulation) and adds it to s. storeID heads the
 // tickets that do not name their store.
 func New(cfg gateway.PrinterConfig, storeID string, s *Server) (*Printer, error) {
 	cfg.Driver = "cloudprnt"
+	cfg.Options = optionsOf(cfg)
 	cfg.SetDefaults()
-	mac, err := protocol.ParseMAC(cfg.MAC)
+	opts := cfg.Options.(Options)
+	mac, err := protocol.ParseMAC(opts.MAC)
 	if err != nil {
 		return nil, fmt.Errorf("mac: %w", err)
 	}
-	mt, err := mediaType(cfg.Emulation)
+	mt, err := mediaType(opts.Emulation)
 	if err != nil {
 		return nil, err
 	}
-	d := &device{s: s, mac: mac, password: cfg.Password, mediaType: mt, changed: make(chan struct{})}
+	d := &device{s: s, mac: mac, password: opts.Password, mediaType: mt, changed: make(chan struct{})}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.devices[mac] != nil {

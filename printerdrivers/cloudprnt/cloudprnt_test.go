@@ -61,7 +61,7 @@ func start(t *testing.T) (*cloudprnt.Server, string) {
 
 func open(t *testing.T, srv *cloudprnt.Server, cfg gateway.PrinterConfig, mac, emulation, password string) *cloudprnt.Printer {
 	t.Helper()
-	cfg.MAC, cfg.Emulation, cfg.Password = mac, emulation, password
+	cfg.Options = cloudprnt.Options{MAC: mac, Emulation: emulation, Password: password}
 	p, err := cloudprnt.New(cfg, "store-001", srv)
 	if err != nil {
 		t.Fatal(err)

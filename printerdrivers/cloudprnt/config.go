@@ -6,53 +6,71 @@ import (
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
-	"github.com/storeprint/storeprint/printerdrivers"
 	"github.com/storeprint/storeprint/printerdrivers/cloudprnt/protocol"
 )
 
-func init() { gateway.RegisterDriverConfig("cloudprnt", config{}) }
+func init() {
+	gateway.RegisterDriverConfig("cloudprnt", gateway.DriverConfig{Options: Options{}, ValidateAcross: validateAcross})
+}
 
 // Emulations a CloudPRNT printer can be given tickets in.
 var Emulations = []string{"starprnt", "escpos"}
 
-// config is a CloudPRNT printer's keys: mac, password and emulation.
-type config struct{}
-
-func (config) Defaults(p *gateway.PrinterConfig) {
-	p.Emulation = strings.ToLower(p.Emulation)
-	if p.Emulation == "" {
-		p.Emulation = "starprnt"
-	}
-	if m, err := protocol.ParseMAC(p.MAC); err == nil {
-		p.MAC = m
-	}
+// Options are a CloudPRNT printer's keys: the printer polls the gateway's
+// /v1/cloudprnt and is told apart by its MAC address; with a Password it
+// must also send that as HTTP Basic auth. Emulation is the command set
+// the gateway hands it tickets in: starprnt (default) or escpos.
+type Options struct {
+	MAC       string `toml:"mac"`
+	Password  string `toml:"password"`
+	Emulation string `toml:"emulation"`
 }
 
-func (config) Validate(key string, p *gateway.PrinterConfig) error {
-	if _, err := protocol.ParseMAC(p.MAC); err != nil {
+var _ gateway.DriverOptions = Options{}
+
+// optionsOf returns the CloudPRNT options of cfg, or none set.
+func optionsOf(cfg gateway.PrinterConfig) Options {
+	o, _ := cfg.Options.(Options)
+	return o
+}
+
+// WithDefaults implements gateway.DriverOptions: the MAC address written
+// as the printer sends it (lower case, with ':').
+func (o Options) WithDefaults() gateway.DriverOptions {
+	o.Emulation = strings.ToLower(o.Emulation)
+	if o.Emulation == "" {
+		o.Emulation = "starprnt"
+	}
+	if m, err := protocol.ParseMAC(o.MAC); err == nil {
+		o.MAC = m
+	}
+	return o
+}
+
+// Validate implements gateway.DriverOptions.
+func (o Options) Validate(key string, _ *gateway.PrinterConfig) error {
+	if _, err := protocol.ParseMAC(o.MAC); err != nil {
 		return storeprint.Errorf(storeprint.EINVALID, "%s.mac: %s", key, err.Error())
 	}
-	if !slices.Contains(Emulations, p.Emulation) {
-		return storeprint.Errorf(storeprint.EINVALID, "%s.emulation: %q is not one of %s", key, p.Emulation, strings.Join(Emulations, ", "))
+	if !slices.Contains(Emulations, o.Emulation) {
+		return storeprint.Errorf(storeprint.EINVALID, "%s.emulation: %q is not one of %s", key, o.Emulation, strings.Join(Emulations, ", "))
 	}
-	if err := printerdrivers.CheckOwnConfirm(key, p); err != nil {
-		return err
-	}
-	return printerdrivers.CheckNoJobLog(key, p)
+	return nil
 }
 
-// ValidateAcross refuses two CloudPRNT printers with one MAC address: the
+// validateAcross refuses two CloudPRNT printers with one MAC address: the
 // MAC is how a polling printer is told apart.
-func (config) ValidateAcross(ps []gateway.PrinterConfig) error {
+func validateAcross(ps []gateway.PrinterConfig) error {
 	macs := map[string]string{}
 	for i, p := range ps {
-		if p.Driver != "cloudprnt" {
+		o, ok := p.Options.(Options)
+		if !ok {
 			continue
 		}
-		if other, ok := macs[p.MAC]; ok {
-			return storeprint.Errorf(storeprint.EINVALID, "printers[%d] (id %q).mac: %s is printer %q's MAC address too", i, p.ID, p.MAC, other)
+		if other, ok := macs[o.MAC]; ok {
+			return storeprint.Errorf(storeprint.EINVALID, "printers[%d] (id %q).mac: %s is printer %q's MAC address too", i, p.ID, o.MAC, other)
 		}
-		macs[p.MAC] = p.ID
+		macs[o.MAC] = p.ID
 	}
 	return nil
 }

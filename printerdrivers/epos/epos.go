@@ -31,8 +31,8 @@ var (
 )
 
 // Printer is an Epson printer reached through its ePOS-Print service
-// (cfg.Address its base URL, cfg.DevID its device id), printing through
-// the confirmed-print pipeline (printerdrivers.Pipeline). With cfg.JobLog
+// (cfg.Address its base URL, its Options.DevID its device id), printing through
+// the confirmed-print pipeline (printerdrivers.Pipeline). With Options.JobLog
 // it settles uncertain attempts from the printer's print job log.
 type Printer struct {
 	*printerdrivers.Pipeline
@@ -59,6 +59,7 @@ func init() {
 // devid take the gateway's defaults.
 func New(cfg gateway.PrinterConfig, storeID string) *Printer {
 	cfg.Driver = "epos"
+	cfg.Options = optionsOf(cfg)
 	cfg.SetDefaults()
 	t := newTransport(cfg)
 	return &Printer{Pipeline: printerdrivers.New(t, cfg, storeID), t: t}
@@ -68,7 +69,7 @@ func New(cfg gateway.PrinterConfig, storeID string) *Printer {
 // for the gateway to settle an uncertain outcome without a person. A job
 // the log reports printed is printed; one it does not know (asked twice)
 // was not printed; while it is printing or spooling it is asked again
-// until ctx ends. Without cfg.JobLog, or when the printer does not answer
+// until ctx ends. Without Options.JobLog, or when the printer does not answer
 // or reports the job failed part-way, the outcome stays open.
 func (p *Printer) Settle(ctx context.Context, r *gateway.Receipt) (gateway.Settlement, error) {
 	if !p.t.logOn() {
@@ -92,6 +93,7 @@ func (p *Printer) Settle(ctx context.Context, r *gateway.Receipt) (gateway.Settl
 // confirmation.
 type transport struct {
 	cfg      gateway.PrinterConfig
+	opts     Options
 	endpoint string                // the service URL without the query
 	print    *http.Client          // the print request: never retried
 	query    *retryablehttp.Client // status and job status: safe to retry
@@ -118,7 +120,7 @@ func (t *transport) Confirms() storeprint.Confirm {
 
 // logOn reports whether tickets go with a print job id and are confirmed
 // and settled by the printer's job log.
-func (t *transport) logOn() bool { return t.cfg.JobLog && !t.noLog.Load() }
+func (t *transport) logOn() bool { return t.opts.JobLog && !t.noLog.Load() }
 
 // checkJobLog asks the job log of a printer configured with job_log = true
 // for a job id never used. A printer that keeps a log answers JobNotFound;
@@ -126,7 +128,7 @@ func (t *transport) logOn() bool { return t.cfg.JobLog && !t.noLog.Load() }
 // must then never be read as "printed". The answer decides how the
 // printer runs from now on; a change is logged.
 func (t *transport) checkJobLog(ctx context.Context) error {
-	if !t.cfg.JobLog {
+	if !t.opts.JobLog {
 		return nil
 	}
 	r, err := t.ask(ctx, neverUsedJobID(), t.cfg.ConnectTimeout.Duration)
@@ -170,6 +172,7 @@ func newTransport(cfg gateway.PrinterConfig) *transport {
 	return &transport{
 		log:      slog.Default(),
 		cfg:      cfg,
+		opts:     optionsOf(cfg).WithDefaults().(Options),
 		endpoint: strings.TrimRight(cfg.Address, "/") + ServicePath,
 		print:    &http.Client{Transport: printTr},
 		query:    q,
@@ -177,7 +180,7 @@ func newTransport(cfg gateway.PrinterConfig) *transport {
 }
 
 func (t *transport) Describe() string {
-	return fmt.Sprintf("printer %s at %s (devid %s)", t.cfg.ID, t.cfg.Address, t.cfg.DevID)
+	return fmt.Sprintf("printer %s at %s (devid %s)", t.cfg.ID, t.cfg.Address, t.opts.DevID)
 }
 
 // Encode renders the request: the SOAP envelope, with the attempt's print
@@ -200,7 +203,7 @@ func (t *transport) jobID(job *gateway.PrintJob) string {
 // url returns the service URL with the printer's device id and the
 // request's timeout, which the printer waits at most for the device.
 func (t *transport) url(timeout time.Duration) string {
-	return t.endpoint + "?devid=" + url.QueryEscape(t.cfg.DevID) + "&timeout=" + strconv.FormatInt(max(timeout.Milliseconds(), 1), 10)
+	return t.endpoint + "?devid=" + url.QueryEscape(t.opts.DevID) + "&timeout=" + strconv.FormatInt(max(timeout.Milliseconds(), 1), 10)
 }
 
 func (t *transport) Open(ctx context.Context) (printerdrivers.Conn, error) {
@@ -306,7 +309,7 @@ func (c *conn) Status(ctx context.Context) (storeprint.PrinterStatus, error) {
 	}
 	if r.Code == CodeDeviceNotFound {
 		return storeprint.PrinterStatus{}, printerdrivers.WithState(storeprint.PrinterOffline,
-			fmt.Errorf("the printer's ePOS-Print service has no device %q (DeviceNotFound)", c.t.cfg.DevID))
+			fmt.Errorf("the printer's ePOS-Print service has no device %q (DeviceNotFound)", c.t.opts.DevID))
 	}
 	if err := c.t.checkJobLog(ctx); err != nil {
 		return storeprint.PrinterStatus{}, err

@@ -18,7 +18,7 @@ func harness(eopts printersim.EPOSOptions) printertest.Harness {
 	return printertest.Harness{
 		Open: func(t *testing.T, cfg gateway.PrinterConfig, opts printersim.Options) (gateway.Printer, printertest.Sim) {
 			sim, base := printertest.StartEPOS(t, opts, eopts)
-			cfg.JobLog = eopts.JobLog
+			cfg.Options = epos.Options{JobLog: eopts.JobLog}
 			return open(t, cfg, base), sim
 		},
 		Unreachable: func(t *testing.T, cfg gateway.PrinterConfig) gateway.Printer {
@@ -74,7 +74,7 @@ func printUncertain(t *testing.T, fault printersim.Fault, jobLog bool) (*epos.Pr
 	t.Helper()
 	sim, base := printertest.StartEPOS(t, printersim.Options{Fault: fault}, printersim.EPOSOptions{JobLog: jobLog})
 	cfg := printertest.Config(5 * time.Second)
-	cfg.JobLog = jobLog
+	cfg.Options = epos.Options{JobLog: jobLog}
 	p := open(t, cfg, base)
 	r := &gateway.Receipt{TaskNo: "order_7_station_hot", Attempt: 3, ProcessID: "0421"}
 	job := &gateway.PrintJob{Ticket: printertest.Ticket(r.TaskNo), Attempt: r.Attempt, ProcessID: r.ProcessID,
@@ -129,7 +129,7 @@ func TestPrinter_Settle(t *testing.T) {
 		sim, base := printertest.StartEPOS(t, printersim.Options{Fault: printersim.FaultSlow, SlowDelay: time.Hour},
 			printersim.EPOSOptions{JobLog: true})
 		cfg := printertest.Config(100 * time.Millisecond)
-		cfg.JobLog = true
+		cfg.Options = epos.Options{JobLog: true}
 		p := open(t, cfg, base)
 		r := &gateway.Receipt{TaskNo: "order_8_station_hot", Attempt: 1, ProcessID: "0001"}
 		err := p.Print(waitCtx(t), &gateway.PrintJob{Ticket: printertest.Ticket(r.TaskNo), Attempt: 1, ProcessID: "0001"})
@@ -159,7 +159,7 @@ func TestPrinter_Settle(t *testing.T) {
 	t.Run("ErrUnreachable", func(t *testing.T) {
 		t.Parallel()
 		cfg := printertest.Config(time.Second)
-		cfg.JobLog = true
+		cfg.Options = epos.Options{JobLog: true}
 		p := open(t, cfg, "http://"+printertest.ClosedAddr(t))
 		v, err := p.Settle(waitCtx(t), &gateway.Receipt{TaskNo: "t", Attempt: 1, ProcessID: "0001"})
 		if err == nil || v.Outcome != gateway.SettledUnknown {
@@ -228,7 +228,7 @@ func TestPrinter_NoJobLogConfigured(t *testing.T) {
 	t.Run("Confirms", func(t *testing.T) {
 		t.Parallel()
 		sim, base := printertest.StartEPOS(t, printersim.Options{}, printersim.EPOSOptions{})
-		p := open(t, gateway.PrinterConfig{JobLog: true}, base)
+		p := open(t, gateway.PrinterConfig{Options: epos.Options{JobLog: true}}, base)
 		if st, err := p.Status(waitCtx(t)); err != nil || st.State != storeprint.PrinterReady {
 			t.Fatalf("Status: got %+v, %v; want ready", st, err)
 		}
@@ -249,7 +249,7 @@ func TestPrinter_NoJobLogConfigured(t *testing.T) {
 	t.Run("ErrLostAnswer", func(t *testing.T) {
 		t.Parallel()
 		sim, base := printertest.StartEPOS(t, printersim.Options{Fault: printersim.FaultDrop}, printersim.EPOSOptions{})
-		p := open(t, gateway.PrinterConfig{JobLog: true, ConfirmTimeout: gateway.Duration{Duration: 2 * time.Second}}, base)
+		p := open(t, gateway.PrinterConfig{Options: epos.Options{JobLog: true}, ConfirmTimeout: gateway.Duration{Duration: 2 * time.Second}}, base)
 		var jobID string
 		job := &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), Attempt: 1, ProcessID: "0001",
 			Submitted: func(_ context.Context, id string) { jobID = id }}

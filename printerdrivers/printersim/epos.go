@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/storeprint/storeprint"
-	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/printerdrivers/epos"
 )
 
@@ -93,7 +92,7 @@ func (l downListener) Accept() (net.Conn, error) {
 // bits of every answer show them.
 func (p *Printer) EPOSHandler(opts EPOSOptions) http.Handler {
 	if opts.DevID == "" {
-		opts.DevID = gateway.DefaultDevID
+		opts.DevID = epos.DefaultDevID
 	}
 	return &eposHandler{p: p, opts: opts}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/printerdrivers"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -145,21 +146,22 @@ func Exercise(t *testing.T, h Harness) {
 		})
 		t.Run(string(m)+"/Auto", func(t *testing.T) {
 			t.Parallel()
-			testAuto(t, withModel(h, m, gateway.ConfirmAuto), m)
+			testAuto(t, withModel(h, m, printerdrivers.ConfirmAuto), m)
 		})
 	}
 }
 
 // withModel returns h opening simulators of model m, with the printer's
-// confirm set to confirm.
+// confirm set to confirm: its Options are a printerdrivers.Stream, which
+// the drivers on a byte stream take as their own.
 func withModel[C ~string](h Harness, m printersim.Model, confirm C) Harness {
 	open, unreachable := h.Open, h.Unreachable
 	h.Open = func(t *testing.T, cfg gateway.PrinterConfig, opts printersim.Options) (gateway.Printer, Sim) {
-		cfg.Confirm, opts.Model = string(confirm), m
+		cfg.Options, opts.Model = printerdrivers.Stream{Confirm: string(confirm)}, m
 		return open(t, cfg, opts)
 	}
 	h.Unreachable = func(t *testing.T, cfg gateway.PrinterConfig) gateway.Printer {
-		cfg.Confirm = string(confirm)
+		cfg.Options = printerdrivers.Stream{Confirm: string(confirm)}
 		return unreachable(t, cfg)
 	}
 	return h

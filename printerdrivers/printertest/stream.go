@@ -9,6 +9,7 @@ import (
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/printerdrivers"
 	"github.com/storeprint/storeprint/printerdrivers/escpos"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 )
@@ -29,7 +30,7 @@ func testStream(t *testing.T, h Harness) {
 // tm is cfg for a TM printer, which confirms with its process ID
 // (GS ( H).
 func tm(cfg gateway.PrinterConfig) gateway.PrinterConfig {
-	cfg.Confirm = string(storeprint.ConfirmProcessID)
+	cfg.Options = printerdrivers.Stream{Confirm: string(storeprint.ConfirmProcessID)}
 	return cfg
 }
 

@@ -1,6 +1,8 @@
 package serial
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/storeprint/storeprint"
@@ -8,64 +10,111 @@ import (
 	"github.com/storeprint/storeprint/printerdrivers"
 )
 
-func init() { gateway.RegisterDriverConfig("serial", config{}) }
-
-// config is a serial printer's keys: address (the device), the line
-// settings (baud, data_bits, parity, stop_bits, flow) and confirm.
-type config struct{}
-
-func (config) Defaults(p *gateway.PrinterConfig) {
-	p.Parity = strings.ToLower(p.Parity)
-	switch f := strings.ToLower(p.Flow); f {
-	case "rts/cts", "rts_cts", "hardware":
-		p.Flow = "rtscts"
-	case "xon/xoff", "xon_xoff", "software":
-		p.Flow = "xonxoff"
-	default:
-		p.Flow = f
-	}
-	printerdrivers.StreamDefaults(p)
-	if p.Baud == 0 {
-		p.Baud = DefaultBaud
-	}
-	if p.DataBits == 0 {
-		p.DataBits = DefaultDataBits
-	}
-	if p.Parity == "" {
-		p.Parity = "none"
-	}
-	if p.StopBits == "" {
-		p.StopBits = "1"
-	}
-	if p.Flow == "" {
-		p.Flow = "none"
-	}
+func init() {
+	gateway.RegisterDriverConfig("serial", gateway.DriverConfig{Options: Options{}})
 }
 
-func (config) Validate(key string, p *gateway.PrinterConfig) error {
+// Options are a serial printer's keys beside address (the device): its
+// line settings and, as every printer on a byte stream, confirm.
+type Options struct {
+	printerdrivers.Stream
+
+	Baud     int      `toml:"baud"`      // default 19200
+	DataBits int      `toml:"data_bits"` // 5 to 8; default 8
+	Parity   string   `toml:"parity"`    // none | odd | even | mark | space
+	StopBits StopBits `toml:"stop_bits"` // 1 | 1.5 | 2 (a number or a string)
+	Flow     string   `toml:"flow"`      // none | rtscts | xonxoff
+}
+
+var _ gateway.DriverOptions = Options{}
+
+// optionsOf returns the serial options of cfg: its Options, or, for a
+// printer given only the keys of a byte stream (printerdrivers.Stream) or
+// none, those and the defaults of the rest.
+func optionsOf(cfg gateway.PrinterConfig) Options {
+	switch o := cfg.Options.(type) {
+	case Options:
+		return o
+	case printerdrivers.Stream:
+		return Options{Stream: o}
+	}
+	return Options{}
+}
+
+// StopBits is a serial line's stop bits: "1", "1.5" or "2". The config
+// may write it as a number (stop_bits = 1) or a string (stop_bits = "1.5").
+type StopBits string
+
+// UnmarshalTOML implements toml.Unmarshaler.
+func (s *StopBits) UnmarshalTOML(v any) error {
+	switch x := v.(type) {
+	case string:
+		*s = StopBits(x)
+	case int64:
+		*s = StopBits(fmt.Sprint(x))
+	case float64:
+		*s = StopBits(strconv.FormatFloat(x, 'f', -1, 64))
+	default:
+		return fmt.Errorf("%v is not a number of stop bits (1, 1.5 or 2)", v)
+	}
+	return nil
+}
+
+// WithDefaults implements gateway.DriverOptions.
+func (o Options) WithDefaults() gateway.DriverOptions {
+	o.Parity = strings.ToLower(o.Parity)
+	switch f := strings.ToLower(o.Flow); f {
+	case "rts/cts", "rts_cts", "hardware":
+		o.Flow = "rtscts"
+	case "xon/xoff", "xon_xoff", "software":
+		o.Flow = "xonxoff"
+	default:
+		o.Flow = f
+	}
+	o.Stream = printerdrivers.StreamOf(o)
+	if o.Baud == 0 {
+		o.Baud = DefaultBaud
+	}
+	if o.DataBits == 0 {
+		o.DataBits = DefaultDataBits
+	}
+	if o.Parity == "" {
+		o.Parity = "none"
+	}
+	if o.StopBits == "" {
+		o.StopBits = "1"
+	}
+	if o.Flow == "" {
+		o.Flow = "none"
+	}
+	return o
+}
+
+// Validate implements gateway.DriverOptions.
+func (o Options) Validate(key string, p *gateway.PrinterConfig) error {
 	if p.Address == "" {
 		return storeprint.Errorf(storeprint.EINVALID, "%s.address: a device path like /dev/ttyUSB0 or COM3 is required", key)
 	}
-	switch p.Parity {
+	switch o.Parity {
 	case "none", "odd", "even", "mark", "space":
 	default:
-		return storeprint.Errorf(storeprint.EINVALID, "%s.parity: %q is not one of none, odd, even, mark, space", key, p.Parity)
+		return storeprint.Errorf(storeprint.EINVALID, "%s.parity: %q is not one of none, odd, even, mark, space", key, o.Parity)
 	}
-	switch p.StopBits {
+	switch o.StopBits {
 	case "1", "1.5", "2":
 	default:
-		return storeprint.Errorf(storeprint.EINVALID, "%s.stop_bits: %q is not one of 1, 1.5, 2", key, p.StopBits)
+		return storeprint.Errorf(storeprint.EINVALID, "%s.stop_bits: %q is not one of 1, 1.5, 2", key, o.StopBits)
 	}
-	switch p.Flow {
+	switch o.Flow {
 	case "none", "rtscts", "xonxoff":
 	default:
-		return storeprint.Errorf(storeprint.EINVALID, "%s.flow: %q is not one of none, rtscts, xonxoff", key, p.Flow)
+		return storeprint.Errorf(storeprint.EINVALID, "%s.flow: %q is not one of none, rtscts, xonxoff", key, o.Flow)
 	}
-	if p.DataBits < 5 || p.DataBits > 8 {
-		return storeprint.Errorf(storeprint.EINVALID, "%s.data_bits: %d is not between 5 and 8", key, p.DataBits)
+	if o.DataBits < 5 || o.DataBits > 8 {
+		return storeprint.Errorf(storeprint.EINVALID, "%s.data_bits: %d is not between 5 and 8", key, o.DataBits)
 	}
-	if p.Baud <= 0 {
-		return storeprint.Errorf(storeprint.EINVALID, "%s.baud: %d is not a baud rate", key, p.Baud)
+	if o.Baud <= 0 {
+		return storeprint.Errorf(storeprint.EINVALID, "%s.baud: %d is not a baud rate", key, o.Baud)
 	}
-	return printerdrivers.CheckStream(key, p)
+	return o.Stream.Validate(key, p)
 }

@@ -44,6 +44,7 @@ type Printer struct {
 // each call holds it from Open to its Conn's Close.
 type transport struct {
 	cfg     gateway.PrinterConfig
+	opts    Options
 	mode    *bugst.Mode
 	modeErr error // a line setting go.bug.st/serial cannot take
 
@@ -56,17 +57,19 @@ type transport struct {
 }
 
 // New returns a driver for the printer cfg describes: cfg.Address is the
-// device (/dev/ttyUSB0, COM3), cfg.Baud, DataBits, Parity, StopBits and
-// Flow its line settings. storeID heads the tickets that do not name their
-// store. Zero values take the gateway's defaults. The device is opened by
-// the first call, not by New.
+// device (/dev/ttyUSB0, COM3), its Options (of type Options, or only
+// printerdrivers.Stream) its line settings. storeID heads the tickets that
+// do not name their store. Zero values take the defaults. The device is
+// opened by the first call, not by New.
 func New(cfg gateway.PrinterConfig, storeID string) *Printer {
 	cfg.Driver = "serial"
+	cfg.Options = optionsOf(cfg)
 	cfg.SetDefaults()
-	mode, err := lineMode(cfg)
+	opts := cfg.Options.(Options)
+	mode, err := lineMode(opts)
 	life, kill := context.WithCancel(context.Background())
 	t := &transport{
-		cfg: cfg, mode: mode, modeErr: err,
+		cfg: cfg, opts: opts, mode: mode, modeErr: err,
 		sem: make(chan struct{}, 1), life: life, kill: kill,
 	}
 	return &Printer{printerdrivers.New(t, cfg, storeID)}
@@ -74,7 +77,7 @@ func New(cfg gateway.PrinterConfig, storeID string) *Printer {
 
 func init() {
 	printerdrivers.Register("serial", func(pc gateway.PrinterConfig, env *printerdrivers.Env) (gateway.Printer, error) {
-		if err := checkConfig(pc); err != nil {
+		if err := checkConfig(optionsOf(pc)); err != nil {
 			return nil, err
 		}
 		p := New(pc, env.StoreID)
@@ -85,26 +88,26 @@ func init() {
 	})
 }
 
-// checkConfig reports a line setting of cfg that this driver cannot honour
+// checkConfig reports a line setting of o that this driver cannot honour
 // on this system, naming the key: flow control other than none off Linux,
 // 1.5 stop bits off Windows, values the gateway does not know. The driver
 // refuses to open with such a setting (a printer made with New reports
 // every call as offline).
-func checkConfig(cfg gateway.PrinterConfig) error {
-	if cfg.Parity == "" {
-		cfg.Parity = "none"
+func checkConfig(o Options) error {
+	if o.Parity == "" {
+		o.Parity = "none"
 	}
-	if cfg.StopBits == "" {
-		cfg.StopBits = "1"
+	if o.StopBits == "" {
+		o.StopBits = "1"
 	}
-	if _, err := lineMode(cfg); err != nil {
+	if _, err := lineMode(o); err != nil {
 		return err
 	}
-	return checkFlow(cfg.Flow)
+	return checkFlow(o.Flow)
 }
 
-// lineMode turns cfg's line settings into a go.bug.st/serial mode.
-func lineMode(cfg gateway.PrinterConfig) (*bugst.Mode, error) {
+// lineMode turns o's line settings into a go.bug.st/serial mode.
+func lineMode(cfg Options) (*bugst.Mode, error) {
 	m := &bugst.Mode{BaudRate: cfg.Baud, DataBits: cfg.DataBits}
 	if m.BaudRate == 0 {
 		m.BaudRate = DefaultBaud
@@ -284,7 +287,7 @@ func (t *transport) open() (l *line, reused bool, err error) {
 	if t.modeErr != nil {
 		return nil, false, &openError{t.modeErr}
 	}
-	port, err := openPort(t.cfg.Address, t.mode, t.cfg.Flow)
+	port, err := openPort(t.cfg.Address, t.mode, t.opts.Flow)
 	if err != nil {
 		return nil, false, &openError{err}
 	}

@@ -39,10 +39,10 @@ func harness() printertest.Harness {
 func open(t *testing.T, cfg gateway.PrinterConfig, path string) *serial.Printer {
 	t.Helper()
 	cfg.Driver, cfg.Address = "serial", path
-	if cfg.Confirm == "" {
+	if cfg.Options == nil {
 		// These tests script a TM printer (GS ( H); the conformance
 		// suite covers every confirmation method.
-		cfg.Confirm = "process_id"
+		cfg.Options = printerdrivers.Stream{Confirm: "process_id"}
 	}
 	p := serial.New(cfg, "store-001")
 	t.Cleanup(func() {
@@ -222,7 +222,7 @@ func TestPrinter_Status(t *testing.T) {
 		t.Parallel()
 		path := script(t, answerWithFlowBytes)
 		cfg := printertest.Config(5 * time.Second)
-		cfg.Flow = "xonxoff"
+		cfg.Options = serial.Options{Stream: printerdrivers.Stream{Confirm: "process_id"}, Flow: "xonxoff"}
 		st, err := open(t, cfg, path).Status(context.Background())
 		if err != nil || st.State != storeprint.PrinterReady {
 			t.Fatalf("got %+v, %v; want XOFF and XON taken by the line and ready", st, err)
@@ -244,7 +244,7 @@ func TestPrinter_Status(t *testing.T) {
 		// open and work.
 		sim, path := printertest.StartSerial(t, printersim.Options{Fault: printersim.FaultCoverOpen})
 		cfg := printertest.Config(5 * time.Second)
-		cfg.Flow = "rtscts"
+		cfg.Options = serial.Options{Stream: printerdrivers.Stream{Confirm: "process_id"}, Flow: "rtscts"}
 		st, err := open(t, cfg, path).Status(context.Background())
 		if err != nil || st != sim.Fault().Status() {
 			t.Fatalf("got %+v, %v; want %+v", st, err, sim.Fault().Status())
@@ -255,7 +255,7 @@ func TestPrinter_Status(t *testing.T) {
 		t.Parallel()
 		_, path := printertest.StartSerial(t, printersim.Options{})
 		cfg := printertest.Config(5 * time.Second)
-		cfg.Parity = "sideways"
+		cfg.Options = serial.Options{Stream: printerdrivers.Stream{Confirm: "process_id"}, Parity: "sideways"}
 		st, err := open(t, cfg, path).Status(context.Background())
 		if err != nil || st.State != storeprint.PrinterOffline {
 			t.Fatalf("got %+v, %v; want offline (a device that cannot be opened)", st, err)
@@ -265,8 +265,8 @@ func TestPrinter_Status(t *testing.T) {
 
 // checkConfig opens a serial printer with cfg's line settings through the
 // driver registry, as the gateway does at start, and closes it.
-func checkConfig(cfg gateway.PrinterConfig) error {
-	cfg.Driver, cfg.Address = "serial", "/dev/ttyUSB0"
+func checkConfig(o serial.Options) error {
+	cfg := gateway.PrinterConfig{Driver: "serial", Address: "/dev/ttyUSB0", Options: o}
 	p, err := printerdrivers.Open(cfg, &printerdrivers.Env{StoreID: "s1"})
 	if err != nil {
 		return err
@@ -278,12 +278,12 @@ func TestRegister_LineSettings(t *testing.T) {
 	t.Parallel()
 	t.Run("OK", func(t *testing.T) {
 		t.Parallel()
-		cfgs := []gateway.PrinterConfig{
+		cfgs := []serial.Options{
 			{},
 			{Baud: 9600, DataBits: 7, Parity: "even", StopBits: "2", Flow: "none"},
 		}
 		if runtime.GOOS == "linux" {
-			cfgs = append(cfgs, gateway.PrinterConfig{Parity: "odd", Flow: "rtscts"}, gateway.PrinterConfig{Parity: "mark", Flow: "xonxoff"})
+			cfgs = append(cfgs, serial.Options{Parity: "odd", Flow: "rtscts"}, serial.Options{Parity: "mark", Flow: "xonxoff"})
 		}
 		for _, cfg := range cfgs {
 			if err := checkConfig(cfg); err != nil {
@@ -294,20 +294,20 @@ func TestRegister_LineSettings(t *testing.T) {
 	t.Run("Err", func(t *testing.T) {
 		t.Parallel()
 		type test struct {
-			cfg  gateway.PrinterConfig
+			cfg  serial.Options
 			want string
 		}
 		tests := []test{
-			{gateway.PrinterConfig{Parity: "sideways"}, "parity"},
-			{gateway.PrinterConfig{StopBits: "3"}, "stop_bits"},
-			{gateway.PrinterConfig{DataBits: 9}, "data_bits"},
-			{gateway.PrinterConfig{Flow: "dtrdsr"}, "flow"},
+			{serial.Options{Parity: "sideways"}, "parity"},
+			{serial.Options{StopBits: "3"}, "stop_bits"},
+			{serial.Options{DataBits: 9}, "data_bits"},
+			{serial.Options{Flow: "dtrdsr"}, "flow"},
 		}
 		if runtime.GOOS != "windows" {
-			tests = append(tests, test{gateway.PrinterConfig{StopBits: "1.5"}, "stop_bits: 1.5 stop bits are only available on Windows"})
+			tests = append(tests, test{serial.Options{StopBits: "1.5"}, "stop_bits: 1.5 stop bits are only available on Windows"})
 		}
 		if runtime.GOOS != "linux" {
-			tests = append(tests, test{gateway.PrinterConfig{Flow: "xonxoff"}, `flow: "xonxoff" is not available`})
+			tests = append(tests, test{serial.Options{Flow: "xonxoff"}, `flow: "xonxoff" is not available`})
 		}
 		for _, tt := range tests {
 			err := checkConfig(tt.cfg)

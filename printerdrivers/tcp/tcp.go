@@ -39,11 +39,13 @@ func init() {
 	})
 }
 
-// New returns a driver for the printer cfg describes. storeID heads the
-// tickets that do not name their store. Zero timeouts, encoding and width
-// take the gateway's defaults.
+// New returns a driver for the printer cfg describes; its Options are of
+// type Options, or only printerdrivers.Stream. storeID heads the tickets
+// that do not name their store. Zero timeouts, encoding and width take the
+// gateway's defaults.
 func New(cfg gateway.PrinterConfig, storeID string) *Printer {
 	cfg.Driver = "tcp"
+	cfg.Options = optionsOf(cfg)
 	cfg.SetDefaults()
 	return &Printer{printerdrivers.New(&transport{cfg: cfg}, cfg, storeID)}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/internal/clock"
+	"github.com/storeprint/storeprint/printerdrivers"
 	"github.com/storeprint/storeprint/printerdrivers/printersim"
 	"github.com/storeprint/storeprint/printerdrivers/printertest"
 	"github.com/storeprint/storeprint/printerdrivers/tcp"
@@ -35,10 +36,10 @@ func harness() printertest.Harness {
 func open(t *testing.T, cfg gateway.PrinterConfig, addr string) *tcp.Printer {
 	t.Helper()
 	cfg.Driver, cfg.Address = "tcp", addr
-	if cfg.Confirm == "" {
+	if cfg.Options == nil {
 		// These tests script a TM printer (GS ( H); the conformance
 		// suite covers every confirmation method.
-		cfg.Confirm = "process_id"
+		cfg.Options = printerdrivers.Stream{Confirm: "process_id"}
 	}
 	p := tcp.New(cfg, "store-001")
 	t.Cleanup(func() { p.Close() })
@@ -115,7 +116,7 @@ func TestPrinter_ConfirmStatus(t *testing.T) {
 	setup := func(t *testing.T) (*tcp.Printer, *printersim.Printer, *clock.Fake) {
 		sim, addr := printertest.StartTCP(t, printersim.Options{Model: printersim.ModelDumb})
 		cfg := printertest.Config(time.Minute)
-		cfg.Confirm = "status"
+		cfg.Options = printerdrivers.Stream{Confirm: "status"}
 		p := open(t, cfg, addr)
 		fake := clock.NewFake(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 		p.SetClock(fake)
@@ -210,7 +211,7 @@ func TestPrinter_ProbeModels(t *testing.T) {
 			t.Parallel()
 			sim, addr := printertest.StartTCP(t, printersim.Options{Model: tc.model, Fault: tc.fault})
 			cfg := printertest.Config(300 * time.Millisecond)
-			cfg.Confirm = tc.confirm
+			cfg.Options = printerdrivers.Stream{Confirm: tc.confirm}
 			p := open(t, cfg, addr)
 			err := p.Probe(context.Background())
 			if (err == nil) != tc.ok {
@@ -231,7 +232,7 @@ func TestPrinter_AutoEpsonLostAck(t *testing.T) {
 	t.Parallel()
 	sim, addr := printertest.StartTCP(t, printersim.Options{Fault: printersim.FaultLostAck})
 	cfg := printertest.Config(300 * time.Millisecond)
-	cfg.Confirm = "auto"
+	cfg.Options = printerdrivers.Stream{Confirm: "auto"}
 	p := open(t, cfg, addr)
 	job := &gateway.PrintJob{Ticket: printertest.Ticket("order_1_station_hot"), ProcessID: "0001"}
 	err := p.Print(context.Background(), job)
@@ -252,7 +253,7 @@ func BenchmarkPrinter_PrintAuto(b *testing.B) {
 		b.Run(string(m), func(b *testing.B) {
 			_, addr := printertest.StartTCP(b, printersim.Options{Model: m})
 			cfg := printertest.Config(5 * time.Second)
-			cfg.Driver, cfg.Address, cfg.Confirm = "tcp", addr, "auto"
+			cfg.Driver, cfg.Address, cfg.Options = "tcp", addr, printerdrivers.Stream{Confirm: "auto"}
 			p := tcp.New(cfg, "store-001")
 			defer p.Close()
 			for i := 0; b.Loop(); i++ {

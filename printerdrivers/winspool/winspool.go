@@ -144,6 +144,7 @@ type Printer struct {
 // document per ticket, the job followed with GetJob for the outcome.
 type transport struct {
 	cfg    gateway.PrinterConfig
+	trust  bool // trust_spooler = true
 	sp     Spooler
 	closed atomic.Bool
 }
@@ -166,8 +167,10 @@ func init() {
 // tickets that do not name their store. Zero timeouts, encoding and width
 // take the gateway's defaults.
 func NewWithSpooler(sp Spooler, cfg gateway.PrinterConfig, storeID string) *Printer {
+	cfg.Driver = "spooler"
+	cfg.Options = optionsOf(cfg)
 	cfg.SetDefaults()
-	return &Printer{printerdrivers.New(&transport{cfg: cfg, sp: sp}, cfg, storeID)}
+	return &Printer{printerdrivers.New(&transport{cfg: cfg, trust: optionsOf(cfg).Trusts(), sp: sp}, cfg, storeID)}
 }
 
 var _ gateway.ConfirmsReporter = (*transport)(nil)
@@ -175,7 +178,7 @@ var _ gateway.ConfirmsReporter = (*transport)(nil)
 // Confirms is spooler with trust_spooler = true: Windows, not the
 // printer, says the job is complete. Without it nothing confirms.
 func (p *transport) Confirms() storeprint.Confirm {
-	if p.cfg.TrustsSpooler() {
+	if p.trust {
 		return storeprint.ConfirmSpooler
 	}
 	return ""
@@ -217,7 +220,7 @@ func (p *transport) Close() error {
 //     started and given up on is deleted, so that it does not print long
 //     after.
 //   - Confirm polls GetJob. Printed or complete is the confirmation with
-//     cfg.TrustSpooler and uncertain without it (the spooler only knows
+//     trust_spooler = true and uncertain without it (the spooler only knows
 //     the data reached the device). A job in error, offline or out of
 //     paper is deleted and uncertain; so are a deleted job, a job gone
 //     from the queue without having been seen complete, and the confirm
@@ -307,7 +310,7 @@ func (p *transport) follow(ctx context.Context, h Handle, jobID uint32) error {
 		last = info
 		switch state, trouble := JobState(info); state {
 		case JobComplete:
-			if p.cfg.TrustsSpooler() {
+			if p.trust {
 				return nil
 			}
 			return printerdrivers.WithState(storeprint.PrinterReady, fmt.Errorf("the spooler reports job %d %s: the data reached the printer, "+

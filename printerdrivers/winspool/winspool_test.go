@@ -54,12 +54,12 @@ func harness() printertest.Harness {
 		Open: func(t *testing.T, cfg gateway.PrinterConfig, opts printersim.Options) (gateway.Printer, printertest.Sim) {
 			// The queue's driver reports a job printed only once the
 			// printer confirmed it, so the spooler's word is trusted.
-			cfg.TrustSpooler = &yes
+			cfg.Options = winspool.Options{TrustSpooler: &yes}
 			p, sim, _, _ := setup(t, cfg, opts, winspooltest.QueueOptions{Completion: winspooltest.CompleteOnConfirm})
 			return p, sim
 		},
 		Unreachable: func(t *testing.T, cfg gateway.PrinterConfig) gateway.Printer {
-			cfg.Driver, cfg.Address, cfg.TrustSpooler = "spooler", "No Such Queue", &yes
+			cfg.Driver, cfg.Address, cfg.Options = "spooler", "No Such Queue", winspool.Options{TrustSpooler: &yes}
 			p := winspool.NewWithSpooler(winspooltest.New(), cfg, "store-001")
 			t.Cleanup(func() { p.Close() })
 			return p
@@ -140,7 +140,7 @@ func TestPrinter_Print(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		t.Parallel()
 		cfg := printertest.Config(5 * time.Second)
-		cfg.TrustSpooler = &yes
+		cfg.Options = winspool.Options{TrustSpooler: &yes}
 		p, _, q, _ := setup(t, cfg, printersim.Options{}, winspooltest.QueueOptions{Manual: true})
 		r := &recorder{}
 		done := printAsync(p, r.job("order_1_station_hot"))
@@ -188,7 +188,7 @@ func TestPrinter_Print(t *testing.T) {
 	t.Run("TrustedOnDelivery", func(t *testing.T) {
 		t.Parallel()
 		cfg := printertest.Config(5 * time.Second)
-		cfg.TrustSpooler = &yes
+		cfg.Options = winspool.Options{TrustSpooler: &yes}
 		p, _, _, _ := setup(t, cfg, printersim.Options{}, winspooltest.QueueOptions{})
 		if err := p.Print(waitCtx(t), (&recorder{}).job("order_1_station_hot")); err != nil {
 			t.Fatalf("got %v, want nil: trust_spooler counts complete as printed", err)
@@ -198,7 +198,7 @@ func TestPrinter_Print(t *testing.T) {
 	t.Run("ErrJobGone", func(t *testing.T) {
 		t.Parallel()
 		cfg := printertest.Config(5 * time.Second)
-		cfg.TrustSpooler = &yes
+		cfg.Options = winspool.Options{TrustSpooler: &yes}
 		p, _, _, _ := setup(t, cfg, printersim.Options{}, winspooltest.QueueOptions{RemoveDone: true})
 		err := p.Print(waitCtx(t), (&recorder{}).job("order_1_station_hot"))
 		printertest.CheckOutcome(t, err, gateway.PrintUncertain, "")
@@ -224,7 +224,7 @@ func TestPrinter_Print(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
 				cfg := printertest.Config(5 * time.Second)
-				cfg.TrustSpooler = &yes
+				cfg.Options = winspool.Options{TrustSpooler: &yes}
 				p, _, q, _ := setup(t, cfg, printersim.Options{}, winspooltest.QueueOptions{Manual: true})
 				done := printAsync(p, (&recorder{}).job("order_1_station_hot"))
 				if _, err := q.WaitJob(waitCtx(t), 1); err != nil {
@@ -248,7 +248,7 @@ func TestPrinter_Print(t *testing.T) {
 	t.Run("ErrJobDeleted", func(t *testing.T) {
 		t.Parallel()
 		cfg := printertest.Config(5 * time.Second)
-		cfg.TrustSpooler = &yes
+		cfg.Options = winspool.Options{TrustSpooler: &yes}
 		p, _, q, _ := setup(t, cfg, printersim.Options{}, winspooltest.QueueOptions{Manual: true})
 		done := printAsync(p, (&recorder{}).job("order_1_station_hot"))
 		if _, err := q.WaitJob(waitCtx(t), 1); err != nil {
@@ -267,7 +267,7 @@ func TestPrinter_Print(t *testing.T) {
 	t.Run("ErrTimeout", func(t *testing.T) {
 		t.Parallel()
 		cfg := printertest.Config(100 * time.Millisecond)
-		cfg.TrustSpooler = &yes
+		cfg.Options = winspool.Options{TrustSpooler: &yes}
 		p, _, q, _ := setup(t, cfg, printersim.Options{}, winspooltest.QueueOptions{Manual: true})
 		r := &recorder{}
 		err := p.Print(waitCtx(t), r.job("order_1_station_hot"))
@@ -333,7 +333,7 @@ func TestPrinter_Print(t *testing.T) {
 			t.Run(tt.call, func(t *testing.T) {
 				t.Parallel()
 				cfg := printertest.Config(5 * time.Second)
-				cfg.TrustSpooler = &yes
+				cfg.Options = winspool.Options{TrustSpooler: &yes}
 				p, sim, q, sp := setup(t, cfg, printersim.Options{}, winspooltest.QueueOptions{Manual: true})
 				boom := errors.New("spooler hiccup")
 				sp.Fail(tt.call, boom)
@@ -372,7 +372,7 @@ func TestPrinter_Print(t *testing.T) {
 	t.Run("StoreIDFallback", func(t *testing.T) {
 		t.Parallel()
 		cfg := printertest.Config(5 * time.Second)
-		cfg.TrustSpooler = &yes
+		cfg.Options = winspool.Options{TrustSpooler: &yes}
 		p, sim, _, _ := setup(t, cfg, printersim.Options{}, winspooltest.QueueOptions{})
 		j := (&recorder{}).job("order_1_station_hot")
 		j.Ticket.StoreID = ""
