@@ -89,8 +89,8 @@ type PrinterConfig struct {
 	Backup      string `toml:"backup"`
 	Width       int    `toml:"width"` // characters per line in normal type
 
-	// Options are the printer's keys of its own driver (confirm, baud,
-	// devid, mac, ...), of the type its driver registered (see
+	// Options are the printer's keys of its own driver, the ones only
+	// its kind of printer has, of the type its driver registered (see
 	// DriverOptions). The config's reader fills them from the printer's
 	// other keys; SetDefaults gives a printer without them its driver's
 	// defaults.
