@@ -20,10 +20,11 @@
 // printertest is the conformance suite every driver runs.
 //
 // Each driver package owns its config keys and its constructor: from its
-// init function it registers its opener with Register and its keys'
-// defaults and checks with gateway.RegisterDriverConfig, so that the
-// gateway's config checks the keys every printer has and hands the rest
-// to the driver. A program has the drivers it imports; a new printer kind
+// init function it registers its opener with Register and its options (a
+// struct whose toml tags name its keys, with their defaults and checks)
+// with gateway.RegisterDriverConfig, so that the gateway's config holds
+// the keys every printer has and hands the rest, decoded into those
+// options, to the driver, whose constructor reads them. A program has the drivers it imports; a new printer kind
 // is a new subpackage and one import in the programs.
 //
 // Drivers talk in the gateway's terms and never import each other.
