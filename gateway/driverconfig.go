@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 
@@ -96,7 +97,7 @@ func driverConfig(name string) (DriverConfig, bool) {
 
 // ownOptions reports whether o is of the type the driver registered.
 func ownOptions(dc DriverConfig, o DriverOptions) bool {
-	return fmt.Sprintf("%T", o) == fmt.Sprintf("%T", dc.Options)
+	return reflect.TypeOf(o) == reflect.TypeOf(dc.Options)
 }
 
 // validateAcross runs the registered drivers' checks of their printers

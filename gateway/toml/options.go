@@ -62,7 +62,7 @@ func fields(v reflect.Value) map[string]reflect.Value {
 		if name == "" || name == "-" {
 			continue
 		}
-		out[name] = v.Field(i)
+		out[strings.ToLower(name)] = v.Field(i)
 	}
 	return out
 }
@@ -70,7 +70,7 @@ func fields(v reflect.Value) map[string]reflect.Value {
 // isDriverKey reports whether an undecoded key is a printer's key of
 // some driver: the driver options decode it.
 func isDriverKey(k toml.Key, keys map[string][]string) bool {
-	return len(k) == 2 && k[0] == "printers" && keys[k[1]] != nil
+	return len(k) == 2 && k[0] == "printers" && keys[strings.ToLower(k[1])] != nil
 }
 
 // decodeOptions decodes the driver keys of printer i, whose keys' values
@@ -91,12 +91,15 @@ func decodeOptions(md toml.MetaData, i int, p *gateway.PrinterConfig, t map[stri
 	}
 	slices.Sort(names)
 	for _, k := range names {
-		if keys[k] == nil {
+		// Keys match their fields' tags in any case, as the document's
+		// other keys match gateway.Config's.
+		lk := strings.ToLower(k)
+		if keys[lk] == nil {
 			continue // a common key, or unknown (reported before)
 		}
-		f, ok := own[k]
+		f, ok := own[lk]
 		if !ok {
-			return storeprint.Errorf(storeprint.EINVALID, "%s.%s: only for driver = %s", printerKey(i, p), k, quoted(keys[k]))
+			return storeprint.Errorf(storeprint.EINVALID, "%s.%s: only for driver = %s", printerKey(i, p), k, quoted(keys[lk]))
 		}
 		if err := md.PrimitiveDecode(t[k], f.Addr().Interface()); err != nil {
 			line, msg := decodeError(err)

@@ -36,6 +36,8 @@ func TestParse_DriverOptions(t *testing.T) {
 			serial.Options{Stream: printerdrivers.Stream{Confirm: "auto"}, Baud: 19200, DataBits: 8, Parity: "none", StopBits: "1", Flow: "none"}},
 		{"Serial", "driver = \"serial\"\naddress = \"COM3\"\nbaud = 9600\ndata_bits = 7\nparity = \"EVEN\"\nstop_bits = 2\nflow = \"xon/xoff\"\nconfirm = \"status\"",
 			serial.Options{Stream: printerdrivers.Stream{Confirm: "status"}, Baud: 9600, DataBits: 7, Parity: "even", StopBits: "2", Flow: "xonxoff"}},
+		{"KeyCase", "driver = \"serial\"\naddress = \"/dev/ttyUSB0\"\nBaud = 9600",
+			serial.Options{Stream: printerdrivers.Stream{Confirm: "auto"}, Baud: 9600, DataBits: 8, Parity: "none", StopBits: "1", Flow: "none"}},
 		{"SpoolerTrusted", "driver = \"spooler\"\naddress = 'Kitchen'\ntrust_spooler = true", winspool.Options{TrustSpooler: &yes}},
 		{"SpoolerUntrusted", "driver = \"spooler\"\naddress = 'Kitchen'\ntrust_spooler = false", winspool.Options{TrustSpooler: &no}},
 		{"EPOSDefaults", "driver = \"epos\"\naddress = \"http://192.168.1.50\"", epos.Options{DevID: "local_printer"}},
