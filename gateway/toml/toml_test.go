@@ -141,6 +141,8 @@ tls = "self-signed"`, 1) + "[cloud]\nurl = \"ws://127.0.0.1:9090/v1/sync\"\ninse
 func FuzzParse(f *testing.F) {
 	f.Add(base)
 	f.Add(`store_id = "s"` + "\n[[printers]]\nid=\"a\"\nbackup=\"a\"")
+	f.Add(withPrinter("driver = \"serial\"\naddress = \"/dev/ttyUSB0\"\nstop_bits = 1.5\nflow = \"RTS/CTS\"\nconfirm = \"status\""))
+	f.Add(withPrinter("driver = \"cloudprnt\"\nmac = \"00-11-62-1D-9A-B7\"\njob_log = true"))
 	f.Fuzz(func(t *testing.T, s string) {
 		cfg, err := toml.Parse(s)
 		if err == nil && (cfg.StoreID == "" || len(cfg.Printers) == 0 || len(cfg.Stations) == 0) {
