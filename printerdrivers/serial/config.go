@@ -95,26 +95,36 @@ func (o Options) Validate(key string, p *gateway.PrinterConfig) error {
 	if p.Address == "" {
 		return storeprint.Errorf(storeprint.EINVALID, "%s.address: a device path like /dev/ttyUSB0 or COM3 is required", key)
 	}
+	if err := o.check(); err != nil {
+		return storeprint.Errorf(storeprint.EINVALID, "%s.%v", key, err)
+	}
+	return o.Stream.Validate(key, p)
+}
+
+// check reports the first line setting of o (with its defaults) that is
+// none the driver knows, naming its key: "parity: ...". The config's
+// checks and the driver's, as it opens a line, are this one.
+func (o Options) check() error {
 	switch o.Parity {
 	case "none", "odd", "even", "mark", "space":
 	default:
-		return storeprint.Errorf(storeprint.EINVALID, "%s.parity: %q is not one of none, odd, even, mark, space", key, o.Parity)
+		return fmt.Errorf("parity: %q is not one of none, odd, even, mark, space", o.Parity)
 	}
 	switch o.StopBits {
 	case "1", "1.5", "2":
 	default:
-		return storeprint.Errorf(storeprint.EINVALID, "%s.stop_bits: %q is not one of 1, 1.5, 2", key, o.StopBits)
+		return fmt.Errorf("stop_bits: %q is not one of 1, 1.5, 2", o.StopBits)
 	}
 	switch o.Flow {
 	case "none", "rtscts", "xonxoff":
 	default:
-		return storeprint.Errorf(storeprint.EINVALID, "%s.flow: %q is not one of none, rtscts, xonxoff", key, o.Flow)
+		return fmt.Errorf("flow: %q is not one of none, rtscts, xonxoff", o.Flow)
 	}
 	if o.DataBits < 5 || o.DataBits > 8 {
-		return storeprint.Errorf(storeprint.EINVALID, "%s.data_bits: %d is not between 5 and 8", key, o.DataBits)
+		return fmt.Errorf("data_bits: %d is not between 5 and 8", o.DataBits)
 	}
 	if o.Baud <= 0 {
-		return storeprint.Errorf(storeprint.EINVALID, "%s.baud: %d is not a baud rate", key, o.Baud)
+		return fmt.Errorf("baud: %d is not a baud rate", o.Baud)
 	}
-	return o.Stream.Validate(key, p)
+	return nil
 }

@@ -94,48 +94,27 @@ func init() {
 // refuses to open with such a setting (a printer made with New reports
 // every call as offline).
 func checkConfig(o Options) error {
-	if o.Parity == "" {
-		o.Parity = "none"
-	}
-	if o.StopBits == "" {
-		o.StopBits = "1"
-	}
+	o = o.WithDefaults().(Options)
 	if _, err := lineMode(o); err != nil {
 		return err
 	}
 	return checkFlow(o.Flow)
 }
 
-// lineMode turns o's line settings into a go.bug.st/serial mode.
-func lineMode(cfg Options) (*bugst.Mode, error) {
-	m := &bugst.Mode{BaudRate: cfg.Baud, DataBits: cfg.DataBits}
-	if m.BaudRate == 0 {
-		m.BaudRate = DefaultBaud
+// parities are go.bug.st/serial's parities by their names in the config.
+var parities = map[string]bugst.Parity{
+	"none": bugst.NoParity, "odd": bugst.OddParity, "even": bugst.EvenParity,
+	"mark": bugst.MarkParity, "space": bugst.SpaceParity,
+}
+
+// lineMode turns o's line settings (with their defaults) into a
+// go.bug.st/serial mode.
+func lineMode(o Options) (*bugst.Mode, error) {
+	if err := o.check(); err != nil {
+		return nil, err
 	}
-	if m.DataBits == 0 {
-		m.DataBits = DefaultDataBits
-	}
-	if m.BaudRate < 0 {
-		return nil, fmt.Errorf("baud: %d is not a baud rate", cfg.Baud)
-	}
-	if m.DataBits < 5 || m.DataBits > 8 {
-		return nil, fmt.Errorf("data_bits: %d is not between 5 and 8", cfg.DataBits)
-	}
-	switch cfg.Parity {
-	case "none":
-		m.Parity = bugst.NoParity
-	case "odd":
-		m.Parity = bugst.OddParity
-	case "even":
-		m.Parity = bugst.EvenParity
-	case "mark":
-		m.Parity = bugst.MarkParity
-	case "space":
-		m.Parity = bugst.SpaceParity
-	default:
-		return nil, fmt.Errorf("parity: %q is not one of none, odd, even, mark, space", cfg.Parity)
-	}
-	switch cfg.StopBits {
+	m := &bugst.Mode{BaudRate: o.Baud, DataBits: o.DataBits, Parity: parities[o.Parity]}
+	switch o.StopBits {
 	case "1":
 		m.StopBits = bugst.OneStopBit
 	case "1.5":
@@ -145,8 +124,6 @@ func lineMode(cfg Options) (*bugst.Mode, error) {
 		m.StopBits = bugst.OnePointFiveStopBits
 	case "2":
 		m.StopBits = bugst.TwoStopBits
-	default:
-		return nil, fmt.Errorf("stop_bits: %q is not one of 1, 1.5, 2", cfg.StopBits)
 	}
 	return m, nil
 }
