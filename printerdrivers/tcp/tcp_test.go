@@ -148,8 +148,12 @@ func TestPrinter_ConfirmStatus(t *testing.T) {
 				if job.Confirms != storeprint.ConfirmStatus {
 					t.Errorf("got confirmed by %q, want status", job.Confirms)
 				}
-				if n := len(sim.Printed()); n != 1 {
-					t.Errorf("got %d tickets, want 1", n)
+				// The simulator records the ticket as it takes it in, on
+				// its own goroutine: the status said ready, not that.
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if got, err := sim.WaitPrinted(ctx, 1); err != nil || len(got) != 1 {
+					t.Errorf("got %d tickets (%v), want 1", len(got), err)
 				}
 				return
 			case <-timerSet(fake):
