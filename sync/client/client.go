@@ -49,7 +49,7 @@ type Client struct {
 	Version   string
 	Gateway   Gateway
 	Logger    *slog.Logger
-	Dialer    *websocket.Dialer
+	Dialer    *websocket.Dialer // NewDialer() when nil
 	// Clock tells the time and makes the link's timers: the reconnect
 	// backoff, pings, the status report and compaction intervals
 	// (clock.Real{} when nil). Socket deadlines are the network's and
@@ -217,8 +217,27 @@ func (c *Client) defaults() {
 		c.Clock = clock.Real{}
 	}
 	if c.Dialer == nil {
-		c.Dialer = &websocket.Dialer{HandshakeTimeout: 10 * time.Second, Proxy: http.ProxyFromEnvironment}
+		c.Dialer = NewDialer()
 	}
+}
+
+// WriteBufferSize is the most of a message the default dialer's links
+// write at once, in one websocket frame and one write to the socket: an
+// events frame of the default 500 events (about 200 KiB) goes out in a
+// few writes, not in one for every 4 KiB (the websocket package's
+// default), each of which the cloud reads with a header of its own.
+const WriteBufferSize = 64 << 10
+
+// writeBuffers holds the default dialer's write buffers between messages:
+// a link holds one only while it writes.
+var writeBuffers stdsync.Pool
+
+// NewDialer returns the dialer a Client uses when its Dialer is nil: a
+// 10 s handshake, the environment's proxy, and writes of up to
+// WriteBufferSize.
+func NewDialer() *websocket.Dialer {
+	return &websocket.Dialer{HandshakeTimeout: 10 * time.Second, Proxy: http.ProxyFromEnvironment,
+		WriteBufferSize: WriteBufferSize, WriteBufferPool: &writeBuffers}
 }
 
 // Run keeps the link up until ctx ends: connect, replay, and on any break

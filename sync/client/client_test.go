@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
-
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/cloud"
 	"github.com/storeprint/storeprint/cloud/cloudtest"
@@ -66,6 +64,8 @@ type harness struct {
 	mu    stdsync.Mutex
 	conns []net.Conn // the client's connections, newest last
 	first *http.Request
+
+	writes, written atomic.Int64 // the client's writes to its sockets, and their bytes
 }
 
 // setup makes the harness; opts change the server before it serves.
@@ -96,7 +96,8 @@ func setup(t *testing.T, gw *memGateway, opts ...func(*server.Server)) *harness 
 	}))
 	t.Cleanup(hs.Close)
 	t.Cleanup(srv.Close)
-	dialer := &websocket.Dialer{HandshakeTimeout: 10 * time.Second, NetDialContext: h.dial}
+	dialer := client.NewDialer()
+	dialer.Proxy, dialer.NetDialContext = nil, h.dial
 	h.client = &client.Client{
 		URL: "ws" + strings.TrimPrefix(hs.URL, "http") + sync.Path, GatewayID: h.gateway.ID, Token: token, StoreID: storeID,
 		Gateway: gw, Logger: logger, Dialer: dialer, Clock: h.clock,
@@ -107,12 +108,26 @@ func setup(t *testing.T, gw *memGateway, opts ...func(*server.Server)) *harness 
 
 func (h *harness) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-	if err == nil {
-		h.mu.Lock()
-		h.conns = append(h.conns, conn)
-		h.mu.Unlock()
+	if err != nil {
+		return nil, err
 	}
-	return conn, err
+	counted := &countingConn{Conn: conn, h: h}
+	h.mu.Lock()
+	h.conns = append(h.conns, counted)
+	h.mu.Unlock()
+	return counted, nil
+}
+
+// countingConn counts the writes to a connection of the client's.
+type countingConn struct {
+	net.Conn
+	h *harness
+}
+
+func (c *countingConn) Write(b []byte) (int, error) {
+	c.h.writes.Add(1)
+	c.h.written.Add(int64(len(b)))
+	return c.Conn.Write(b)
 }
 
 // run runs the client until the test ends.
@@ -235,6 +250,26 @@ func TestClient_Run(t *testing.T) {
 		}
 		if st := h.client.State(); !st.Connected || st.Incarnation != "inc-1" {
 			t.Fatalf("got state %+v, want connected with the incarnation", st)
+		}
+	})
+
+	// A frame of the default batch goes out in a few writes of up to
+	// client.WriteBufferSize each, not in one for every 4 KiB: each write
+	// is a system call here and a websocket frame with its header for the
+	// cloud to read.
+	t.Run("FewWrites", func(t *testing.T) {
+		t.Parallel()
+		gw := newGateway(incarnation)
+		gw.Append(500)
+		h := setup(t, gw)
+		h.client.BatchSize, h.client.Window = 500, 500
+		h.run()
+		h.waitCloud("every event stored", h.cursorAt(500))
+		// The handshake, the hello and the printers' status are a write
+		// each; the events frame takes the rest.
+		writes, written := h.writes.Load(), h.written.Load()
+		if want := written/client.WriteBufferSize + 4; writes > want {
+			t.Fatalf("got %d writes for %d bytes, want at most %d", writes, written, want)
 		}
 	})
 
