@@ -61,6 +61,9 @@ func (l *link) readBounded(ctx context.Context) (typ int, b []byte, size int64, 
 			s.readAhead.Release(held)
 		}
 	}()
+	// Room for the frame as held, read into at once: a frame of the
+	// usual size is not grown and copied part by part.
+	b = make([]byte, 0, held/2)
 	for {
 		part := frameChunk
 		if need := readAheadSize(len(b) + part); need > held {
