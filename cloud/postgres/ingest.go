@@ -49,8 +49,9 @@ var _ cloud.StagedIngester = (*IngestService)(nil)
 //  2. drop the events at or below it (stored already: a replay) and past
 //     the send window, keep the others as decoded before the transaction
 //     began (one that does not decode is kept aside, made safe), copy
-//     them all in (or, when one is stored already, insert them with ON
-//     CONFLICT DO NOTHING) and learn which seqs are new (see store).
+//     them all in (or, when one is stored already, begin again and
+//     insert them with ON CONFLICT DO NOTHING) and learn which seqs are
+//     new (see store).
 //
 // The cursor read in 1 may be behind by the batches still finishing:
 // that keeps more events (they are found stored before, not new) and
@@ -76,27 +77,36 @@ func (s *IngestService) Stage(ctx context.Context, gatewayID, storeID, incarnati
 	}
 	st := &staged{s: s, events: len(events), gatewayID: gatewayID, storeID: storeID, incarnation: incarnation}
 	dec := decodeEvents(events)
-	tx, err := s.db.pool.Begin(ctx)
-	if err != nil {
-		return nil, st.wrap(fmt.Errorf("begin: %w", interpret(err)))
+	err := st.stage(ctx, events, dec, true)
+	if isUniqueViolation(err) {
+		err = st.stage(ctx, events, dec, false)
 	}
-	st.tx = tx
-	err = func() error {
-		c, err := readCursor(ctx, tx, storeID, gatewayID, incarnation, false)
-		if err != nil {
-			return err
-		}
-		st.b = newBatch(events, dec, c, s.now())
-		if len(st.b.seqs) > 0 {
-			st.items, err = st.b.store(ctx, tx, c)
-		}
-		return err
-	}()
 	if err != nil {
-		st.Abort()
 		return nil, st.wrap(err)
 	}
 	return st, nil
+}
+
+// stage begins the batch's transaction, reads the cursor and stores the
+// events past it: copied in when copyIn, else inserted (see store). On
+// an error the transaction is rolled back.
+func (st *staged) stage(ctx context.Context, events []sync.Event, dec []decoded, copyIn bool) error {
+	tx, err := st.s.db.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", interpret(err))
+	}
+	st.tx = tx
+	c, err := readCursor(ctx, tx, st.storeID, st.gatewayID, st.incarnation, false)
+	if err == nil {
+		st.b = newBatch(events, dec, c, st.s.now())
+		if len(st.b.seqs) > 0 {
+			st.items, err = st.b.store(ctx, tx, c, copyIn)
+		}
+	}
+	if err != nil {
+		st.Abort()
+	}
+	return err
 }
 
 // staged is a batch whose events are inserted, in its open transaction.
@@ -199,32 +209,26 @@ var eventColumns = []string{"store_id", "gateway_id", "seq", "kind", "task_no", 
 // were never stored, but for one stored past a gap in an earlier batch,
 // or by another link of the incarnation in a transaction of its own (a
 // link replaced while its batch was in flight). So they are copied in
-// first, under a savepoint: COPY does about half an INSERT's work per
-// row (the heap written a page at a time, no arbiter check before each
-// row). An event stored already fails the copy with a unique violation
-// (once the other transaction committed, if it had not); the savepoint
-// is rolled back and the batch goes in through INSERT ... ON CONFLICT DO
-// NOTHING, which learns which seqs are new. Either way each (store,
-// gateway, seq) is stored once.
-func (b *batch) store(ctx context.Context, tx pgx.Tx, c *cursorRow) ([]*item, error) {
-	sp, err := tx.Begin(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("store events: savepoint: %w", interpret(err))
+// (copyIn): COPY does about half an INSERT's work per row (the heap
+// written a page at a time, no arbiter check before each row). An event
+// stored already fails the copy with a unique violation (once the other
+// transaction committed, if it had not), which ends the transaction:
+// Stage begins it again, reads the cursor again, and the batch goes in
+// through INSERT ... ON CONFLICT DO NOTHING (copyIn false), which learns
+// which seqs are new. Either way each (store, gateway, seq) is stored
+// once. No savepoint: the usual batch pays for no subtransaction and
+// its two round trips.
+func (b *batch) store(ctx context.Context, tx pgx.Tx, c *cursorRow, copyIn bool) ([]*item, error) {
+	if !copyIn {
+		return b.insert(ctx, tx, c)
 	}
-	_, err = sp.CopyFrom(ctx, pgx.Identifier{"task_events"}, eventColumns, &eventRows{b: b, c: c, i: -1})
-	if err == nil {
-		if err := sp.Commit(ctx); err != nil {
-			return nil, fmt.Errorf("store events: release savepoint: %w", interpret(err))
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"task_events"}, eventColumns, &eventRows{b: b, c: c, i: -1}); err != nil {
+		if isUniqueViolation(err) {
+			return nil, err // Stage tries again by insert
 		}
-		return b.fresh(b.seqs), nil
-	}
-	if !isUniqueViolation(err) {
 		return nil, fmt.Errorf("store events: %w", interpret(err))
 	}
-	if err := sp.Rollback(ctx); err != nil {
-		return nil, fmt.Errorf("store events: roll back to savepoint: %w", interpret(err))
-	}
-	return b.insert(ctx, tx, c)
+	return b.fresh(b.seqs), nil
 }
 
 // eventRows is a batch's events as rows of eventColumns, for COPY. Its

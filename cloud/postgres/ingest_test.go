@@ -348,37 +348,30 @@ func TestIngestService_Stage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Another link's batch read the cursor (0) before the first
-		// committed: it copies the same events in, which are stored
-		// (or about to be) by the first.
-		tx, err := f.db.pool.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
+		// Another link's batch of the same events is staged as the
+		// first commits: it reads the cursor (0, when the first has
+		// not committed) and copies the events in, which waits on the
+		// first's rows and then fails on them: it begins again and
+		// finds them stored. (Staged after the commit, it reads the
+		// cursor at 12 and has nothing to store.)
+		type stagedOrErr struct {
+			st  cloud.StagedBatch
+			err error
 		}
-		defer tx.Rollback(ctx)
-		c, err := readCursor(ctx, tx, "s1", gw.ID, "", false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := newBatch(events, decodeEvents(events), c, time.Now())
-		type stored struct {
-			items []*item
-			err   error
-		}
-		again := make(chan stored, 1)
+		again := make(chan stagedOrErr, 1)
 		go func() {
-			items, err := b.store(ctx, tx, c)
-			again <- stored{items, err}
+			st, err := f.ingest.Stage(ctx, gw.ID, "s1", "", events)
+			again <- stagedOrErr{st, err}
 		}()
 		if res, err := first.Finish(ctx); err != nil || res.Cursor != 12 {
 			t.Fatalf("first: got %+v, %v; want cursor 12", res, err)
 		}
 		got := <-again
-		if got.err != nil || len(got.items) != 0 {
-			t.Fatalf("got %d events new, %v; want none: the first batch stored them", len(got.items), got.err)
+		if got.err != nil {
+			t.Fatalf("second: %v", got.err)
 		}
-		if err := tx.Commit(ctx); err != nil {
-			t.Fatal(err)
+		if res, err := got.st.Finish(ctx); err != nil || res.Cursor != 12 {
+			t.Fatalf("second: got %+v, %v; want cursor 12", res, err)
 		}
 		if n := f.count(t, `SELECT count(*) FROM task_events WHERE gateway_id = $1`, gw.ID); n != 12 {
 			t.Fatalf("got %d events stored, want 12", n)
