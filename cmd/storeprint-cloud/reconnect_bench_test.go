@@ -585,6 +585,7 @@ func BenchmarkChainReconnect(b *testing.B) {
 		rawTable(b, dbURL, "raw_events")
 		linkStatements := statements(b, dbURL, "through the link")
 
+		ing0 := []nodeIngest{nodeIngested(b, nodes[0]), nodeIngested(b, nodes[1])}
 		runtime.GC()
 		cpu0, self0, pg1 := []time.Duration{nodes[0].cpu(), nodes[1].cpu()}, selfCPU(), postgresCPU(dbURL)
 		b.StartTimer()
@@ -605,6 +606,10 @@ func BenchmarkChainReconnect(b *testing.B) {
 			p50.Seconds(), p99.Seconds(), spread, aim(spread <= 3), res.sessions, gateways)
 		printBreaks(res.breaks)
 		for j, n := range nodes {
+			ing := nodeIngested(b, n)
+			ev, bt := ing.events-ing0[j].events, ing.batches-ing0[j].batches
+			fmt.Printf("  node %d: %.0f events stored and acknowledged (a batch sent again counts again) in %.0f batches, %.0f events a batch\n",
+				j+1, ev, bt, ev/max(bt, 1))
 			if n.peak != nil {
 				fmt.Printf("  node %d: peak RSS %.0f MiB, CPU %.1fs\n", j+1, float64(n.peak())/(1<<20), (cpu1[j] - cpu0[j]).Seconds())
 				b.ReportMetric(float64(n.peak())/(1<<20), fmt.Sprintf("MiB-node%d", j+1))
@@ -622,6 +627,38 @@ func BenchmarkChainReconnect(b *testing.B) {
 		b.ReportMetric(p99.Seconds(), "s-p99-gateway")
 		b.ReportMetric(rows/res.total.Seconds(), "events/s")
 	}
+}
+
+// nodeIngest is what a node's /metrics says it ingested so far.
+type nodeIngest struct{ events, batches float64 }
+
+// nodeIngested reads the events and batches a node acknowledged from its
+// /metrics.
+func nodeIngested(b *testing.B, n *benchNode) nodeIngest {
+	b.Helper()
+	req, err := nethttp.NewRequest("GET", n.base+"/metrics", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	resp, err := httpc.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var in nodeIngest
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		name, v, _ := strings.Cut(sc.Text(), " ")
+		f, _ := strconv.ParseFloat(v, 64)
+		switch name {
+		case "storeprint_cloud_ingested_events_total":
+			in.events = f
+		case "storeprint_cloud_ingest_batch_seconds_count":
+			in.batches = f
+		}
+	}
+	return in
 }
 
 // aim words whether a figure meets its aim.
