@@ -36,6 +36,11 @@ type Observer interface {
 	Ingested(events, deadLetters int, took time.Duration)
 }
 
+// PollNotified is a link's poll with a Notifier: a net under the
+// notifications, not the way commands and revocations reach it. Each
+// poll is a few reads a link, and a node holds thousands of links.
+const PollNotified = time.Minute
+
 // Server serves /v1/sync.
 type Server struct {
 	Gateways cloud.GatewayService
@@ -46,9 +51,13 @@ type Server struct {
 
 	// IngestSlots bounds concurrent ingests on this node, so a gateway back
 	// from a day offline cannot swamp the database or starve the others.
-	IngestSlots int           // default 4
-	Poll        time.Duration // fallback poll for commands and revocation; default 10s
-	PingWait    time.Duration // a link silent this long is dead; default 6s (the gateway pings every 2s)
+	IngestSlots int // default 4
+	// Poll is how often a link reads its store's commands, its gateway's
+	// revocation and its credential's live link without being woken:
+	// every PollNotified with a Notifier, which wakes it at once (and
+	// every link after the listener reconnects), else every 10s.
+	Poll     time.Duration
+	PingWait time.Duration // a link silent this long is dead; default 6s (the gateway pings every 2s)
 	// PresenceEvery is how often the node writes when it last heard from
 	// each of its links (cloud.PresenceEvery by default). Pings only
 	// update memory.
@@ -90,6 +99,9 @@ func (s *Server) init() {
 		}
 		if s.Poll == 0 {
 			s.Poll = 10 * time.Second
+			if s.Notifier != nil {
+				s.Poll = PollNotified
+			}
 		}
 		if s.PingWait == 0 {
 			s.PingWait = 6 * time.Second
