@@ -11,6 +11,7 @@ import (
 
 	"github.com/storeprint/storeprint/cloud/postgres/pgtest"
 	"github.com/storeprint/storeprint/sync"
+	synclink "github.com/storeprint/storeprint/sync/client"
 )
 
 // BenchmarkReplayBacklog measures how fast one gateway's backlog of
@@ -26,7 +27,7 @@ func BenchmarkReplayBacklog(b *testing.B) {
 		nodes := startBenchNodes(b, dbURL, 1)
 		stores := createStores(b, nodes[0].base, fmt.Sprintf("r%d", i), 1)
 		rawTable(b, dbURL, "raw_events")
-		raw, _ := rawInsert(b, dbURL, "raw_events", stores, events, 500, 1)
+		raw, _ := rawInsert(b, dbURL, "raw_events", stores, events, synclink.DefaultBatchSize, 1)
 		b.StartTimer()
 		res := replayAll(b, nodes, stores, events)
 		b.StopTimer()

@@ -577,10 +577,10 @@ func BenchmarkChainReconnect(b *testing.B) {
 
 		rows := float64(gateways * backlog)
 		rawTable(b, dbURL, "raw_events")
-		raw1, _ := rawInsert(b, dbURL, "raw_events", stores, events, 500, 1)
+		raw1, _ := rawInsert(b, dbURL, "raw_events", stores, events, synclink.DefaultBatchSize, 1)
 		rawTable(b, dbURL, "raw_events")
 		rawStatements := statements(b, dbURL, "raw")
-		rawN, pgRaw := rawInsert(b, dbURL, "raw_events", stores, events, 500, rawParallel)
+		rawN, pgRaw := rawInsert(b, dbURL, "raw_events", stores, events, synclink.DefaultBatchSize, rawParallel)
 		rawStmts := rawStatements()
 		rawTable(b, dbURL, "raw_events")
 		linkStatements := statements(b, dbURL, "through the link")

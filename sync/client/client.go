@@ -61,7 +61,7 @@ type Client struct {
 	// every statusEvery.
 	Cluster func() *sync.ClusterStatus
 
-	BatchSize  int           // events per frame; default 500
+	BatchSize  int           // events per frame; default DefaultBatchSize
 	Window     int           // events sent and not yet acknowledged; default 10000
 	PingEvery  time.Duration // default 2s
 	MinBackoff time.Duration // default 500ms; doubles with every failure, ±20% jitter (internal/backoff)
@@ -192,7 +192,7 @@ func (c *Client) changed() {
 
 func (c *Client) defaults() {
 	if c.BatchSize == 0 {
-		c.BatchSize = 500
+		c.BatchSize = DefaultBatchSize
 	}
 	if c.Window == 0 {
 		c.Window = 10000
@@ -221,11 +221,17 @@ func (c *Client) defaults() {
 	}
 }
 
+// DefaultBatchSize is the events a frame carries by default, about 600
+// KiB of a gateway's events: the cloud stores a frame's events in one
+// transaction, whose round trips, cursor and task locks it pays once
+// for them all, and a gateway back with a backlog is cleared in few.
+const DefaultBatchSize = 2000
+
 // WriteBufferSize is the most of a message the default dialer's links
 // write at once, in one websocket frame and one write to the socket: an
-// events frame of the default 500 events (about 200 KiB) goes out in a
-// few writes, not in one for every 4 KiB (the websocket package's
-// default), each of which the cloud reads with a header of its own.
+// events frame of the default 2,000 events goes out in a few writes, not
+// in one for every 4 KiB (the websocket package's default), each of
+// which the cloud reads with a header of its own.
 const WriteBufferSize = 64 << 10
 
 // writeBuffers holds the default dialer's write buffers between messages:

@@ -142,8 +142,8 @@ func (l *link) keepAlive() (stop func()) {
 }
 
 // usualFrame is the size a frame's first part is made for before the
-// node read any: a frame of the sync client's default 500 events.
-const usualFrame = 256 << 10
+// node read any: a frame of the sync client's default 2,000 events.
+const usualFrame = 640 << 10
 
 // firstPart is the budget a frame waits for before it is read: room for a
 // frame as large as the ones the node reads (frameHint) and one part
