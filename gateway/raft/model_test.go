@@ -77,6 +77,17 @@ func (p *fencedPrinter) Print(ctx context.Context, job *gateway.PrintJob) error 
 	return p.Printer.Print(ctx, job)
 }
 
+// Probe passes the probe of a printer in trouble (a confirmation request
+// without paper) to the driver: a wrapper that hid it would keep the
+// printer in trouble for good.
+func (p *fencedPrinter) Probe(ctx context.Context) error {
+	prober, ok := p.Printer.(gateway.Prober)
+	if !ok {
+		return errors.New("the driver cannot probe")
+	}
+	return prober.Probe(ctx)
+}
+
 // hold freezes one gateway's print attempt at the worst point: the final
 // fence confirmed its leadership and the prepared receipt is durable, no
 // byte is out (the after-prepared failpoint). A frozen box stops there
@@ -572,7 +583,7 @@ func (m *clusterModel) settle(rt *rapid.T) {
 		case <-changes:
 		case <-moved:
 		case <-ctx.Done():
-			rt.Fatalf("%d tickets still open after healing: a stall (%s)", n, statuses(tasks))
+			rt.Fatalf("%d tickets still open after healing: a stall (%s); on %s: %s", n, statuses(tasks), l.id, printers(l))
 		}
 		stop()
 	}
@@ -617,6 +628,21 @@ func (m *clusterModel) settle(rt *rapid.T) {
 // paper made on purpose.
 func reprint(tk printersim.Ticket) bool {
 	return slices.ContainsFunc(strings.Split(tk.Text, "\n"), func(l string) bool { return strings.TrimSpace(l) == "REPRINT" })
+}
+
+// printers says where a node's printers stand, for a stall's report.
+func printers(n *node) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ps, err := n.gw.Printers(ctx)
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, p := range ps {
+		fmt.Fprintf(&b, "%s %s (%s, in trouble %t, queue %d) ", p.ID, p.Status, p.Word, p.InTrouble, p.Queue)
+	}
+	return b.String()
 }
 
 func statuses(tasks []*gateway.Task) string {
