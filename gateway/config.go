@@ -136,7 +136,7 @@ const (
 	DefaultOrderIDRetention = 400 * Day
 
 	DefaultMemtableSize   ByteSize = 8 << 20
-	DefaultBlockCacheSize ByteSize = 8 << 20
+	DefaultBlockCacheSize ByteSize = 2 << 20
 	DefaultIndexCacheSize ByteSize = 0
 	DefaultReserve        ByteSize = 96 << 20
 	MinMemtableSize       ByteSize = 8 << 20
@@ -208,10 +208,10 @@ const GCPercent = 50
 // collector is given (unless GOMEMLIMIT sets another): a budget for a
 // small box, what the store holds (the memtable taking writes and one
 // being written out, and the caches) and 24 MiB for the rest of the
-// gateway: 2 memtables, the caches and 24 MiB, 48 MiB with the defaults,
-// which with the program's own mapped files (about 16 MiB) is the 64 MiB
-// a burst aims at. In a burst the store's table builders hold more than
-// that for moments; near the limit the collector runs more often, which
+// gateway: 2 memtables, the caches and 24 MiB, 42 MiB with the defaults,
+// which with the program's own mapped files (about 16 MiB) leaves 6 MiB
+// of the 64 MiB a burst aims at. In a burst the store's table builders
+// hold more than that for moments; near the limit the collector runs more often, which
 // slows a burst down but not a store at its usual load, and it never
 // refuses memory.
 func MemoryLimit(s StorageConfig) ByteSize {
