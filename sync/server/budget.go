@@ -61,9 +61,12 @@ func (l *link) readBounded(ctx context.Context) (typ int, b []byte, size int64, 
 			s.readAhead.Release(held)
 		}
 	}()
-	// Room for the frame as held, read into at once: a frame of the
-	// usual size is not grown and copied part by part.
-	b = make([]byte, 0, held/2)
+	// The first part is read into a part's room: most frames (status,
+	// acks of commands, a few events) end within it, and a frame of a
+	// few bytes holds no more than its part. A frame that goes on is
+	// given room for the frame as held at once: a frame of the usual size
+	// is copied once, its first part, not grown part by part.
+	b = make([]byte, 0, frameChunk)
 	for {
 		part := frameChunk
 		if need := readAheadSize(len(b) + part); need > held {
@@ -72,6 +75,9 @@ func (l *link) readBounded(ctx context.Context) (typ int, b []byte, size int64, 
 			}
 			s.readAhead.Release(s.reserve())
 			held = need
+		}
+		if len(b) > 0 && cap(b)-len(b) < part {
+			b = slices.Grow(b, max(part, int(held/2)-len(b)))
 		}
 		b = slices.Grow(b, part)
 		n, rerr := io.ReadFull(r, b[len(b):len(b)+part])
