@@ -11,19 +11,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pageOutTables asks the kernel to reclaim the pages of the tables this
-// process has mapped, and of the write-ahead logs before the newest:
-// compactions read every table through its mapping and write their new
-// ones through it, and Badger writes its log through one, which leaves
-// the store resident in the process. A table's pages are clean copies of
-// the file, read again when needed. A log before the newest is only
-// waiting for its memtable to be written out as a table; a page of it
-// still dirty (not yet synced) is written back, as the sync would. The
-// newest log is left alone: it is being written, and paging out what its
-// next commit writes to would cost a read and a second write of the page.
-// MADV_PAGEOUT never discards data (a region the process unmapped and
-// mapped again meanwhile is paged out, not cleared), and a kernel without
-// it (before 5.4) just says no.
+// pageOutTables asks the kernel to reclaim the pages of the tables and
+// write-ahead logs this process has mapped: compactions read every table
+// through its mapping and write their new ones through it, and Badger
+// writes its log through one, which leaves the store resident in the
+// process. A table's pages are clean copies of the file, read again when
+// needed. A log is written once, front to back: what a sync has written
+// is never touched again until its memtable is written out and it is
+// deleted, and a page still dirty is written back, as the sync would.
+// Only the page the next commit appends to is read back in, one page a
+// call, while a burst lasts. Left alone, the log of the memtable taking
+// writes grew resident to the size of a memtable, and with the table
+// written out beside it made the peak of a burst. MADV_PAGEOUT never
+// discards data (a region the process unmapped and mapped again
+// meanwhile is paged out, not cleared), and a kernel without it (before
+// 5.4) just says no.
 func pageOutTables(dir string) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -44,15 +46,10 @@ func pageOutTables(dir string) {
 type mapped struct{ start, end uintptr }
 
 // pageOutRegions reads /proc/self/maps and returns the regions
-// pageOutTables pages out: the mappings of the tables in dir (an
-// absolute path), and of its logs but the newest.
+// pageOutTables pages out: the mappings of the tables and the logs in
+// dir (an absolute path).
 func pageOutRegions(maps io.Reader, dir string) []mapped {
-	type region struct {
-		mapped
-		log int // the log's number; -1 for a table
-	}
-	var regions []region
-	newest := -1
+	var out []mapped
 	sc := bufio.NewScanner(maps)
 	for sc.Scan() {
 		// start-end perms offset dev inode path
@@ -60,9 +57,7 @@ func pageOutRegions(maps io.Reader, dir string) []mapped {
 		if len(fields) < 6 || filepath.Dir(fields[5]) != dir {
 			continue
 		}
-		name := filepath.Base(fields[5])
-		log, isLog := strings.CutSuffix(name, ".mem")
-		if !isLog && !strings.HasSuffix(name, ".sst") {
+		if name := filepath.Base(fields[5]); !strings.HasSuffix(name, ".mem") && !strings.HasSuffix(name, ".sst") {
 			continue
 		}
 		from, to, ok := strings.Cut(fields[0], "-")
@@ -74,21 +69,7 @@ func pageOutRegions(maps io.Reader, dir string) []mapped {
 		if err1 != nil || err2 != nil || end <= start {
 			continue
 		}
-		r := region{mapped: mapped{uintptr(start), uintptr(end)}, log: -1}
-		if isLog {
-			n, err := strconv.Atoi(log)
-			if err != nil {
-				continue
-			}
-			r.log, newest = n, max(newest, n)
-		}
-		regions = append(regions, r)
-	}
-	var out []mapped
-	for _, r := range regions {
-		if r.log < 0 || r.log != newest {
-			out = append(out, r.mapped)
-		}
+		out = append(out, mapped{uintptr(start), uintptr(end)})
 	}
 	return out
 }
