@@ -211,9 +211,9 @@ const GCPercent = 50
 // gateway: 2 memtables, the caches and 24 MiB, 42 MiB with the defaults,
 // which with the program's own mapped files (about 16 MiB) leaves 6 MiB
 // of the 64 MiB a burst aims at. In a burst the store's table builders
-// hold more than that for moments; near the limit the collector runs more often, which
-// slows a burst down but not a store at its usual load, and it never
-// refuses memory.
+// hold more than that for moments; near the limit the collector runs
+// more often, which slows a burst down but not a store at its usual
+// load, and it never refuses memory.
 func MemoryLimit(s StorageConfig) ByteSize {
 	return 2*s.MemtableSize + s.BlockCacheSize + s.IndexCacheSize + 24<<20
 }
