@@ -49,8 +49,8 @@ type Config struct {
 // StorageConfig sizes the store's memory and its reserve of free disk
 // space. The defaults suit a 1 GiB machine.
 type StorageConfig struct {
-	// MemtableSize is the write buffer (and write-ahead log file) size;
-	// up to two are in memory at once.
+	// MemtableSize is the write buffer: once it holds this much it is
+	// written out as a table; up to two are in memory at once.
 	MemtableSize ByteSize `toml:"memtable_size"`
 	// BlockCacheSize caches decompressed table blocks.
 	BlockCacheSize ByteSize `toml:"block_cache_size"`
@@ -135,11 +135,19 @@ const (
 	DefaultRetention        = 30 * Day
 	DefaultOrderIDRetention = 400 * Day
 
-	DefaultMemtableSize   ByteSize = 8 << 20
+	DefaultMemtableSize   ByteSize = 4 << 20
 	DefaultBlockCacheSize ByteSize = 2 << 20
 	DefaultIndexCacheSize ByteSize = 0
 	DefaultReserve        ByteSize = 96 << 20
-	MinMemtableSize       ByteSize = 8 << 20
+	MinMemtableSize       ByteSize = 2 << 20
+
+	// TxnMemtableSize is the write buffer the largest transaction is
+	// reckoned from: 15 % of it, 1.2 MiB, which the largest order (a
+	// request of 1 MiB) fits in. A smaller memtable_size only sets when
+	// the buffer is written out; the buffer keeps room for one such
+	// transaction beyond it, and its write-ahead log file is sized from
+	// this.
+	TxnMemtableSize ByteSize = 8 << 20
 )
 
 // Day is 24 hours, the unit "d" of durations in the config.
@@ -194,9 +202,10 @@ func (s *StorageConfig) SetDefaults() {
 }
 
 // MinReserve is the least free space the store needs to start and stop
-// with a memtable of the given size: two memtables' logs and tables, and
-// room for the manifest and a compaction's first tables.
-func MinReserve(memtable ByteSize) ByteSize { return 4*memtable + 16<<20 }
+// with a memtable of the given size: two memtables' logs and tables
+// (each log sized from TxnMemtableSize at least), and room for the
+// manifest and a compaction's first tables.
+func MinReserve(memtable ByteSize) ByteSize { return 4*max(memtable, TxnMemtableSize) + 16<<20 }
 
 // GCPercent is the garbage collector's target the gateway runs with
 // (unless GOGC sets another): the heap grows by half its live size between
@@ -208,8 +217,8 @@ const GCPercent = 50
 // collector is given (unless GOMEMLIMIT sets another): a budget for a
 // small box, what the store holds (the memtable taking writes and one
 // being written out, and the caches) and 24 MiB for the rest of the
-// gateway: 2 memtables, the caches and 24 MiB, 42 MiB with the defaults,
-// which with the program's own mapped files (about 16 MiB) leaves 6 MiB
+// gateway: 2 memtables, the caches and 24 MiB, 34 MiB with the defaults,
+// which with the program's own mapped files (about 16 MiB) leaves 14 MiB
 // of the 64 MiB a burst aims at. In a burst the store's table builders
 // hold more than that for moments; near the limit the collector runs
 // more often, which slows a burst down but not a store at its usual
@@ -220,7 +229,7 @@ func MemoryLimit(s StorageConfig) ByteSize {
 
 func (s *StorageConfig) validate() error {
 	if s.MemtableSize < MinMemtableSize || s.MemtableSize > 1<<30 {
-		return storeprint.Errorf(storeprint.EINVALID, "storage.memtable_size: %s is out of range 8MiB-1GiB (a transaction holds at most 15%% of it, and the largest order must fit)", s.MemtableSize)
+		return storeprint.Errorf(storeprint.EINVALID, "storage.memtable_size: %s is out of range 2MiB-1GiB", s.MemtableSize)
 	}
 	if s.BlockCacheSize < 1<<20 {
 		return storeprint.Errorf(storeprint.EINVALID, "storage.block_cache_size: %s is below 1MiB (compressed tables need a block cache)", s.BlockCacheSize)

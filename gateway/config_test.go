@@ -60,7 +60,7 @@ func TestMemoryLimit(t *testing.T) {
 	t.Parallel()
 	var s gateway.StorageConfig
 	s.SetDefaults()
-	if got, want := gateway.MemoryLimit(s), gateway.ByteSize(42<<20); got != want {
+	if got, want := gateway.MemoryLimit(s), gateway.ByteSize(34<<20); got != want {
 		t.Errorf("MemoryLimit(defaults): got %v, want %v", got, want)
 	}
 	s.MemtableSize, s.BlockCacheSize, s.IndexCacheSize = 64<<20, 32<<20, 16<<20

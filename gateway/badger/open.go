@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	bdg "github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/skl"
@@ -65,7 +66,10 @@ func Open(dir string, opts Options) (*DB, error) {
 	}
 	d.compact.db = bdb
 	d.builders = findBuilderPool(bdb)
-	maxBatch := opts.MemtableSize * 15 / 100
+	if !writeOutAt(bdb, dir, opts.MemtableSize, 30*time.Second) {
+		d.log.Warn("the store's memtables are written out at Badger's size, not memtable_size: this Badger release does not let the store set it, or the logs replayed at start were not written out within 30s", "memtable_size", opts.MemtableSize, "badger", opts.txnMemtable())
+	}
+	maxBatch := opts.txnMemtable() * 15 / 100
 	d.txnBytes = int(maxBatch * 8 / 10)
 	d.txnCount = int(maxBatch/int64(skl.MaxNodeSize)) * 8 / 10
 	fail := func(err error) (*DB, error) {
@@ -299,7 +303,7 @@ func checkStartSpace(dir string, o Options, in *inspection) error {
 		return nil // cannot tell; Badger will say
 	}
 	need := o.MinFreeBytes
-	if n := uint64(in.memBytes + 2*o.MemtableSize + 16<<20); n > need && o.MinFreeBytes > 1 {
+	if n := uint64(in.memBytes + 2*o.txnMemtable() + 16<<20); n > need && o.MinFreeBytes > 1 {
 		need = n // replaying the logs writes them out as tables
 	}
 	if free < need {

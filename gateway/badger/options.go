@@ -17,7 +17,7 @@ type Options struct {
 	// grow its files, Health says "disk low", and Open refuses to start.
 	// Default 96 MiB; never less than 4 memtables and 16 MiB.
 	MinFreeBytes uint64
-	// Memory (see docs/config.md, [storage]). Defaults 8 MiB, 8 MiB, 0.
+	// Memory (see docs/config.md, [storage]). Defaults 4 MiB, 2 MiB, 0.
 	MemtableSize   int64
 	BlockCacheSize int64
 	IndexCacheSize int64
@@ -97,7 +97,7 @@ func badgerOptions(dir string, o Options, readOnly bool) bdg.Options {
 	return bo.
 		WithSyncWrites(!o.ownSync).
 		WithNumVersionsToKeep(1).
-		WithMemTableSize(o.MemtableSize).
+		WithMemTableSize(o.txnMemtable()).
 		// Memtables full and waiting to be written out, besides the one
 		// being written out: each holds as much memory as the one taking
 		// writes.
@@ -106,7 +106,7 @@ func badgerOptions(dir string, o Options, readOnly bool) bdg.Options {
 		WithNumLevelZeroTablesStall(8).
 		WithBlockCacheSize(o.BlockCacheSize).
 		WithIndexCacheSize(o.IndexCacheSize).
-		WithValueThreshold(valueThreshold(o.MemtableSize)).
+		WithValueThreshold(valueThreshold(o.txnMemtable())).
 		WithValueLogFileSize(16 << 20).
 		WithNumCompactors(2).
 		WithChecksumVerificationMode(options.OnBlockRead).

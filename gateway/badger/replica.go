@@ -52,7 +52,7 @@ func (d *DB) RecordBatch(ctx context.Context, fns []func(gateway.Tx) error) (ws 
 			overlay, ctr := maps.Clone(t.overlay), t.ctr
 			err := callFn(fn, t)
 			if err == nil {
-				if s, c := t.size(); s > d.txnBytes/2 || c > d.txnCount/2 || int64(t.largest()) >= valueThreshold(d.opts.MemtableSize) {
+				if s, c := t.size(); s > d.txnBytes/2 || c > d.txnCount/2 || int64(t.largest()) >= valueThreshold(d.opts.txnMemtable()) {
 					if recorded > 0 {
 						t.overlay, t.ctr = overlay, ctr
 						break // for the next batch

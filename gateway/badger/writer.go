@@ -250,7 +250,7 @@ func (d *DB) commitSome(batch []*request) ([]*request, int) {
 			continue
 		}
 		s, c := t.size()
-		if s > d.txnBytes || c > d.txnCount || int64(t.largest()) >= valueThreshold(d.opts.MemtableSize) {
+		if s > d.txnBytes || c > d.txnCount || int64(t.largest()) >= valueThreshold(d.opts.txnMemtable()) {
 			d.refuse(r, storeprint.Errorf(storeprint.ETOOLARGE, "update too large to store in one transaction (%d bytes)", s))
 			continue
 		}

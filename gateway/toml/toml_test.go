@@ -47,7 +47,7 @@ func TestParse(t *testing.T) {
 		if cfg.Retention.Duration != 30*gateway.Day || cfg.OrderIDsRetention.Duration != 400*gateway.Day {
 			t.Fatalf("got retention %s, order_ids_retention %s; want 30d and 400d", cfg.Retention, cfg.OrderIDsRetention)
 		}
-		if st := cfg.Storage; st.MemtableSize != 8<<20 || st.BlockCacheSize != 2<<20 || st.IndexCacheSize != 0 || st.Reserve != 96<<20 {
+		if st := cfg.Storage; st.MemtableSize != 4<<20 || st.BlockCacheSize != 2<<20 || st.IndexCacheSize != 0 || st.Reserve != 96<<20 {
 			t.Fatalf("got storage %+v, want the defaults", st)
 		}
 	})
