@@ -62,6 +62,9 @@ const (
 	// FailpointBeforeApply: a committed entry is about to be applied to
 	// this node's store.
 	FailpointBeforeApply = "before-apply"
+	// FailpointFenceAsked: CheckLeader has asked the engine to confirm
+	// this node's leadership, and waits for the answers.
+	FailpointFenceAsked = "fence-asked"
 )
 
 // Node is one node of a store's cluster: the replicated gateway.Store the
@@ -73,7 +76,7 @@ type Node struct {
 	db     *badger.DB
 	fsm    *fsm
 	raft   *hraft.Raft
-	trans  *hraft.NetworkTransport
+	trans  *datedTransport
 	stream *stream
 	logs   *raftboltdb.BoltStore
 	log    *slog.Logger
@@ -146,7 +149,7 @@ func Open(opts Options) (*Node, error) {
 	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: logWriter{n.log}})
 	n.inbound = newAccepted(ln)
 	n.stream = newStream(n.inbound, c.Secret, c.NodeID, c.Witness, addrs, n.log)
-	n.trans = hraft.NewNetworkTransportWithConfig(&hraft.NetworkTransportConfig{
+	n.trans = newDatedTransport(hraft.NewNetworkTransportWithConfig(&hraft.NetworkTransportConfig{
 		Stream: n.stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: hlog,
 		ServerAddressProvider: addressBook(peers),
 		// No pipelined replication: when a follower refuses an entry the
@@ -156,7 +159,7 @@ func Open(opts Options) (*Node, error) {
 		// found both. One append in flight per follower costs little
 		// on a store's LAN, where the leader batches updates anyway.
 		MaxRPCsInFlight: 1,
-	})
+	}))
 	fail := func(err error) (*Node, error) {
 		n.trans.Close()
 		if n.logs != nil {
@@ -626,18 +629,22 @@ func (n *Node) Health() error {
 
 // CheckLeader implements gateway.LeaderFence: nil only when a majority
 // of the nodes confirms that this node leads, and the confirmation is
-// fresh. Each follower that confirmed heard from this leader after the
-// check began, and none stands for election before a heartbeat timeout
-// without word from it: so no other node can lead before the check's
-// start plus that timeout. The answer counts only if it came within the
-// first half of that lease (a node frozen meanwhile gets an error), so
-// the send that follows it starts while this node certainly leads.
+// fresh. Each follower that confirmed accepted an append this leader sent
+// after the check began (see datedTransport), and none stands for
+// election before a heartbeat timeout without word from it: so no other
+// node can lead before the check's start plus that timeout. The answer
+// counts only if it came within the first half of that lease (a node
+// frozen meanwhile gets an error), so the send that follows it starts
+// while this node certainly leads.
 func (n *Node) CheckLeader(ctx context.Context) error {
 	if !n.IsLeader() {
 		return notLeader(n.leaderID())
 	}
 	t0 := time.Now()
 	f := n.raft.VerifyLeader()
+	if n.opts.Failpoint != nil {
+		n.opts.Failpoint(FailpointFenceAsked)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- f.Error() }()
 	select {
@@ -647,6 +654,11 @@ func (n *Node) CheckLeader(ctx context.Context) error {
 		}
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+	// The engine also counts an answer to an append sent before t0; the
+	// heartbeats its check sent are answered a moment later.
+	if err := n.trans.confirmedSince(ctx, hraft.ServerID(n.id), n.voters(), t0, t0.Add(n.LeaderLease())); err != nil {
+		return err
 	}
 	if took := time.Since(t0); took > n.LeaderLease() {
 		return storeprint.Errorf(storeprint.EUNAVAILABLE, "the cluster confirmed this node's leadership too late (%s): another node may lead by now", took.Round(time.Millisecond))
@@ -685,6 +697,17 @@ func (n *Node) Close() error {
 		}
 	})
 	return err
+}
+
+// voters are the nodes of the cluster's latest configuration that vote.
+func (n *Node) voters() []hraft.ServerID {
+	var ids []hraft.ServerID
+	for _, s := range n.raft.GetConfiguration().Configuration().Servers {
+		if s.Suffrage == hraft.Voter {
+			ids = append(ids, s.ID)
+		}
+	}
+	return ids
 }
 
 func (n *Node) leaderID() string {

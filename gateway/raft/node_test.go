@@ -22,13 +22,27 @@ import (
 const secret = "a-cluster-secret-for-tests"
 
 // proxy is a TCP proxy from one node to another: cut, it closes what it
-// carries and drops every new connection, as a pulled cable would.
+// carries and drops every new connection, as a pulled cable would. It
+// can also hold back what comes back to the node dialing, and drop what
+// that node sends, as a node frozen would see its links (see hold).
 type proxy struct {
 	ln     net.Listener
 	target string
 	mu     stdsync.Mutex
 	cut    bool
 	conns  []net.Conn
+
+	holding bool          // what comes back is kept in held
+	held    []heldBytes   // in the order it came
+	heldCh  chan struct{} // told when something is held
+	drop    bool          // what the node sends is read and dropped
+	dropped chan struct{} // told when something is dropped
+}
+
+// heldBytes came back on a connection while the proxy held it.
+type heldBytes struct {
+	to net.Conn
+	b  []byte
 }
 
 func newProxy(t *testing.T, target string) *proxy {
@@ -36,7 +50,7 @@ func newProxy(t *testing.T, target string) *proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proxy{ln: ln, target: target}
+	p := &proxy{ln: ln, target: target, heldCh: make(chan struct{}, 1), dropped: make(chan struct{}, 1)}
 	t.Cleanup(func() { ln.Close(); p.setCut(true) })
 	go func() {
 		for {
@@ -65,9 +79,80 @@ func (p *proxy) carry(c net.Conn) {
 	}
 	p.conns = append(p.conns, c, u)
 	p.mu.Unlock()
-	go func() { io.Copy(u, c); u.Close() }()
-	io.Copy(c, u)
+	go func() {
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := c.Read(buf)
+			if n > 0 {
+				p.mu.Lock()
+				drop := p.drop
+				p.mu.Unlock()
+				if drop {
+					tell(p.dropped)
+				} else if _, err := u.Write(buf[:n]); err != nil {
+					break
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		u.Close()
+	}()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := u.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			holding := p.holding
+			if holding {
+				p.held = append(p.held, heldBytes{to: c, b: append([]byte(nil), buf[:n]...)})
+				tell(p.heldCh)
+			}
+			p.mu.Unlock()
+			if !holding {
+				if _, err := c.Write(buf[:n]); err != nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
 	c.Close()
+}
+
+// tell signals ch without waiting.
+func tell(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// hold keeps what comes back from now on; release passes on what it kept,
+// in order, and what comes after.
+func (p *proxy) hold() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.holding = true
+}
+
+func (p *proxy) release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, h := range p.held {
+		h.to.Write(h.b)
+	}
+	p.held, p.holding = nil, false
+}
+
+// dropOut drops what the node sends from now on.
+func (p *proxy) dropOut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.drop = true
 }
 
 func (p *proxy) setCut(cut bool) {
