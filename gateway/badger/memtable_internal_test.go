@@ -2,14 +2,13 @@ package badger
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
+	"github.com/storeprint/storeprint/gateway/badger/badgertest"
 )
 
 // tables counts the store's tables, on every level.
@@ -48,7 +47,7 @@ func TestWriteOutAt(t *testing.T) {
 		t.Fatalf("got %d tables after under a memtable's worth, want %d", got, before)
 	}
 	crashed := t.TempDir()
-	copyDir(t, dir, crashed)
+	badgertest.CopyTree(t, dir, crashed)
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -73,26 +72,5 @@ func TestWriteOutAt(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("a 900 KiB task with a 2 MiB memtable: %v", err)
-	}
-}
-
-// copyDir copies the files of from into to.
-func copyDir(t *testing.T, from, to string) {
-	t.Helper()
-	ents, err := os.ReadDir(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(from, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
 	}
 }

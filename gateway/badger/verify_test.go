@@ -13,6 +13,7 @@ import (
 	"github.com/storeprint/storeprint"
 	"github.com/storeprint/storeprint/gateway"
 	"github.com/storeprint/storeprint/gateway/badger"
+	"github.com/storeprint/storeprint/gateway/badger/badgertest"
 )
 
 func addTasks(t *testing.T, dir string, from, n int) {
@@ -30,27 +31,6 @@ func addTasks(t *testing.T, dir string, from, n int) {
 		}
 	}
 	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func copyTree(t *testing.T, from, to string) {
-	t.Helper()
-	err := filepath.Walk(from, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		if fi.IsDir() {
-			return os.MkdirAll(filepath.Join(to, rel), 0o700)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(to, rel), b, 0o600)
-	})
-	if err != nil {
 		t.Fatal(err)
 	}
 }
@@ -75,7 +55,7 @@ func TestOpen_Witness(t *testing.T) {
 		t.Parallel()
 		dir, old := t.TempDir(), t.TempDir()
 		addTasks(t, dir, 0, 5)
-		copyTree(t, dir, old)
+		badgertest.CopyTree(t, dir, old)
 		addTasks(t, dir, 5, 3)
 		// The old data with the newer witness: the last writes are gone.
 		b, err := os.ReadFile(filepath.Join(dir, "storeprint.witness"))

@@ -85,3 +85,26 @@ func entries(path string, b []byte) (out []byte, err error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// CopyTree copies the directory from, files and folders, into to: a copy
+// taken while a store is open is what a crash at that moment leaves.
+func CopyTree(t testing.TB, from, to string) {
+	t.Helper()
+	err := filepath.Walk(from, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		if fi.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o700)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
